@@ -1,0 +1,22 @@
+"""wengert: a source-to-source automatic differentiation compiler for Python."""
+
+from wengert import rules  # noqa: F401  (registers the built-in rules)
+from wengert import api  # noqa: F401
+from wengert.api import show
+from wengert.diagnostics import (
+    NonDifferentiableError,
+    NonDifferentiableWarning,
+    SourceUnavailableError,
+    UnsupportedSyntaxError,
+    WengertError,
+)
+
+__all__ = [
+    "NonDifferentiableError",
+    "NonDifferentiableWarning",
+    "SourceUnavailableError",
+    "UnsupportedSyntaxError",
+    "WengertError",
+    "show",
+]
+__version__ = "0.1.0"

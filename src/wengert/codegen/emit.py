@@ -1,0 +1,623 @@
+"""IR -> Python AST -> source text -> compiled function.
+
+Three steps per function: decide which single-use values are written inline as
+sub-expressions (keeping Python's evaluation order), compute liveness on the
+result, name every remaining value (``naming``), then build statements. The
+source is registered with ``linecache`` so tracebacks, pdb and
+``inspect.getsource`` show it.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import linecache
+import math
+import operator
+import types
+from typing import Any
+
+from wengert import runtime
+from wengert.analysis.liveness import liveness
+from wengert.codegen.naming import Namer, sanitize
+from wengert.ir import nodes as n
+from wengert.transforms.cleanup import free_uses
+
+BIN_AST: dict[Any, type] = {
+    operator.add: ast.Add, operator.sub: ast.Sub, operator.mul: ast.Mult,
+    operator.truediv: ast.Div, operator.floordiv: ast.FloorDiv, operator.mod: ast.Mod,
+    operator.pow: ast.Pow, operator.matmul: ast.MatMult, operator.lshift: ast.LShift,
+    operator.rshift: ast.RShift, operator.or_: ast.BitOr, operator.xor: ast.BitXor,
+    operator.and_: ast.BitAnd,
+}
+AUG_AST: dict[Any, type] = {
+    operator.iadd: ast.Add, operator.isub: ast.Sub, operator.imul: ast.Mult,
+    operator.itruediv: ast.Div, operator.ifloordiv: ast.FloorDiv, operator.imod: ast.Mod,
+    operator.ipow: ast.Pow, operator.imatmul: ast.MatMult, operator.ilshift: ast.LShift,
+    operator.irshift: ast.RShift, operator.ior: ast.BitOr, operator.ixor: ast.BitXor,
+    operator.iand: ast.BitAnd,
+}
+UNARY_AST: dict[Any, type] = {
+    operator.neg: ast.USub, operator.pos: ast.UAdd, operator.invert: ast.Invert,
+    operator.not_: ast.Not,
+}
+CMP_AST: dict[Any, type] = {
+    operator.eq: ast.Eq, operator.ne: ast.NotEq, operator.lt: ast.Lt, operator.le: ast.LtE,
+    operator.gt: ast.Gt, operator.ge: ast.GtE, operator.is_: ast.Is, operator.is_not: ast.IsNot,
+    runtime.contained_in: ast.In, runtime.not_contained_in: ast.NotIn,
+}
+_SPECIAL = {**{k: True for k in BIN_AST}, **{k: True for k in UNARY_AST},
+            **{k: True for k in CMP_AST}}
+
+_INLINE_KINDS = (n.Call, n.GetAttr, n.GetItem, n.Build, n.BuildDict, n.BuildSlice,
+                 n.FormatValue, n.JoinStr)
+
+_counter = itertools.count(1)
+
+
+def _is_literal(v: Any) -> bool:
+    if isinstance(v, bool) or v is None or v is Ellipsis:
+        return True
+    if isinstance(v, float):
+        return math.isfinite(v)
+    if isinstance(v, (int, str, bytes)):
+        return True
+    if isinstance(v, complex):
+        return math.isfinite(v.real) and math.isfinite(v.imag)
+    if type(v) is tuple:
+        return all(_is_literal(x) for x in v)
+    return False
+
+
+class Namespace:
+    """The globals of a generated module: objects generated code refers to by name."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {"__builtins__": __builtins__}
+        self._by_id: dict[int, str] = {}
+
+    def bind(self, value: Any, preferred: str | None) -> str:
+        """A global name bound to ``value`` (``preferred`` if free or already bound to it)."""
+        if preferred is not None:
+            preferred = sanitize(preferred)
+            cur = self.values.get(preferred, _MISSING)
+            if cur is value:
+                return preferred
+            if cur is _MISSING:
+                self.values[preferred] = value
+                self._by_id.setdefault(id(value), preferred)
+                return preferred
+        existing = self._by_id.get(id(value))
+        if existing is not None and self.values.get(existing) is value:
+            return existing
+        base = sanitize(preferred or getattr(value, "__name__", None) or type(value).__name__)
+        for k in itertools.count(1):
+            name = f"_{base}{k}"
+            if name not in self.values:
+                self.values[name] = value
+                self._by_id[id(value)] = name
+                return name
+        raise AssertionError  # pragma: no cover
+
+
+_MISSING = object()
+
+
+def const_expr(op: n.Const, ns: Namespace) -> ast.expr:
+    """The expression for a constant: a literal, a dotted global name, or a bound object."""
+    v = op.value
+    if _is_literal(v) and (not op.origin or isinstance(v, (bool, type(None)))):
+        return ast.Constant(v)
+    if op.origin:
+        parts = op.origin.split(".")
+        root = op.root if op.root is not None else (v if len(parts) == 1 else None)
+        if root is not None:
+            name = ns.bind(root, parts[0])
+            if name == sanitize(parts[0]):
+                expr: ast.expr = ast.Name(name, ast.Load())
+                for p in parts[1:]:
+                    expr = ast.Attribute(expr, p, ast.Load())
+                return expr
+        return ast.Name(ns.bind(v, parts[-1]), ast.Load())
+    if v is n.UNBOUND:
+        return ast.Name(ns.bind(v, "UNBOUND"), ast.Load())
+    mod = getattr(v, "__module__", None)
+    if mod == "operator" or mod == "_operator":
+        return ast.Attribute(ast.Name(ns.bind(operator, "operator"), ast.Load()), v.__name__,
+                             ast.Load())
+    return ast.Name(ns.bind(v, getattr(v, "__name__", None)), ast.Load())
+
+
+class FunctionEmitter:
+    """Emits one IR function (and its nested functions) as a Python ``FunctionDef``."""
+
+    def __init__(self, fn: n.Function, ns: Namespace, reserved: set[str] | None = None,
+                 fixed: dict[int, str] | None = None, name: str | None = None) -> None:
+        self.fn = fn
+        self.ns = ns
+        self.name = name or sanitize(fn.name if fn.name != "<lambda>" else "lambda_")
+        self.defs: dict[int, n.Op] = {}
+        self.uses: dict[int, int] = {}
+        self.consts: dict[int, n.Const] = {}
+        self.inlined: dict[int, n.Op] = {}
+        self.index(fn.body)
+        for op in n.walk(fn.body):
+            if isinstance(op, n.Const):
+                const_expr(op, ns)  # bind globals first so locals avoid their names
+        self.plan(fn.body)
+        skip = {id(op) for op in self.inlined.values()}
+        self.live = liveness(fn, self.effective_operands,
+                             lambda op: id(op) in skip or isinstance(op, n.Const))
+        self.pinned: set[int] = set()
+        for op in n.walk(fn.body):
+            if isinstance(op, n.MakeFunction):
+                self.pinned |= {v.id for v in free_uses(op.func.body)}
+        self.namer = Namer(self.live, set(ns.values) | (reserved or set()), self.pinned)
+        for v_id, nm in (fixed or {}).items():
+            self.namer.names[v_id] = nm
+        self.name_function()
+
+    # -- analysis ---------------------------------------------------------------------------
+
+    def index(self, region: n.Region) -> None:
+        for op in region.ops:
+            for r in op.results:
+                self.defs[r.id] = op
+            if isinstance(op, n.Const):
+                self.consts[op.result.id] = op
+            for v in op.operands():
+                self.uses[v.id] = self.uses.get(v.id, 0) + 1
+            if isinstance(op, n.MakeFunction):
+                for v in free_uses(op.func.body):
+                    self.uses[v.id] = self.uses.get(v.id, 0) + 2  # captured: never inline
+                continue
+            for r in op.regions():
+                self.index(r)
+
+    def inlinable(self, op: n.Op) -> bool:
+        if len(op.results) != 1:
+            return False
+        v = op.result
+        if v.hint is not None or self.uses.get(v.id, 0) != 1:
+            return False
+        if isinstance(op, _INLINE_KINDS):
+            return True
+        if isinstance(op, n.If):
+            return self.inlinable_if(op)
+        return False
+
+    def plan(self, region: n.Region) -> None:
+        """Choose the values written inline, keeping evaluation order (a pending stack)."""
+        pending: list[n.Value] = []
+        for op in region.ops:
+            if not isinstance(op, n.MakeFunction):
+                for r in op.regions():
+                    self.plan(r)
+            if isinstance(op, n.Const):
+                continue
+            operands = op.operands()
+            k = len(operands) - 1
+            while pending and k >= 0:
+                v = operands[k]
+                if pending[-1] is v:
+                    pending.pop()
+                    self.inlined[v.id] = self.defs[v.id]
+                elif v.id in self.consts or v not in pending:
+                    pass
+                else:
+                    break
+                k -= 1
+            if self.inlinable(op):
+                # Still part of an expression being built: what is below stays pending.
+                pending.append(op.result)
+            else:
+                pending.clear()
+
+    def effective_operands(self, op: n.Op) -> list[n.Value]:
+        out: list[n.Value] = []
+        for v in op.operands():
+            d = self.inlined.get(v.id)
+            if d is None:
+                if v.id not in self.consts:
+                    out.append(v)
+            else:
+                out.extend(self.effective_operands(d))
+                for r in d.regions():
+                    for x in r.ops:
+                        out.extend(self.effective_operands(x))
+        return out
+
+    # -- naming -----------------------------------------------------------------------------
+
+    def name_function(self) -> None:
+        for a in self.fn.body.args:
+            if a.id not in self.namer.names:
+                self.namer.assign([a], set(), fixed=sanitize(a.hint or "arg"))
+        self.name_region(self.fn.body)
+
+    def name_region(self, region: n.Region) -> None:
+        for op in region.ops:
+            if id(op) in {id(o) for o in self.inlined.values()} or isinstance(op, n.Const):
+                if isinstance(op, n.If):
+                    for r in op.regions():
+                        self.name_region(r)
+                continue
+            self.name_op(op)
+
+    def name_op(self, op: n.Op) -> None:
+        live_after = self.live.after(op)
+        if isinstance(op, (n.For, n.While)):
+            body_entry = self.live.entry(op.cond if isinstance(op, n.While) else op.body)
+            operand_ids = {v.id for v in self.effective_operands(op)}
+            for a, r, i in zip(op.carried_args, op.results, op.inits):
+                live = (body_entry | live_after | operand_ids) - {a.id, r.id, i.id}
+                pref = i.hint if i.hint and self.namer.has(i) else None
+                hint = a.hint or r.hint or pref
+                if self.namer.has(i) and self.namer.name_of(i) != "_" and \
+                        sanitize(hint or "") == self.namer.name_of(i).split("_")[0]:
+                    hint = self.namer.name_of(i)
+                self.namer.assign([a, r], live, hint=hint)
+            if isinstance(op, n.For):
+                item = op.body.args[0]
+                if self.uses.get(item.id, 0):
+                    self.namer.assign([item], self.live.entry(op.body) - {item.id})
+                self.name_region(op.body)
+            else:
+                self.name_region(op.cond)
+                self.name_region(op.body)
+            return
+        if isinstance(op, n.With):
+            t = op.body.args[0]
+            self.namer.assign([t], self.live.entry(op.body) - {t.id}, hint=t.hint or "ctx")
+            self.name_region(op.body)
+        elif isinstance(op, n.If):
+            for r in op.regions():
+                self.name_region(r)
+        elif isinstance(op, n.MakeFunction):
+            pass
+        for r in op.results:
+            if self.uses.get(r.id, 0) == 0 and (r.hint is None or len(op.results) > 1):
+                continue
+            others = {x.id for x in op.results if x is not r and self.namer.has(x)}
+            self.namer.assign([r], set(live_after) | others)
+
+    # -- expressions ------------------------------------------------------------------------
+
+    def expr(self, v: n.Value) -> ast.expr:
+        c = self.consts.get(v.id)
+        if c is not None:
+            return const_expr(c, self.ns)
+        d = self.inlined.get(v.id)
+        if d is not None:
+            return self.op_expr(d)
+        return ast.Name(self.namer.name_of(v), ast.Load())
+
+    def op_expr(self, op: n.Op) -> ast.expr:  # noqa: C901 - one case per op kind
+        if isinstance(op, n.Call):
+            return self.call_expr(op)
+        if isinstance(op, n.GetAttr):
+            return ast.Attribute(self.expr(op.obj), op.name, ast.Load())
+        if isinstance(op, n.GetItem):
+            return ast.Subscript(self.expr(op.obj), self.index_expr(op.index), ast.Load())
+        if isinstance(op, n.BuildSlice):
+            return ast.Call(ast.Name("slice", ast.Load()),
+                            [self.expr(x) if x is not None else ast.Constant(None)
+                             for x in (op.lower, op.upper, op.step)], [])
+        if isinstance(op, n.Build):
+            items = [ast.Starred(self.expr(x), ast.Load()) if i in op.starred else self.expr(x)
+                     for i, x in enumerate(op.items)]
+            if op.kind == "tuple":
+                return ast.Tuple(items, ast.Load())
+            if op.kind == "list":
+                return ast.List(items, ast.Load())
+            if not items:
+                return ast.Call(ast.Name("set", ast.Load()), [], [])
+            return ast.Set(items)
+        if isinstance(op, n.BuildDict):
+            return ast.Dict([self.expr(k) if k is not None else None for k in op.keys],
+                            [self.expr(v) for v in op.values])
+        if isinstance(op, n.FormatValue):
+            return ast.JoinedStr([self.formatted(op)])
+        if isinstance(op, n.JoinStr):
+            parts: list[ast.expr] = []
+            for p in op.parts:
+                d = self.inlined.get(p.id)
+                c = self.consts.get(p.id)
+                if isinstance(d, n.FormatValue):
+                    parts.append(self.formatted(d))
+                elif c is not None and isinstance(c.value, str):
+                    parts.append(ast.Constant(c.value))
+                else:
+                    parts.append(ast.FormattedValue(self.expr(p), -1, None))
+            return ast.JoinedStr(parts)
+        if isinstance(op, n.If):
+            a = self.expr(op.then.terminator.values[0])
+            b = self.expr(op.orelse.terminator.values[0])
+            return ast.IfExp(self.expr(op.cond), a, b)
+        raise AssertionError(f"cannot inline {op!r}")  # pragma: no cover
+
+    def formatted(self, op: n.FormatValue) -> ast.FormattedValue:
+        spec = None
+        if op.spec is not None:
+            s = self.expr(op.spec)
+            spec = s if isinstance(s, ast.JoinedStr) else ast.JoinedStr(
+                [ast.FormattedValue(s, -1, None)])
+        return ast.FormattedValue(self.expr(op.value), op.conversion, spec)
+
+    def index_expr(self, v: n.Value) -> ast.expr:
+        d = self.inlined.get(v.id)
+        if isinstance(d, n.BuildSlice):
+            return ast.Slice(*(self.expr(x) if x is not None else None
+                               for x in (d.lower, d.upper, d.step)))
+        if isinstance(d, n.Build) and d.kind == "tuple" and not d.starred:
+            return ast.Tuple([self.index_expr(x) for x in d.items], ast.Load())
+        return self.expr(v)
+
+    def call_expr(self, op: n.Call) -> ast.expr:
+        c = self.consts.get(op.fn.id)
+        simple = not op.kwargs and not op.starred
+        if c is not None and simple and _hashable(c.value) and c.value in _SPECIAL:
+            f = c.value
+            if f in BIN_AST and len(op.args) == 2:
+                return ast.BinOp(self.expr(op.args[0]), BIN_AST[f](), self.expr(op.args[1]))
+            if f in UNARY_AST and len(op.args) == 1:
+                return ast.UnaryOp(UNARY_AST[f](), self.expr(op.args[0]))
+            if f in CMP_AST and len(op.args) == 2:
+                return ast.Compare(self.expr(op.args[0]), [CMP_AST[f]()],
+                                   [self.expr(op.args[1])])
+        args = [ast.Starred(self.expr(a), ast.Load()) if i in op.starred else self.expr(a)
+                for i, a in enumerate(op.args)]
+        kws = [ast.keyword(k, self.expr(v)) for k, v in op.kwargs]
+        return ast.Call(self.expr(op.fn), args, kws)
+
+    # -- statements -------------------------------------------------------------------------
+
+    def target(self, v: n.Value) -> ast.expr:
+        return ast.Name(self.namer.name_of(v), ast.Store())
+
+    def copies(self, targets: list[n.Value], values: list[n.Value]) -> list[ast.stmt]:
+        """Parallel copies ``t1, t2 = v1, v2`` for the pairs whose names differ."""
+        pairs = [(t, v) for t, v in zip(targets, values)
+                 if self.namer.has(t) and self.namer.name_of(t) != "_" and
+                 (self.namer.name_of(t) != self.namer.name_of(v) or v.id in self.consts
+                  or v.id in self.inlined or not self.namer.has(v))]
+        if not pairs:
+            return []
+        if len(pairs) == 1:
+            t, v = pairs[0]
+            return [ast.Assign([self.target(t)], self.expr(v), lineno=0)]
+        return [ast.Assign([ast.Tuple([self.target(t) for t, _ in pairs], ast.Store())],
+                           ast.Tuple([self.expr(v) for _, v in pairs], ast.Load()), lineno=0)]
+
+    def block(self, region: n.Region, yield_to: list[n.Value] | None = None) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        inlined_ops = {id(o) for o in self.inlined.values()}
+        for op in region.ops:
+            if id(op) in inlined_ops or isinstance(op, n.Const):
+                continue
+            if isinstance(op, n.Yield):
+                if yield_to is not None:
+                    out.extend(self.copies(yield_to, op.values))
+                continue
+            out.extend(self.stmt(op))
+            if isinstance(op, n.Raise):
+                break
+        return out
+
+    def assign_stmt(self, op: n.Op, value: ast.expr) -> ast.stmt:
+        r = op.results[0] if op.results else None
+        if r is None or not self.namer.has(r):
+            return ast.Expr(value)
+        return ast.Assign([self.target(r)], value, lineno=0)
+
+    def stmt(self, op: n.Op) -> list[ast.stmt]:  # noqa: C901 - one case per op kind
+        if isinstance(op, n.Call):
+            aug = self.augmented(op)
+            if aug is not None:
+                return [aug]
+            return [self.assign_stmt(op, self.call_expr(op))]
+        if isinstance(op, _INLINE_KINDS):
+            return [self.assign_stmt(op, self.op_expr(op))]
+        if isinstance(op, n.SetAttr):
+            aug = self.augmented_store(op)
+            if aug is not None:
+                return [aug]
+            t = ast.Attribute(self.expr(op.obj), op.name, ast.Store())
+            return [ast.Assign([t], self.expr(op.value), lineno=0)]
+        if isinstance(op, n.SetItem):
+            aug = self.augmented_store(op)
+            if aug is not None:
+                return [aug]
+            t = ast.Subscript(self.expr(op.obj), self.index_expr(op.index), ast.Store())
+            return [ast.Assign([t], self.expr(op.value), lineno=0)]
+        if isinstance(op, n.Unpack):
+            elts: list[ast.expr] = []
+            for i, r in enumerate(op.results):
+                t: ast.expr = ast.Name(self.namer.name_of(r), ast.Store())
+                elts.append(ast.Starred(t, ast.Store()) if i == op.star else t)
+            return [ast.Assign([ast.Tuple(elts, ast.Store())], self.expr(op.value), lineno=0)]
+        if isinstance(op, n.Raise):
+            return [ast.Raise(self.expr(op.exc) if op.exc is not None else None,
+                              self.expr(op.cause) if op.cause is not None else None)]
+        if isinstance(op, n.Return):
+            return [ast.Return(self.expr(op.value))]
+        if isinstance(op, n.If):
+            if self.inlinable_if(op) and not self.yields_own_name(op):
+                return [self.assign_stmt(op, self.op_expr(op))]
+            body = self.block(op.then, op.results) or []
+            orelse = self.block(op.orelse, op.results) or []
+            test = self.expr(op.cond)
+            if not body and not orelse:
+                return [ast.Expr(test)] if not isinstance(test, ast.Name) else []
+            if not body:
+                return [ast.If(_negate(test), orelse, [])]
+            return [ast.If(test, body, orelse)]
+        if isinstance(op, n.For):
+            pre = self.copies(op.carried_args, op.inits)
+            body_ops = op.body
+            item = body_ops.args[0]
+            target: ast.expr = self.target(item) if self.namer.has(item) else \
+                ast.Name("_", ast.Store())
+            skip_first = False
+            first = body_ops.ops[0] if body_ops.ops else None
+            if isinstance(first, n.Unpack) and first.value is item and \
+                    self.uses.get(item.id, 0) == 1:
+                target = self.stmt(first)[0].targets[0]  # type: ignore[attr-defined]
+                skip_first = True
+            region = n.Region(body_ops.args, body_ops.ops[1:] if skip_first else body_ops.ops)
+            body = self.block(region, op.carried_args)
+            body += self.exit_check(op)
+            return pre + [ast.For(target, self.expr(op.iterable), body or [ast.Pass()], [],
+                                  lineno=0)]
+        if isinstance(op, n.While):
+            pre = self.copies(op.args, op.inits)
+            cond_stmts = self.block(op.cond)
+            c = self.expr(op.cond.terminator.values[0])
+            body = self.block(op.body, op.args) + self.exit_check(op)
+            if cond_stmts:
+                body = cond_stmts + [ast.If(_negate(c), [ast.Break()], [])] + body
+                c = ast.Constant(True)
+            return pre + [ast.While(c, body or [ast.Pass()], [])]
+        if isinstance(op, n.With):
+            t = op.body.args[0]
+            var = self.target(t) if self.uses.get(t.id, 0) else None
+            body = self.block(op.body, op.results)
+            return [ast.With([ast.withitem(self.expr(op.manager), var)], body or [ast.Pass()],
+                             lineno=0)]
+        if isinstance(op, n.MakeFunction):
+            return self.function_stmt(op)
+        raise AssertionError(f"no statement for {op!r}")  # pragma: no cover
+
+    def inlinable_if(self, op: n.If) -> bool:
+        """An ``If`` with one result and nothing but inline expressions in its arms."""
+        inl = {id(o) for o in self.inlined.values()}
+        return len(op.results) == 1 and all(id(x) in inl or isinstance(x, n.Const)
+                                            for r in op.regions() for x in r.ops[:-1])
+
+    def yields_own_name(self, op: n.If) -> bool:
+        """Whether an arm just keeps the variable's value (``if c: x = 1`` reads better)."""
+        r = op.result
+        return any(self.namer.has(y) and self.namer.has(r) and y.id not in self.inlined and
+                   self.namer.name_of(y) == self.namer.name_of(r)
+                   for y in (op.then.terminator.values[0], op.orelse.terminator.values[0]))
+
+    def exit_check(self, op: n.For | n.While) -> list[ast.stmt]:
+        if not op.exit_flags:
+            return []
+        flags = [ast.Name(self.namer.name_of(op.carried_args[k]), ast.Load())
+                 for k in op.exit_flags]
+        test = flags[0] if len(flags) == 1 else ast.BoolOp(ast.Or(), flags)
+        return [ast.If(test, [ast.Break()], [])]
+
+    def augmented(self, op: n.Call) -> ast.stmt | None:
+        """``x = iadd(x, y)`` where both are one variable is ``x += y``."""
+        c = self.consts.get(op.fn.id)
+        if c is None or not _hashable(c.value) or c.value not in AUG_AST or len(op.args) != 2:
+            return None
+        r = op.result
+        a = op.args[0]
+        if self.namer.has(r) and self.namer.has(a) and a.id not in self.inlined and \
+                self.namer.name_of(r) == self.namer.name_of(a):
+            return ast.AugAssign(self.target(r), AUG_AST[c.value](), self.expr(op.args[1]))
+        return None
+
+    def augmented_store(self, op: n.SetAttr | n.SetItem) -> ast.stmt | None:
+        """``o.a = iadd(o.a, y)`` (all inline) is ``o.a += y``; likewise for items."""
+        d = self.inlined.get(op.value.id)
+        if not isinstance(d, n.Call) or len(d.args) != 2:
+            return None
+        c = self.consts.get(d.fn.id)
+        if c is None or not _hashable(c.value) or c.value not in AUG_AST:
+            return None
+        load = self.inlined.get(d.args[0].id)
+        if isinstance(op, n.SetAttr) and isinstance(load, n.GetAttr) and \
+                load.obj is op.obj and load.name == op.name:
+            t: ast.expr = ast.Attribute(self.expr(op.obj), op.name, ast.Store())
+        elif isinstance(op, n.SetItem) and isinstance(load, n.GetItem) and \
+                load.obj is op.obj and load.index is op.index:
+            t = ast.Subscript(self.expr(op.obj), self.index_expr(op.index), ast.Store())
+        else:
+            return None
+        return ast.AugAssign(t, AUG_AST[c.value](), self.expr(d.args[1]))
+
+    def function_stmt(self, op: n.MakeFunction) -> list[ast.stmt]:
+        fixed = {}
+        for v in free_uses(op.func.body):
+            fixed[v.id] = self.namer.name_of(v)
+        r = op.result
+        name = self.namer.name_of(r) if self.namer.has(r) else self.namer.fresh("fn")
+        inner = FunctionEmitter(op.func, self.ns, reserved=set(fixed.values()) | {name},
+                                fixed=fixed, name=name)
+        fdef = inner.function_def(op.defaults, op.kw_defaults, self)
+        return [fdef]
+
+    def arguments(self, defaults: list[n.Value] | None = None,
+                  kw_defaults: list[n.Value | None] | None = None,
+                  outer: FunctionEmitter | None = None) -> ast.arguments:
+        sig = self.fn.signature
+        args = self.fn.body.args
+        it = iter(args)
+
+        def a() -> ast.arg:
+            return ast.arg(self.namer.name_of(next(it)))
+
+        posonly = [a() for _ in sig.posonly]
+        plain = [a() for _ in sig.args]
+        vararg = a() if sig.vararg else None
+        kwonly = [a() for _ in sig.kwonly]
+        kwarg = a() if sig.kwarg else None
+        ex = outer.expr if outer is not None else self.expr
+        return ast.arguments(posonly, plain, vararg, kwonly,
+                             [ex(v) if v is not None else None for v in (kw_defaults or [])]
+                             or [None] * len(kwonly),
+                             kwarg, [ex(v) for v in (defaults or [])])
+
+    def function_def(self, defaults: list[n.Value] | None = None,
+                     kw_defaults: list[n.Value | None] | None = None,
+                     outer: FunctionEmitter | None = None) -> ast.FunctionDef:
+        body = self.block(self.fn.body)
+        if self.fn.docstring:
+            body.insert(0, ast.Expr(ast.Constant(self.fn.docstring)))
+        return ast.FunctionDef(self.name, self.arguments(defaults, kw_defaults, outer),
+                               body or [ast.Pass()], [], None, lineno=0)
+
+
+def _hashable(v: Any) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _negate(test: ast.expr) -> ast.expr:
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return test.operand
+    return ast.UnaryOp(ast.Not(), test)
+
+
+def to_source(fdefs: list[ast.stmt]) -> str:
+    """Source text of generated definitions."""
+    mod = ast.Module(body=fdefs, type_ignores=[])
+    ast.fix_missing_locations(mod)
+    return ast.unparse(mod) + "\n"
+
+
+def compile_source(source: str, ns: Namespace, label: str) -> dict[str, Any]:
+    """Compile generated source into ``ns``; register it with ``linecache`` for tracebacks."""
+    filename = f"<wengert:{label}#{next(_counter)}>"
+    lines = source.splitlines(keepends=True)
+    linecache.cache[filename] = (len(source), None, lines, filename)
+    code = compile(source, filename, "exec")
+    exec(code, ns.values)
+    return ns.values
+
+
+def generate(fn: n.Function, label: str | None = None) -> tuple[types.FunctionType, str]:
+    """Compile an IR function to a Python function; return it with its source."""
+    ns = Namespace()
+    em = FunctionEmitter(fn, ns)
+    fdef = em.function_def()
+    source = to_source([fdef])
+    values = compile_source(source, ns, label or em.name)
+    return values[em.name], source

@@ -1,0 +1,117 @@
+"""Errors and warnings that point at the user's source like a compiler does.
+
+Every diagnostic carries a :class:`SourceLoc` and renders as::
+
+    path/to/file.py:12:9: error: generators are not supported
+       12 |     y = yield x
+          |         ^^^^^^^
+    hint: wengert differentiates ordinary functions; turn the generator into a loop
+
+so that the user sees *their* line, never a traceback from inside wengert.
+"""
+
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    """A span in a source file: 1-based line, 0-based columns (as in ``ast``)."""
+
+    filename: str
+    lineno: int
+    col: int = 0
+    end_lineno: int | None = None
+    end_col: int | None = None
+    source_line: str | None = None
+
+    def line_text(self) -> str:
+        """The text of the first line of the span (without its newline)."""
+        if self.source_line is not None:
+            return self.source_line
+        return linecache.getline(self.filename, self.lineno).rstrip("\n")
+
+    def short(self) -> str:
+        """``file:line:col`` with a 1-based column, the form editors jump to."""
+        return f"{self.filename}:{self.lineno}:{self.col + 1}"
+
+
+def render(kind: str, message: str, loc: SourceLoc | None, hint: str | None = None,
+           notes: tuple[str, ...] = ()) -> str:
+    """Render a diagnostic: header, the source line with a caret underline, hint and notes."""
+    if loc is None:
+        out = [f"{kind}: {message}"]
+    else:
+        out = [f"{loc.short()}: {kind}: {message}"]
+        text = loc.line_text()
+        if text:
+            gutter = f"{loc.lineno:>5} | "
+            out.append(gutter + text)
+            if loc.end_lineno is not None and loc.end_lineno != loc.lineno:
+                end = len(text)
+            else:
+                end = loc.end_col if loc.end_col is not None else loc.col + 1
+            width = max(1, end - loc.col)
+            out.append(" " * (len(gutter) - 2) + "| " + " " * loc.col + "^" * width)
+    if hint:
+        out.append(f"hint: {hint}")
+    for note in notes:
+        out.append(f"note: {note}")
+    return "\n".join(out)
+
+
+class WengertError(Exception):
+    """Base class of every error wengert raises about the user's program."""
+
+    kind = "error"
+
+    def __init__(self, message: str, loc: SourceLoc | None = None, hint: str | None = None,
+                 notes: tuple[str, ...] | list[str] = ()) -> None:
+        self.message = message
+        self.loc = loc
+        self.hint = hint
+        self.notes = tuple(notes)
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        """The full text: location, source line, caret, hint and notes."""
+        return render(self.kind, self.message, self.loc, self.hint, self.notes)
+
+
+class UnsupportedSyntaxError(WengertError):
+    """A construct the frontend does not lower (generators, ``try``, ``global`` writes, ...)."""
+
+
+class SourceUnavailableError(WengertError):
+    """The function has no retrievable Python source (a builtin, a C function, a REPL line)."""
+
+
+class NonDifferentiableError(WengertError):
+    """An active value flows into a callee with neither a derivative rule nor Python source."""
+
+
+class NonDifferentiableWarning(UserWarning):
+    """An active value passes through a derivative-cutting operation and the result is used."""
+
+    def __init__(self, message: str, loc: SourceLoc | None = None, hint: str | None = None) -> None:
+        self.message = message
+        self.loc = loc
+        self.hint = hint
+        super().__init__(render("warning", message, loc, hint))
+
+
+def loc_of(node, filename: str, line_offset: int = 0, lines: list[str] | None = None) -> SourceLoc:
+    """The :class:`SourceLoc` of an ``ast`` node, shifted to the file's line numbers."""
+    lineno = getattr(node, "lineno", 1) + line_offset
+    end_lineno = getattr(node, "end_lineno", None)
+    if end_lineno is not None:
+        end_lineno += line_offset
+    text = None
+    if lines is not None:
+        i = getattr(node, "lineno", 1) - 1
+        if 0 <= i < len(lines):
+            text = lines[i].rstrip("\n")
+    return SourceLoc(filename, lineno, getattr(node, "col_offset", 0), end_lineno,
+                     getattr(node, "end_col_offset", None), text)

@@ -1,0 +1,197 @@
+"""Finding a function's source and resolving the names it reads.
+
+The whole file is parsed (and cached) rather than ``inspect.getsource``'s
+snippet, so line and column numbers in diagnostics are the file's own and
+lambdas or nested functions need no dedenting tricks.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import inspect
+import linecache
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+from wengert.diagnostics import SourceUnavailableError
+
+_PARSED: dict[str, tuple[str, ast.Module]] = {}
+
+
+@dataclass
+class FunctionSource:
+    """A Python function together with its AST node and the file it came from."""
+
+    fn: types.FunctionType
+    node: ast.FunctionDef | ast.Lambda
+    filename: str
+    lines: list[str]
+
+
+@dataclass
+class Dependency:
+    """One name resolved at lowering time; the derivative is stale if it changes."""
+
+    kind: str  # "global" | "builtin" | "cell"
+    name: str
+    value: Any
+    where: Any = None  # the globals dict or the cell
+
+    def still_valid(self) -> bool:
+        """Whether the name still resolves to the very same object."""
+        try:
+            if self.kind == "cell":
+                return self.where.cell_contents is self.value
+            if self.kind == "global":
+                return self.where.get(self.name, _MISSING) is self.value
+            return self.name not in self.where and _builtins_of(self.where).get(
+                self.name, _MISSING) is self.value
+        except ValueError:  # an emptied cell
+            return False
+
+
+_MISSING = object()
+
+
+@dataclass
+class Resolver:
+    """Resolves free names of a function: closure cells, then globals, then builtins."""
+
+    fn: types.FunctionType
+    deps: list[Dependency] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        code = self.fn.__code__
+        self.cells = dict(zip(code.co_freevars, self.fn.__closure__ or ()))
+        self.globals = self.fn.__globals__
+
+    def resolve(self, name: str) -> tuple[bool, Any]:
+        """``(found, value)`` for a free name; records the dependency."""
+        if name in self.cells:
+            cell = self.cells[name]
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                return False, None
+            self.deps.append(Dependency("cell", name, value, cell))
+            return True, value
+        if name in self.globals:
+            value = self.globals[name]
+            self.deps.append(Dependency("global", name, value, self.globals))
+            return True, value
+        bdict = _builtins_of(self.globals)
+        if name in bdict:
+            value = bdict[name]
+            self.deps.append(Dependency("builtin", name, value, self.globals))
+            return True, value
+        return False, None
+
+
+def _builtins_of(globs: dict) -> dict:
+    b = globs.get("__builtins__", builtins)
+    return b if isinstance(b, dict) else vars(b)
+
+
+def unwrap(f: Any) -> tuple[types.FunctionType, tuple, dict]:
+    """The plain function behind ``f`` and the arguments already bound to it.
+
+    Handles bound methods (``self`` is bound), ``functools.partial`` (its args and
+    keywords are bound) and ``functools.wraps``-style wrappers are *not* followed:
+    the wrapper is what runs, so the wrapper is what is differentiated.
+    """
+    args: tuple = ()
+    kwargs: dict = {}
+    while True:
+        if isinstance(f, functools.partial):
+            args = tuple(f.args) + args
+            kwargs = {**f.keywords, **kwargs}
+            f = f.func
+        elif isinstance(f, types.MethodType):
+            args = (f.__self__,) + args
+            f = f.__func__
+        else:
+            break
+    if not isinstance(f, types.FunctionType):
+        name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+        raise SourceUnavailableError(
+            f"cannot read the source of {name!r}: it is not a Python function "
+            f"({type(f).__name__})",
+            hint="wengert differentiates Python functions from their source; register a "
+                 "derivative for this callable with @wengert.derivative(of=...)")
+    return f, args, kwargs
+
+
+def _parse_file(filename: str) -> ast.Module | None:
+    lines = linecache.getlines(filename)
+    if not lines:
+        linecache.checkcache(filename)
+        lines = linecache.getlines(filename)
+    if not lines:
+        return None
+    text = "".join(lines)
+    cached = _PARSED.get(filename)
+    if cached is not None and cached[0] == text:
+        return cached[1]
+    try:
+        tree = ast.parse(text, filename)
+    except SyntaxError:
+        return None
+    _PARSED[filename] = (text, tree)
+    return tree
+
+
+def get_source(fn: types.FunctionType) -> FunctionSource:
+    """Locate ``fn``'s ``def`` or ``lambda`` node in its (parsed) source file."""
+    code = fn.__code__
+    filename = code.co_filename
+    tree = _parse_file(filename)
+    if tree is None:
+        raise SourceUnavailableError(
+            f"cannot read the source of {fn.__qualname__!r} (defined in {filename})",
+            hint="define the function in a file (a module or script); functions typed at an "
+                 "interactive prompt or created by exec() have no source to differentiate")
+    node = _find_node(tree, fn)
+    if node is None:
+        raise SourceUnavailableError(
+            f"cannot find the source of {fn.__qualname__!r} in {filename}: the file changed "
+            f"since the function was defined",
+            hint="reload the module that defines it")
+    return FunctionSource(fn, node, filename, linecache.getlines(filename))
+
+
+def _find_node(tree: ast.Module, fn: types.FunctionType) -> ast.FunctionDef | ast.Lambda | None:
+    code = fn.__code__
+    first = code.co_firstlineno
+    if code.co_name == "<lambda>":
+        cands = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == first]
+        if len(cands) > 1:
+            cands = _match_lambda(cands, code)
+        return cands[0] if cands else None
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == code.co_name:
+            start = n.decorator_list[0].lineno if n.decorator_list else n.lineno
+            if start == first or n.lineno == first:
+                return n  # type: ignore[return-value]
+    return None
+
+
+def _match_lambda(cands: list[ast.Lambda], code: types.CodeType) -> list[ast.Lambda]:
+    """Pick among several lambdas on one line by argument names, then by column."""
+    names = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    same = [c for c in cands if [a.arg for a in c.args.args + c.args.kwonlyargs] == names]
+    if len(same) <= 1 or not hasattr(code, "co_positions"):
+        return same or cands
+    cols = {p[2] for p in code.co_positions() if p[2] is not None and p[0] == code.co_firstlineno}
+    for c in same:
+        if c.body.col_offset in cols or any(c.body.col_offset <= col < (c.body.end_col_offset or 0)
+                                            for col in cols):
+            return [c]
+    return same
+
+
+def function_of(obj: Any) -> Any:
+    """``inspect.unwrap`` without following ``__wrapped__`` (kept for API symmetry)."""
+    return inspect.unwrap(obj, stop=lambda f: True)

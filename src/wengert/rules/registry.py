@@ -1,0 +1,120 @@
+"""The one registry of derivative rules, keyed by the Python callable itself.
+
+A rule is plain Python in one of two shapes, so that the transforms can lower its
+body through the frontend and *inline* it (``y = sin(x)`` becomes
+``x_bar += y_bar * math.cos(x)`` in generated code) and so that the same rule can
+be called directly at run time:
+
+* reverse (``vjp``): ``f_vjp(*args) -> (value, pullback)`` where
+  ``pullback(value_bar)`` returns a tuple with one adjoint per positional
+  argument; ``None`` stands for a zero adjoint (integers, flags, arguments the
+  result does not depend on).
+* forward (``jvp``): ``f_jvp(*args) -> (value, differential)`` where
+  ``differential(*arg_dots)`` takes one tangent per positional argument and
+  returns the tangent of the value.
+
+Both are written as ``return value, lambda ...: ...`` or with a nested ``def``
+returned by name; that is the shape the inliner recognises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class Rule:
+    """What wengert knows about differentiating one callable."""
+
+    fn: Any
+    vjp: Callable | None = None
+    jvp: Callable | None = None
+    #: True when every output is a piecewise constant of the inputs (``len``, ``<``, ``floor``).
+    nondifferentiable: bool = False
+    #: Warn when an *active* value flows through it and the result is used (``int``, ``round``).
+    warn: bool = False
+    #: No side effects and no observable failure worth keeping: safe to drop when unused.
+    pure: bool = False
+    #: Registered by the user (``wengert.derivative``) rather than built in.
+    user: bool = False
+
+
+_RULES: dict[int, Rule] = {}
+_KEEPALIVE: dict[int, Any] = {}
+
+
+def _key(fn: Any) -> int:
+    # Keyed by identity: builtins such as ``math.sin`` are not always hashable in a
+    # useful way, and two distinct callables must never share a rule.
+    return id(fn)
+
+
+def _entry(fn: Any) -> Rule:
+    k = _key(fn)
+    rule = _RULES.get(k)
+    if rule is None:
+        rule = Rule(fn)
+        _RULES[k] = rule
+        _KEEPALIVE[k] = fn
+    return rule
+
+
+def lookup(fn: Any) -> Rule | None:
+    """The rule registered for ``fn``, or ``None``."""
+    return _RULES.get(_key(fn))
+
+
+def defvjp(fn: Any, *, user: bool = False) -> Callable[[Callable], Callable]:
+    """Decorator registering ``f_vjp(*args) -> (value, pullback)`` as the reverse rule of ``fn``."""
+
+    def register(rule_fn: Callable) -> Callable:
+        entry = _entry(fn)
+        entry.vjp = rule_fn
+        entry.user = entry.user or user
+        return rule_fn
+
+    return register
+
+
+def defjvp(fn: Any, *, user: bool = False) -> Callable[[Callable], Callable]:
+    """Decorator registering ``f_jvp(*args) -> (value, differential)`` as the forward rule of ``fn``."""
+
+    def register(rule_fn: Callable) -> Callable:
+        entry = _entry(fn)
+        entry.jvp = rule_fn
+        entry.user = entry.user or user
+        return rule_fn
+
+    return register
+
+
+def nondifferentiable(*fns: Any, warn: bool = False, pure: bool = True) -> None:
+    """Mark callables whose outputs carry no derivative (``len``, comparisons, ``int``).
+
+    ``warn=True`` asks for a :class:`NonDifferentiableWarning` when an active value
+    flows through the callable and its result is used.
+    """
+    for fn in fns:
+        entry = _entry(fn)
+        entry.nondifferentiable = True
+        entry.warn = warn
+        entry.pure = entry.pure or pure
+
+
+def mark_pure(*fns: Any) -> None:
+    """Declare callables free of side effects, so unused calls of them may be removed."""
+    for fn in fns:
+        _entry(fn).pure = True
+
+
+def is_pure(fn: Any) -> bool:
+    """Whether an unused call of ``fn`` may be dropped."""
+    rule = lookup(fn)
+    return rule is not None and rule.pure
+
+
+def all_rules() -> list[Rule]:
+    """Every registered rule (for tests that walk the tables)."""
+    return list(_RULES.values())

@@ -1,0 +1,281 @@
+"""Cleanup passes: forwarding of trivial region results and dead code elimination.
+
+The frontend is deliberately naive (every name a loop body binds is carried,
+every flag exists); these passes remove what turns out not to be needed so
+generated code reads like the user's.
+"""
+
+from __future__ import annotations
+
+from wengert.ir import nodes as n
+from wengert.rules import registry
+
+
+def cleanup(fn: n.Function) -> None:
+    """Simplify ``fn`` in place until nothing changes."""
+    while True:
+        changed = forward_trivial(fn)
+        changed |= dce(fn)
+        if not changed:
+            return
+
+
+# ----------------------------------------------------------------------------- utilities
+
+
+def function_ops(fn: n.Function) -> list[n.Op]:
+    """Every op of ``fn`` including nested regions and nested functions' bodies."""
+    return list(n.walk(fn.body))
+
+
+def replace_uses(fn: n.Function, mapping: dict[int, n.Value]) -> bool:
+    """Replace every use of value ``id`` in ``mapping`` (transitively) throughout ``fn``.
+
+    Returns whether any operand changed.
+    """
+    if not mapping:
+        return False
+    changed = False
+
+    def resolve(v: n.Value) -> n.Value:
+        seen = 0
+        while v.id in mapping and seen < 1000:
+            v = mapping[v.id]
+            seen += 1
+        return v
+
+    for op in function_ops(fn):
+        ops = op.operands()
+        new = [resolve(v) for v in ops]
+        if any(a is not b for a, b in zip(ops, new)):
+            op.set_operands(new)
+            changed = True
+    return changed
+
+
+def free_uses(region: n.Region, extra_defined: tuple[n.Value, ...] = ()) -> list[n.Value]:
+    """Values used in ``region`` (and nested regions) but defined outside it."""
+    defined: set[int] = {v.id for v in region.args} | {v.id for v in extra_defined}
+    used: dict[int, n.Value] = {}
+    for op in n.walk(region):
+        for r in op.results:
+            defined.add(r.id)
+        for a in n.region_args(op):
+            defined.add(a.id)
+        if isinstance(op, n.MakeFunction):
+            for a in op.func.body.args:
+                defined.add(a.id)
+        for v in op.operands():
+            used.setdefault(v.id, v)
+    return [v for k, v in used.items() if k not in defined]
+
+
+# ----------------------------------------------------------------------------- forwarding
+
+
+def forward_trivial(fn: n.Function) -> bool:
+    """Replace region results that do not depend on the path taken by their one value.
+
+    * an ``If`` result whose two branches yield the same value;
+    * a loop-carried value the body never changes (it yields its own argument, or
+      the initial value).
+    """
+    mapping: dict[int, n.Value] = {}
+    for op in function_ops(fn):
+        if isinstance(op, n.If):
+            ty, ey = op.then.terminator, op.orelse.terminator
+            for k, r in enumerate(op.results):
+                if ty.values[k] is ey.values[k]:
+                    mapping[r.id] = ty.values[k]
+        elif isinstance(op, (n.For, n.While)):
+            ys = op.body.terminator.values
+            for k, (a, i, r) in enumerate(zip(op.carried_args, op.inits, op.results)):
+                if k not in op.exit_flags and (ys[k] is a or ys[k] is i):
+                    mapping[a.id] = i
+                    mapping[r.id] = i
+    return replace_uses(fn, mapping)
+
+
+# ----------------------------------------------------------------------------- dead code
+
+
+def _is_pure_call(op: n.Call, consts: dict[int, n.Const]) -> bool:
+    c = consts.get(op.fn.id)
+    return c is not None and registry.is_pure(c.value) and not op.starred and \
+        all(k is not None for k, _ in op.kwargs)
+
+
+_ALWAYS = (n.SetAttr, n.SetItem, n.Raise, n.Return, n.GetAttr, n.GetItem, n.Unpack, n.With,
+           n.While)
+
+
+class _DCE:
+    def __init__(self, fn: n.Function) -> None:
+        self.fn = fn
+        self.definer: dict[int, tuple[str, n.Op, int]] = {}
+        self.parent: dict[int, n.Op | None] = {}
+        self.consts: dict[int, n.Const] = {}
+        self.live: set[int] = set()
+        self.needed: set[int] = set()
+        self.live_slots: set[tuple[int, int]] = set()
+        self.work: list[n.Value] = []
+        self.index(fn.body, None)
+
+    def index(self, region: n.Region, parent: n.Op | None) -> None:
+        for op in region.ops:
+            self.parent[id(op)] = parent
+            for k, r in enumerate(op.results):
+                self.definer[r.id] = ("result", op, k)
+            if isinstance(op, n.Const):
+                self.consts[op.result.id] = op
+            if isinstance(op, n.For):
+                self.definer[op.body.args[0].id] = ("item", op, -1)
+                for k, a in enumerate(op.carried_args):
+                    self.definer[a.id] = ("carried", op, k)
+            elif isinstance(op, n.While):
+                for k, a in enumerate(op.args):
+                    self.definer[a.id] = ("carried", op, k)
+            elif isinstance(op, n.With):
+                self.definer[op.body.args[0].id] = ("item", op, -1)
+            if isinstance(op, n.MakeFunction):
+                continue  # nested functions are cleaned on their own
+            for r in op.regions():
+                self.index(r, op)
+
+    def essential(self, op: n.Op) -> bool:
+        if isinstance(op, _ALWAYS):
+            return True
+        if isinstance(op, n.Call):
+            return not _is_pure_call(op, self.consts)
+        return False
+
+    def mark(self, v: n.Value) -> None:
+        if v.id not in self.live:
+            self.live.add(v.id)
+            self.work.append(v)
+
+    def need(self, op: n.Op) -> None:
+        if id(op) in self.needed:
+            return
+        self.needed.add(id(op))
+        if isinstance(op, n.If):
+            self.mark(op.cond)
+        elif isinstance(op, n.For):
+            self.mark(op.iterable)
+            for k in op.exit_flags:
+                self.mark_slot(op, k)
+        elif isinstance(op, n.While):
+            self.mark(op.cond.terminator.values[0])
+            for k in op.exit_flags:
+                self.mark_slot(op, k)
+        elif isinstance(op, n.With):
+            self.mark(op.manager)
+        elif isinstance(op, n.MakeFunction):
+            for v in op.operands():
+                self.mark(v)
+            for v in free_uses(op.func.body):
+                self.mark(v)
+        elif isinstance(op, n.Yield):
+            pass
+        else:
+            for v in op.operands():
+                self.mark(v)
+        parent = self.parent.get(id(op))
+        if parent is not None:
+            self.need(parent)
+
+    def mark_slot(self, op: n.For | n.While, k: int) -> None:
+        if (id(op), k) in self.live_slots:
+            return
+        self.live_slots.add((id(op), k))
+        self.need(op)
+        self.mark(op.inits[k])
+        self.mark(op.body.terminator.values[k])
+
+    def run(self) -> None:
+        for op in function_ops_shallow(self.fn.body):
+            if self.essential(op):
+                self.need(op)
+        while self.work:
+            v = self.work.pop()
+            d = self.definer.get(v.id)
+            if d is None:
+                continue  # a parameter or a value of an enclosing function
+            kind, op, k = d
+            if kind == "item":
+                self.need(op)
+            elif kind == "carried":
+                self.mark_slot(op, k)  # type: ignore[arg-type]
+            elif isinstance(op, (n.If, n.With)):
+                self.need(op)
+                for r in op.regions():
+                    self.mark(r.terminator.values[k])
+            elif isinstance(op, (n.For, n.While)):
+                self.mark_slot(op, k)
+            else:
+                self.need(op)
+
+    def sweep(self, region: n.Region) -> bool:
+        changed = False
+        kept: list[n.Op] = []
+        for op in region.ops:
+            if isinstance(op, n.TERMINATORS) or id(op) in self.needed:
+                kept.append(op)
+                changed |= self.shrink(op)
+                if not isinstance(op, n.MakeFunction):
+                    for r in op.regions():
+                        changed |= self.sweep(r)
+            else:
+                changed = True
+        region.ops = kept
+        return changed
+
+    def shrink(self, op: n.Op) -> bool:
+        """Drop dead results of a kept region op (and the matching yields/slots)."""
+        if isinstance(op, (n.If, n.With)):
+            keep = [k for k, r in enumerate(op.results) if r.id in self.live]
+            if len(keep) == len(op.results):
+                return False
+            op.results = [op.results[k] for k in keep]
+            for r in op.regions():
+                t = r.terminator
+                t.values = [t.values[k] for k in keep]  # type: ignore[attr-defined]
+            return True
+        if isinstance(op, (n.For, n.While)):
+            keep = [k for k in range(len(op.results)) if (id(op), k) in self.live_slots]
+            if len(keep) == len(op.results):
+                return False
+            remap = {old: new for new, old in enumerate(keep)}
+            op.exit_flags = [remap[k] for k in op.exit_flags]
+            op.inits = [op.inits[k] for k in keep]
+            op.results = [op.results[k] for k in keep]
+            t = op.body.terminator
+            t.values = [t.values[k] for k in keep]  # type: ignore[attr-defined]
+            if isinstance(op, n.For):
+                op.body.args = [op.body.args[0]] + [op.body.args[1 + k] for k in keep]
+            else:
+                op.args = [op.args[k] for k in keep]
+            return True
+        return False
+
+
+def function_ops_shallow(region: n.Region) -> list[n.Op]:
+    """Ops of ``region`` and nested regions, not entering nested function bodies."""
+    out: list[n.Op] = []
+    for op in region.ops:
+        out.append(op)
+        if not isinstance(op, n.MakeFunction):
+            for r in op.regions():
+                out.extend(function_ops_shallow(r))
+    return out
+
+
+def dce(fn: n.Function) -> bool:
+    """Remove ops whose results are unused and that have no effect; return whether it changed."""
+    changed = False
+    for op in function_ops_shallow(fn.body):
+        if isinstance(op, n.MakeFunction):
+            changed |= dce(op.func)
+    d = _DCE(fn)
+    d.run()
+    return d.sweep(fn.body) or changed
