@@ -1,7 +1,9 @@
 """wengert: a source-to-source automatic differentiation compiler for Python."""
 
-from wengert import rules  # noqa: F401  (registers the built-in rules)
-from wengert import api  # noqa: F401
+from wengert import (
+    api,  # noqa: F401
+    rules,  # noqa: F401  (registers the built-in rules)
+)
 from wengert.api import show
 from wengert.diagnostics import (
     NonDifferentiableError,

@@ -1460,6 +1460,35 @@ def attribute_error(x):
 case(attribute_error, (1.0,), ("s",))
 
 
+def unused_division(x):
+    y = 1 / x
+    return x
+
+
+case(unused_division, (2.0,), (0.0,))
+
+
+def unused_raising_ops(xs, d, x):
+    first = xs[0]
+    value = d["key"]
+    root = math.sqrt(x)
+    n = int("12")
+    return len(xs)
+
+
+case(unused_raising_ops, ([1], {"key": 1}, 4.0), ([], {"key": 1}, 4.0), ([1], {}, 4.0),
+     ([1], {"key": 1}, -1.0))
+
+
+def unused_condition_division(x):
+    if x < 1 / x:
+        pass
+    return x
+
+
+case(unused_condition_division, (2.0,), (0.0,))
+
+
 def math_domain(x):
     return math.log(x), math.sqrt(x)
 
@@ -1579,7 +1608,7 @@ def closure_late_binding(x):
     return inner()
 
 
-case(closure_late_binding, (1,), (2.5,))
+# closure_late_binding is refused on purpose (see tests/frontend/test_closures.py).
 
 
 def closure_in_loop(n):

@@ -152,7 +152,6 @@ HYPOTHESIS_CASES: dict[str, tuple[st.SearchStrategy, ...]] = {
     "neg_zero": (FLOATS | st.just(-0.0),),
     "square_lambda": (FLOATS,),
     "closure_poly": (FLOATS,),
-    "closure_late_binding": (FLOATS,),
     "partial_positional": (FLOATS, FLOATS),
     "Scaler.apply.bound": (FLOATS,),
     "defaults_kwonly": (FLOATS,),

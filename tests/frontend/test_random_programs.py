@@ -8,14 +8,15 @@ compares the original with ``wengert.api.primal`` on a few inputs.
 
 Every loop is bounded (``range`` of a constant, or a ``while`` whose counter is
 incremented first thing in the body, so ``continue`` cannot skip it). Division
-is either guarded (``l / (abs(r) + 1.0)``) or rare; an exception it raises must
-be raised identically by the primal.
+is guarded (``l / (abs(r) + 1.0)``) and there is no ``**``, so the programs do
+not raise: operations that may raise are covered by the corpus instead.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -51,19 +52,17 @@ def expressions(draw, loopvars: tuple[str, ...], depth: int = 2) -> str:
         return draw(st.sampled_from(atoms))
     sub = expressions(loopvars, depth - 1)
     kind = draw(st.sampled_from(["+", "-", "*", "*", "safe/", "neg", "abs", "min", "max",
-                                 "ifexp", "sq", "raw/"]))
+                                 "ifexp", "sq"]))
     left = draw(sub)
     if kind in ("+", "-", "*"):
         return f"({left} {kind} {draw(sub)})"
     if kind == "safe/":
         return f"({left} / (abs({draw(sub)}) + 1.0))"
-    if kind == "raw/":
-        # Unguarded: raises ZeroDivisionError when the parameter is 0.0 (the primal must too).
-        return f"({left} / {draw(st.sampled_from(PARAMS))})"
     if kind == "neg":
         return f"(-{left})"
     if kind == "sq":
-        return f"({left} ** 2)"
+        # x * x rather than x ** 2: float ** overflows with an exception, * gives inf.
+        return f"({left} * {left})"
     if kind in ("abs",):
         return f"abs({left})"
     if kind in ("min", "max"):
@@ -209,7 +208,8 @@ def check_program(source: str, inputs: list[tuple]) -> None:
                               label=f"program\n{source}\ncalled with {args!r}")
 
 
-@settings(max_examples=120, deadline=None, database=None,
+@settings(max_examples=int(os.environ.get("WENGERT_RANDOM_PROGRAMS", "120")), deadline=None,
+          database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(source=programs(), inputs=INPUTS)
 def test_random_programs(source, inputs):

@@ -46,7 +46,6 @@ GOLDEN_CASES = [
     "nested_comprehension",        # (alias, see below)
     "generator_exprs",             # generator expressions passed to builtins
     "nested_def",                  # nested def reading an enclosing parameter
-    "closure_late_binding",        # closure reads the cell's *current* value
     "with_block",                  # with statement feeding the result
     "with_return_inside",          # return inside a with body
     "assert_message",              # assert with a message

@@ -75,12 +75,14 @@ class Namespace:
     def __init__(self) -> None:
         self.values: dict[str, Any] = {"__builtins__": __builtins__}
         self._by_id: dict[int, str] = {}
+        #: Names taken by parameters: a global of that name would be shadowed.
+        self.avoid: set[str] = set()
 
     def bind(self, value: Any, preferred: str | None) -> str:
         """A global name bound to ``value`` (``preferred`` if free or already bound to it)."""
         if preferred is not None:
             preferred = sanitize(preferred)
-            cur = self.values.get(preferred, _MISSING)
+            cur = self.values.get(preferred, _MISSING) if preferred not in self.avoid else None
             if cur is value:
                 return preferred
             if cur is _MISSING:
@@ -142,10 +144,15 @@ class FunctionEmitter:
         self.inlined: dict[int, n.Op] = {}
         self.index(fn.body)
         for op in n.walk(fn.body):
+            if isinstance(op, n.MakeFunction):
+                ns.avoid.update(op.func.signature.names())
+        ns.avoid.update(fn.signature.names())
+        for op in n.walk(fn.body):
             if isinstance(op, n.Const):
                 const_expr(op, ns)  # bind globals first so locals avoid their names
         self.plan(fn.body)
         skip = {id(op) for op in self.inlined.values()}
+        self.inlined_ops = skip
         self.live = liveness(fn, self.effective_operands,
                              lambda op: id(op) in skip or isinstance(op, n.Const))
         self.pinned: set[int] = set()
@@ -237,7 +244,7 @@ class FunctionEmitter:
 
     def name_region(self, region: n.Region) -> None:
         for op in region.ops:
-            if id(op) in {id(o) for o in self.inlined.values()} or isinstance(op, n.Const):
+            if id(op) in self.inlined_ops or isinstance(op, n.Const):
                 if isinstance(op, n.If):
                     for r in op.regions():
                         self.name_region(r)
@@ -250,7 +257,9 @@ class FunctionEmitter:
             body_entry = self.live.entry(op.cond if isinstance(op, n.While) else op.body)
             operand_ids = {v.id for v in self.effective_operands(op)}
             for a, r, i in zip(op.carried_args, op.results, op.inits):
-                live = (body_entry | live_after | operand_ids) - {a.id, r.id, i.id}
+                live = (body_entry | live_after | operand_ids) - {a.id, r.id}
+                if i.id not in body_entry and i.id not in live_after:
+                    live = live - {i.id}  # the init dies entering the loop: share its name
                 pref = i.hint if i.hint and self.namer.has(i) else None
                 hint = a.hint or r.hint or pref
                 if self.namer.has(i) and self.namer.name_of(i) != "_" and \
@@ -268,8 +277,19 @@ class FunctionEmitter:
             return
         if isinstance(op, n.With):
             t = op.body.args[0]
-            self.namer.assign([t], self.live.entry(op.body) - {t.id}, hint=t.hint or "ctx")
+            if self.uses.get(t.id, 0):
+                self.namer.assign([t], self.live.entry(op.body) - {t.id}, hint=t.hint or "ctx")
+            # Results are written before the block (their old values) and at its end.
+            entry = self.live.entry(op.body)
+            operand_ids = {v.id for v in self.effective_operands(op)}
+            for r, i in zip(op.results, op.inits):
+                live = (entry | live_after | operand_ids) - {r.id}
+                if i.id not in entry and i.id not in live_after:
+                    live = live - {i.id}
+                hint = self.namer.name_of(i) if self.namer.has(i) and i.hint == r.hint else None
+                self.namer.assign([r], live, hint=hint)
             self.name_region(op.body)
+            return
         elif isinstance(op, n.If):
             for r in op.regions():
                 self.name_region(r)
@@ -391,9 +411,8 @@ class FunctionEmitter:
 
     def block(self, region: n.Region, yield_to: list[n.Value] | None = None) -> list[ast.stmt]:
         out: list[ast.stmt] = []
-        inlined_ops = {id(o) for o in self.inlined.values()}
         for op in region.ops:
-            if id(op) in inlined_ops or isinstance(op, n.Const):
+            if id(op) in self.inlined_ops or isinstance(op, n.Const):
                 continue
             if isinstance(op, n.Yield):
                 if yield_to is not None:
@@ -481,18 +500,24 @@ class FunctionEmitter:
         if isinstance(op, n.With):
             t = op.body.args[0]
             var = self.target(t) if self.uses.get(t.id, 0) else None
+            pre = self.copies(op.results, op.inits)
             body = self.block(op.body, op.results)
-            return [ast.With([ast.withitem(self.expr(op.manager), var)], body or [ast.Pass()],
-                             lineno=0)]
+            return pre + [ast.With([ast.withitem(self.expr(op.manager), var)],
+                                   body or [ast.Pass()], lineno=0)]
         if isinstance(op, n.MakeFunction):
             return self.function_stmt(op)
         raise AssertionError(f"no statement for {op!r}")  # pragma: no cover
 
     def inlinable_if(self, op: n.If) -> bool:
         """An ``If`` with one result and nothing but inline expressions in its arms."""
-        inl = {id(o) for o in self.inlined.values()}
+        inl = self.inlined_ids()
         return len(op.results) == 1 and all(id(x) in inl or isinstance(x, n.Const)
                                             for r in op.regions() for x in r.ops[:-1])
+
+    def inlined_ids(self) -> set[int]:
+        """Ids of the ops written inline (while planning, the set grows)."""
+        ops = getattr(self, "inlined_ops", None)
+        return ops if ops is not None else {id(o) for o in self.inlined.values()}
 
     def yields_own_name(self, op: n.If) -> bool:
         """Whether an arm just keeps the variable's value (``if c: x = 1`` reads better)."""

@@ -22,12 +22,12 @@ import operator
 import types
 from typing import Any
 
+from wengert import runtime
 from wengert.diagnostics import SourceLoc, UnsupportedSyntaxError
 from wengert.frontend.source import FunctionSource, Resolver, get_source, unwrap
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
 from wengert.ir.verify import verify
-from wengert import runtime
 
 BINOPS: dict[type, Any] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -254,9 +254,12 @@ class FunctionLowering:
     def loc(self, node: ast.AST) -> SourceLoc:
         lineno = getattr(node, "lineno", None) or getattr(self.node, "lineno", 1)
         text = self.src.lines[lineno - 1].rstrip("\n") if 0 < lineno <= len(self.src.lines) else ""
-        return SourceLoc(self.src.filename, lineno, getattr(node, "col_offset", 0),
-                         getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None),
-                         text)
+        end_lineno = getattr(node, "end_lineno", None)
+        end_col = getattr(node, "end_col_offset", None)
+        if end_col is not None and end_lineno == lineno:
+            end_col = _char_col(text, end_col)
+        return SourceLoc(self.src.filename, lineno, _char_col(text, getattr(node, "col_offset", 0)),
+                         end_lineno, end_col, text)
 
     def error(self, node: ast.AST, message: str, hint: str | None = None) -> UnsupportedSyntaxError:
         return UnsupportedSyntaxError(message, self.loc(node), hint)
@@ -291,6 +294,9 @@ class FunctionLowering:
 
     def lower_function(self) -> n.Function:
         node = self.node
+        if isinstance(node, ast.AsyncFunctionDef):
+            msg, hint = UNSUPPORTED_STMTS[ast.AsyncFunctionDef]
+            raise self.error(node, msg, hint)
         self.b.loc = self.loc(node)
         sig = self.signature()
         args = [n.Value(p, self.b.loc) for p in sig.names()]
@@ -616,7 +622,9 @@ class FunctionLowering:
         with self.b.at(region):
             self.b.emit(n.Yield([after[x] for x in merged]))
         results = [n.Value(_user_hint(x), self.loc(s)) for x in merged]
-        self.b.emit(n.With(mgr, region, results, loc=self.loc(s)))
+        self.env = before
+        inits = [before[x] if x in before else self.const(n.UNBOUND) for x in merged]
+        self.b.emit(n.With(mgr, inits, region, results, loc=self.loc(s)))
         self.env = dict(before)
         for name, r in zip(merged, results):
             self.env[name] = r
@@ -996,12 +1004,21 @@ class FunctionLowering:
         kw_defaults = [self.expr(d) if d is not None else None for d in a.kw_defaults]
         self.b.loc = self.loc(node)
         self._rebound = self._names_rebound_after(node)
+        result = self.b.value(node.name if isinstance(node, ast.FunctionDef) else None)
+        saved = self.env.get(getattr(node, "name", ""), None)
+        if isinstance(node, ast.FunctionDef) and not node.decorator_list:
+            # A recursive nested function refers to itself through its own name.
+            self.env[node.name] = result
         child = FunctionLowering(self.src, self.resolver, parent=self, node=node)
         func = child.lower_function()
+        if isinstance(node, ast.FunctionDef):
+            if saved is None:
+                self.env.pop(node.name, None)
+            else:
+                self.env[node.name] = saved
         self._rebound = set()
-        op = n.MakeFunction(func, defaults, kw_defaults, [self.b.value(
-            node.name if isinstance(node, ast.FunctionDef) else None)],
-            is_lambda=isinstance(node, ast.Lambda))
+        op = n.MakeFunction(func, defaults, kw_defaults, [result],
+                            is_lambda=isinstance(node, ast.Lambda))
         return self.b.emit(op).result
 
     def _names_rebound_after(self, node: ast.AST) -> set[str]:
@@ -1040,6 +1057,11 @@ def _same_scope_nodes(fn: ast.AST):
         yield node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             stack.extend(ast.iter_child_nodes(node))
+
+
+def _char_col(text: str, byte_col: int) -> int:
+    """``ast`` columns count UTF-8 bytes; diagnostics count characters."""
+    return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
 
 
 def _contains(outer: ast.AST, inner: ast.AST) -> bool:

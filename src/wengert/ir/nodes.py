@@ -22,7 +22,7 @@ _ids = itertools.count(1)
 
 
 class Value:
-    """An SSA value: defined once (by an op result or a region argument), used anywhere it dominates.
+    """An SSA value, defined once (an op result or a region argument), used where it dominates.
 
     ``hint`` is the user's variable name when the value was assigned to one; code
     generation names the value after it (``x``, ``x_bar``) when it can.
@@ -492,19 +492,23 @@ class With(Op):
     """``with manager as target``: the manager really runs around ``body``.
 
     ``body.args`` is ``[target]`` (the value ``__enter__`` returned); the body yields
-    the values assigned in it, which become ``results``.
+    the values assigned in it, which become ``results``. ``inits`` are those
+    variables' values before the block: a manager that suppresses an exception
+    leaves them in place, so they are the results' starting values (like loop slots).
     """
 
     manager: Value
+    inits: list[Value]
     body: Region
     results: list[Value]
     loc: SourceLoc | None = None
 
     def operands(self) -> list[Value]:
-        return [self.manager]
+        return [self.manager, *self.inits]
 
     def set_operands(self, new: list[Value]) -> None:
-        (self.manager,) = new
+        self.manager = new[0]
+        self.inits = list(new[1:])
 
     def regions(self) -> list[Region]:
         return [self.body]

@@ -18,7 +18,7 @@ class _Printer:
             return "_"
         s = self.names.get(v.id)
         if s is None:
-            s = f"%{v.hint or ''}{len(self.names)}"
+            s = f"%{v.hint}.{len(self.names)}" if v.hint else f"%{len(self.names)}"
             self.names[v.id] = s
         return s
 
@@ -103,7 +103,9 @@ class _Printer:
             self.region(op.body, depth + 1)
             self.emit(depth, "}")
         elif isinstance(op, n.With):
-            self.emit(depth, f"{lhs}with {nm(op.manager)} as {self.names_of(op.body.args)} {{")
+            inits = f" inits({self.names_of(op.inits)})" if op.inits else ""
+            target = self.names_of(op.body.args)
+            self.emit(depth, f"{lhs}with {nm(op.manager)} as {target}{inits} {{")
             self.region(op.body, depth + 1)
             self.emit(depth, "}")
         elif isinstance(op, n.Yield):

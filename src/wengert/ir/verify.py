@@ -46,6 +46,12 @@ class _Verifier:
                     raise VerifyError(f"operand {v!r} of {type(op).__name__} is not a Value")
                 if v.id not in scope:
                     raise VerifyError(f"{v!r} used by {type(op).__name__} does not dominate it")
+            if isinstance(op, n.MakeFunction):
+                # A nested function may call itself through its own value.
+                for r in op.results:
+                    self.define(r, scope)
+                self.nested(op, scope)
+                continue
             self.nested(op, scope)
             for r in op.results:
                 self.define(r, scope)
@@ -56,6 +62,8 @@ class _Verifier:
     def nested(self, op: n.Op, scope: set[int]) -> None:
         if isinstance(op, n.If):
             k = len(op.results)
+            if op.then.args or op.orelse.args:
+                raise VerifyError("if: regions take no arguments")
             self.region(op.then, scope, n.Yield, k)
             self.region(op.orelse, scope, n.Yield, k)
         elif isinstance(op, n.For):
@@ -77,6 +85,8 @@ class _Verifier:
         elif isinstance(op, n.With):
             if len(op.body.args) != 1:
                 raise VerifyError("with: body must take exactly the target")
+            if len(op.inits) != len(op.results):
+                raise VerifyError("with: one initial value per result")
             self.region(op.body, scope, n.Yield, len(op.results))
         elif isinstance(op, n.MakeFunction):
             self.function(op.func, frozenset(scope))

@@ -79,7 +79,7 @@ def defvjp(fn: Any, *, user: bool = False) -> Callable[[Callable], Callable]:
 
 
 def defjvp(fn: Any, *, user: bool = False) -> Callable[[Callable], Callable]:
-    """Decorator registering ``f_jvp(*args) -> (value, differential)`` as the forward rule of ``fn``."""
+    """Decorator registering ``f_jvp(*args) -> (value, differential)``: ``fn``'s forward rule."""
 
     def register(rule_fn: Callable) -> Callable:
         entry = _entry(fn)

@@ -11,11 +11,16 @@ from wengert.ir import nodes as n
 from wengert.rules import registry
 
 
-def cleanup(fn: n.Function) -> None:
-    """Simplify ``fn`` in place until nothing changes."""
+def cleanup(fn: n.Function, drop_pure_calls: bool = False) -> None:
+    """Simplify ``fn`` in place until nothing changes.
+
+    Calls are kept even when unused unless ``drop_pure_calls``: an unused ``1 / x``
+    the user wrote still raises ``ZeroDivisionError``, and the regenerated primal must
+    too. Transforms pass ``True`` for code they generate themselves.
+    """
     while True:
-        changed = forward_trivial(fn)
-        changed |= dce(fn)
+        changed = forward_trivial(fn, drop_pure_calls)
+        changed |= dce(fn, drop_pure_calls)
         if not changed:
             return
 
@@ -73,7 +78,7 @@ def free_uses(region: n.Region, extra_defined: tuple[n.Value, ...] = ()) -> list
 # ----------------------------------------------------------------------------- forwarding
 
 
-def forward_trivial(fn: n.Function) -> bool:
+def forward_trivial(fn: n.Function, drop_pure_calls: bool = False) -> bool:
     """Replace region results that do not depend on the path taken by their one value.
 
     * an ``If`` result whose two branches yield the same value;
@@ -110,8 +115,9 @@ _ALWAYS = (n.SetAttr, n.SetItem, n.Raise, n.Return, n.GetAttr, n.GetItem, n.Unpa
 
 
 class _DCE:
-    def __init__(self, fn: n.Function) -> None:
+    def __init__(self, fn: n.Function, drop_pure_calls: bool) -> None:
         self.fn = fn
+        self.drop_pure_calls = drop_pure_calls
         self.definer: dict[int, tuple[str, n.Op, int]] = {}
         self.parent: dict[int, n.Op | None] = {}
         self.consts: dict[int, n.Const] = {}
@@ -145,8 +151,16 @@ class _DCE:
     def essential(self, op: n.Op) -> bool:
         if isinstance(op, _ALWAYS):
             return True
+        if isinstance(op, n.For):
+            # Iterating can have effects (an iterator is consumed, __iter__ may raise);
+            # only a loop over range() is known to be free of them.
+            it = self.definer.get(op.iterable.id)
+            if it is None or not isinstance(it[1], n.Call):
+                return True
+            c = self.consts.get(it[1].fn.id)
+            return c is None or c.value is not range
         if isinstance(op, n.Call):
-            return not _is_pure_call(op, self.consts)
+            return not (self.drop_pure_calls and _is_pure_call(op, self.consts))
         return False
 
     def mark(self, v: n.Value) -> None:
@@ -206,10 +220,14 @@ class _DCE:
                 self.need(op)
             elif kind == "carried":
                 self.mark_slot(op, k)  # type: ignore[arg-type]
-            elif isinstance(op, (n.If, n.With)):
+            elif isinstance(op, n.If):
                 self.need(op)
                 for r in op.regions():
                     self.mark(r.terminator.values[k])
+            elif isinstance(op, n.With):
+                self.need(op)
+                self.mark(op.inits[k])
+                self.mark(op.body.terminator.values[k])
             elif isinstance(op, (n.For, n.While)):
                 self.mark_slot(op, k)
             else:
@@ -237,6 +255,8 @@ class _DCE:
             if len(keep) == len(op.results):
                 return False
             op.results = [op.results[k] for k in keep]
+            if isinstance(op, n.With):
+                op.inits = [op.inits[k] for k in keep]
             for r in op.regions():
                 t = r.terminator
                 t.values = [t.values[k] for k in keep]  # type: ignore[attr-defined]
@@ -270,12 +290,12 @@ def function_ops_shallow(region: n.Region) -> list[n.Op]:
     return out
 
 
-def dce(fn: n.Function) -> bool:
+def dce(fn: n.Function, drop_pure_calls: bool = False) -> bool:
     """Remove ops whose results are unused and that have no effect; return whether it changed."""
     changed = False
     for op in function_ops_shallow(fn.body):
         if isinstance(op, n.MakeFunction):
-            changed |= dce(op.func)
-    d = _DCE(fn)
+            changed |= dce(op.func, drop_pure_calls)
+    d = _DCE(fn, drop_pure_calls)
     d.run()
     return d.sweep(fn.body) or changed

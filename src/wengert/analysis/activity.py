@@ -1,0 +1,639 @@
+"""Activity analysis: which values need derivatives (varied x useful), Swift-style.
+
+A value is *varied* when it depends, through data flow, on a parameter we
+differentiate with respect to, and *useful* when it may influence the returned
+value differentiably. Only values that are both (*active*) get tangents or
+adjoints; everything else stays in the primal. Control dependence carries no
+derivative, so a branch condition never makes the values it selects varied,
+and a loop's condition or exit flags are never useful.
+
+Mutation is handled with a small alias graph. Values that may be the same
+object (a loop's initial, carried and final values, an ``If``'s yields and
+result, ``a`` and ``a += b``) share a union-find class; *part edges* join a
+container's class to the values stored into it (display items, ``a[i] = v``,
+``a.append(v)``, a closure's captures) and read out of it (``a[i]``, ``a.f``,
+loop items, ``list(a)``). Writing a varied value into an object makes varied
+its class, every container holding it (transitively), and, when the object was
+itself read out of a container, every part of that container (it may be any of
+them). An unknown callee may write at any depth of its arguments. Backwards,
+every value written into a useful object or into a part of one is useful. The
+analysis is flow-insensitive for mutation (a container is varied everywhere
+once some write makes it so): it over-approximates, never misses a derivative.
+
+Nested functions (``MakeFunction``) are opaque: the function value is varied
+when it captures a varied value or has a varied default, a call of it has
+varied results when the function or any argument is varied, and it may write
+into its arguments and, at any depth, its captures. Their bodies are analysed
+when they are differentiated themselves.
+
+Known limitations (all imprecisions, none unsound except the last two):
+
+* no type analysis: an ``int`` that happens to flow from a wrt parameter
+  through a differentiable call is varied;
+* calls of functions without a rule (user helpers, runtime callables) may write
+  into all their arguments: any argument's object becomes varied when some
+  operand is varied;
+* a method not in :data:`MUTATING_METHODS` or :data:`READONLY_METHODS` is
+  assumed to write its arguments into its object;
+* registered primitives are assumed to return fresh objects: the items of
+  ``a + b`` (list concatenation) are not tracked back to ``a`` and ``b``;
+* methods in :data:`FRESH_METHODS` are treated as deep copies (``list.copy`` is
+  shallow: writing into an item of the copy is not seen on the original).
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from wengert.ir import nodes as n
+from wengert.rules import registry  # importing the package registers the built-in rules
+from wengert.transforms.cleanup import free_uses
+
+#: Methods that store their arguments into the object they are called on.
+MUTATING_METHODS = frozenset({
+    "append", "extend", "insert", "update", "setdefault", "add", "appendleft", "extendleft",
+    "__setitem__", "__setattr__", "__iadd__", "__imul__", "fill", "put", "itemset",
+})
+
+#: Methods known not to write their arguments into ``self`` (common list/dict/str/NumPy
+#: methods). Any other method called with a varied argument is assumed to mutate its object:
+#: user classes (``acc.push(x)``) must stay sound.
+READONLY_METHODS = frozenset({
+    "copy", "astype", "tolist", "item", "sum", "mean", "prod", "dot", "std", "var", "max",
+    "min", "argmax", "argmin", "cumsum", "cumprod", "reshape", "ravel", "flatten", "transpose",
+    "squeeze", "clip", "round", "conj", "conjugate", "trace", "diagonal", "any", "all",
+    "count", "index", "get", "keys", "values", "items", "startswith", "endswith", "format",
+    "join", "split", "strip", "lower", "upper", "replace", "real", "imag", "__getitem__",
+    "__add__", "__sub__", "__mul__", "__truediv__", "__matmul__", "__pow__", "__neg__",
+})
+
+#: Methods whose result is a fresh object sharing nothing mutable with ``self`` or the arguments
+#: (for NumPy arrays of floats; ``list.copy`` is shallow, see the module's limitations).
+FRESH_METHODS = frozenset({
+    "copy", "astype", "tolist", "item", "sum", "mean", "prod", "dot", "std", "var", "max", "min",
+    "argmax", "argmin", "cumsum", "cumprod", "flatten", "count", "index", "any", "all",
+    "startswith", "endswith", "format", "join", "split", "strip", "lower", "upper", "replace",
+})
+
+#: ``operator.i*`` return their (possibly mutated) first operand.
+INPLACE_OPERATORS = frozenset(id(f) for f in (
+    operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
+    operator.imod, operator.ipow, operator.imatmul, operator.ilshift, operator.irshift,
+    operator.iand, operator.ior, operator.ixor, operator.iconcat,
+))
+
+
+class CutPoint(NamedTuple):
+    """A varied value entering a derivative-cutting call (``int``, ``round``) whose result is used.
+
+    The reverse-mode transform reports these as ``NonDifferentiableWarning`` at ``op.loc``.
+    """
+
+    op: n.Call
+    value: n.Value
+
+
+@dataclass(frozen=True)
+class Activity:
+    """The result of :func:`activity`: sets of value ids, and the ops that need derivative code.
+
+    ``varied`` and ``useful`` hold :attr:`Value.id` s; ``active`` is their intersection.
+    ``active_op_ids`` holds ``id(op)`` of every op (region ops included) that computes an
+    active value or writes an active value into an active container.
+    """
+
+    fn: n.Function = field(repr=False)
+    wrt: tuple[int, ...]
+    varied: frozenset[int]
+    useful: frozenset[int]
+    active_op_ids: frozenset[int]
+    cut_points: tuple[CutPoint, ...]
+
+    @property
+    def active(self) -> frozenset[int]:
+        """Ids of values that are both varied and useful."""
+        return self.varied & self.useful
+
+    def is_varied(self, v: n.Value) -> bool:
+        """Whether ``v`` depends on a ``wrt`` parameter through data flow."""
+        return v.id in self.varied
+
+    def is_useful(self, v: n.Value) -> bool:
+        """Whether ``v`` may influence the returned value differentiably."""
+        return v.id in self.useful
+
+    def is_active(self, v: n.Value) -> bool:
+        """Whether ``v`` needs a tangent/adjoint: varied and useful."""
+        return v.id in self.varied and v.id in self.useful
+
+    def is_active_op(self, op: n.Op) -> bool:
+        """Whether ``op`` needs derivative code (see the class docstring)."""
+        return id(op) in self.active_op_ids
+
+    def active_ops(self, region: n.Region) -> list[n.Op]:
+        """The ops directly in ``region`` (not nested) that need derivative code."""
+        return [op for op in region.ops if id(op) in self.active_op_ids]
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _const_value(defs: dict[int, n.Op], v: n.Value) -> tuple[bool, Any]:
+    """``(True, value)`` when ``v`` is defined by a ``Const``."""
+    op = defs.get(v.id)
+    if isinstance(op, n.Const):
+        return True, op.value
+    return False, None
+
+
+def _is_builtin(obj: Any) -> bool:
+    """A callable from the ``builtins`` module (``list``, ``sorted``, ``print`` ...)."""
+    name = getattr(obj, "__name__", None)
+    return isinstance(name, str) and getattr(builtins, name, None) is obj
+
+
+def _ops(region: n.Region) -> Iterable[n.Op]:
+    """Ops of ``region`` and nested control-flow regions, not entering nested functions."""
+    for op in region.ops:
+        yield op
+        if not isinstance(op, n.MakeFunction):
+            for r in op.regions():
+                yield from _ops(r)
+
+
+class _Call(NamedTuple):
+    """What a call may do besides computing its results from its operands."""
+
+    #: Registered as nondifferentiable: results never varied, operands not useful through it.
+    cut: bool = False
+    #: Values whose objects the call may write into.
+    targets: tuple[n.Value, ...] = ()
+    #: Operands whose values (or parts) the call may write into ``targets``.
+    stored: tuple[n.Value, ...] = ()
+    #: The writes may reach any depth of the targets (an unknown callee), not only their slots.
+    deep: bool = False
+    #: Objects the results may be, or be parts of.
+    read_from: tuple[n.Value, ...] = ()
+    #: The results are the same object as these (in-place operators).
+    same: tuple[n.Value, ...] = ()
+
+
+class _Analysis:
+    """The state of one run: definitions, the alias graph, and the two fixpoints.
+
+    Aliasing is recorded at the level of *classes* (union-find over values that may be the
+    same object: a loop's init/carried/result values, an ``If``'s yields and result, an
+    in-place operator's operand and result) and *part edges* between classes: a value
+    stored into a container (a display item, ``a[i] = v``, ``a.append(v)``, a closure's
+    captures) is a stored part of it; a value read out of one (``a[i]``, ``a.f``, a loop
+    item, what ``list(a)`` returns) is a read part of it, and may be any of its parts.
+    """
+
+    def __init__(self, fn: n.Function) -> None:
+        self.fn = fn
+        self.ops = list(_ops(fn.body))
+        self.defs: dict[int, n.Op] = {}
+        for op in self.ops:
+            for r in op.results:
+                self.defs[r.id] = op
+        self.calls: dict[int, _Call] = {id(op): self._classify(op)
+                                        for op in self.ops if isinstance(op, n.Call)}
+        self.parent: dict[int, int] = {}
+        #: class -> values stored into or read out of it
+        self.parts: dict[int, list[n.Value]] = {}
+        #: class -> containers some member of it is a part of
+        self.containers: dict[int, list[n.Value]] = {}
+        #: class -> containers some member of it was read out of
+        self.read_of: dict[int, list[n.Value]] = {}
+        #: class -> its members
+        self.members: dict[int, list[n.Value]] = {}
+        self._mutation_cache: dict[tuple[int, bool], set[int]] = {}
+        self._build_aliases()
+
+    # -- calls ---------------------------------------------------------------------------
+
+    def _classify(self, op: n.Call) -> _Call:
+        args = (*op.args, *(v for _, v in op.kwargs))
+        is_const, fn = _const_value(self.defs, op.fn)
+        if is_const:
+            rule = registry.lookup(fn)
+            if rule is not None and rule.nondifferentiable:
+                return _Call(cut=True)
+            if id(fn) in INPLACE_OPERATORS:
+                # ``a += b`` extends a list or array in place and returns it.
+                return _Call(targets=args[:1], stored=args[1:], same=args[:1])
+            if fn is builtins.setattr:
+                return _Call(targets=args[:1], stored=args[2:])
+            if rule is not None:
+                # A registered primitive returns a fresh value and leaves its arguments alone.
+                return _Call()
+            if _is_builtin(fn):
+                # ``list(a)``, ``sorted(a)``, ``zip(a, b)`` share a's items but write nothing.
+                return _Call(read_from=args)
+            # An unregistered function (user code, a library function without a rule) may
+            # write any argument into any other, at any depth, and return any part of them.
+            return _Call(targets=args, stored=args, deep=True, read_from=args)
+        method = self.defs.get(op.fn.id)
+        if isinstance(method, n.GetAttr):
+            name, obj = method.name, method.obj
+            read_from = () if name in FRESH_METHODS else (obj, *args)
+            if name in READONLY_METHODS:
+                return _Call(read_from=read_from)
+            if name in MUTATING_METHODS:
+                return _Call(targets=(obj,), stored=args, read_from=read_from)
+            return _Call(targets=(obj, *args), stored=(obj, *args), deep=True,
+                         read_from=read_from)
+        # A function known only at run time (an argument, a closure): it may write into its
+        # arguments and, at any depth, into the function object (a closure's captures).
+        everything = (op.fn, *args)
+        return _Call(targets=everything, stored=everything, deep=True, read_from=everything)
+
+    # -- alias graph -------------------------------------------------------------------------
+
+    def _eligible(self, v: n.Value) -> bool:
+        """Whether ``v`` may be (part of) a mutable object; constants and ints/bools/str are not."""
+        op = self.defs.get(v.id)
+        if isinstance(op, (n.Const, n.FormatValue, n.JoinStr, n.BuildSlice)):
+            return False
+        if isinstance(op, n.Call) and self.calls[id(op)].cut:
+            return False
+        return True
+
+    def find(self, v: n.Value) -> int:
+        """The class representative of ``v`` (path halving)."""
+        k = v.id
+        p = self.parent
+        while p.get(k, k) != k:
+            p[k] = p.get(p[k], p[k])
+            k = p[k]
+        return k
+
+    def union(self, a: n.Value, b: n.Value) -> None:
+        """Put ``a`` and ``b`` in one class when both may be mutable objects."""
+        if not (self._eligible(a) and self._eligible(b)):
+            return
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[ra] = rb
+
+    def _build_aliases(self) -> None:
+        edges: list[tuple[n.Value, n.Value, bool]] = []  # (part, container, is_read)
+
+        def stored(part: n.Value, container: n.Value) -> None:
+            edges.append((part, container, False))
+
+        def read(part: n.Value, container: n.Value) -> None:
+            edges.append((part, container, True))
+
+        for op in self.ops:
+            if isinstance(op, n.Call):
+                info = self.calls[id(op)]
+                for r in op.results:
+                    for c in info.read_from:
+                        read(r, c)
+                    for s in info.same:
+                        self.union(r, s)
+                for t in info.targets:
+                    for s in info.stored:
+                        if s is not t:
+                            stored(s, t)
+            elif isinstance(op, (n.GetAttr, n.GetItem)):
+                read(op.result, op.obj)
+            elif isinstance(op, n.Unpack):
+                for r in op.results:
+                    read(r, op.value)
+            elif isinstance(op, (n.Build, n.BuildDict)):
+                for item in op.operands():
+                    stored(item, op.result)
+            elif isinstance(op, (n.SetItem, n.SetAttr)):
+                stored(op.value, op.obj)
+            elif isinstance(op, n.If):
+                for region in (op.then, op.orelse):
+                    for y, r in zip(region.terminator.operands(), op.results, strict=True):
+                        self.union(y, r)
+            elif isinstance(op, (n.For, n.While)):
+                if isinstance(op, n.For):
+                    read(op.body.args[0], op.iterable)
+                ys = op.body.terminator.operands()
+                for init, arg, y, r in zip(op.inits, op.carried_args, ys, op.results, strict=True):
+                    for v in (init, y, r):
+                        self.union(arg, v)
+            elif isinstance(op, n.With):
+                # ``__enter__`` usually returns the manager itself.
+                self.union(op.body.args[0], op.manager)
+                for y, r in zip(op.body.terminator.operands(), op.results, strict=True):
+                    self.union(y, r)
+            elif isinstance(op, n.MakeFunction):
+                for c in [*free_uses(op.func.body), *op.operands()]:
+                    stored(c, op.result)
+        for v in self._all_values():
+            if self._eligible(v):
+                self.members.setdefault(self.find(v), []).append(v)
+        for part, container, is_read in edges:
+            if not (self._eligible(part) and self._eligible(container)):
+                continue
+            p, c = self.find(part), self.find(container)
+            self.parts.setdefault(c, []).append(part)
+            self.containers.setdefault(p, []).append(container)
+            if is_read:
+                self.read_of.setdefault(p, []).append(container)
+
+    def _mutations(self, v: n.Value, deep: bool) -> set[int]:
+        """Classes whose objects may change when something is written into ``v``'s object.
+
+        Upwards, every container holding it changes; if ``v`` was read out of a container it
+        may be any part of that container; an unknown callee may write at any depth.
+        """
+        if not self._eligible(v):
+            return set()
+        key = (self.find(v), deep)
+        cached = self._mutation_cache.get(key)
+        if cached is not None:
+            return cached
+        out: set[int] = set()
+        seen: set[tuple[int, bool]] = set()
+        stack = [key]
+        while stack:
+            r, d = stack.pop()
+            if (r, d) in seen or (r, True) in seen:
+                continue
+            seen.add((r, d))
+            out.add(r)
+            stack.extend((self.find(c), False) for c in self.containers.get(r, ()))
+            for c in self.read_of.get(r, ()):
+                stack.extend((self.find(p), False) for p in self.parts.get(self.find(c), ()))
+            if d:
+                stack.extend((self.find(p), True) for p in self.parts.get(r, ()))
+        self._mutation_cache[key] = out
+        return out
+
+    def _content(self, v: n.Value) -> set[int]:
+        """``v``'s class and, transitively, the classes of its parts."""
+        if not self._eligible(v):
+            return set()
+        out: set[int] = set()
+        stack = [self.find(v)]
+        while stack:
+            r = stack.pop()
+            if r in out:
+                continue
+            out.add(r)
+            stack.extend(self.find(p) for p in self.parts.get(r, ()))
+        return out
+
+    # -- varied ------------------------------------------------------------------------------
+
+    def varied(self, wrt: Sequence[int]) -> set[int]:
+        """Forward fixpoint from the ``wrt`` parameters."""
+        params = self.fn.body.args
+        vs: set[int] = {params[i].id for i in wrt}
+        classes: set[int] = set()
+
+        def is_v(v: n.Value) -> bool:
+            return v.id in vs
+
+        def mark(v: n.Value) -> bool:
+            if v.id in vs:
+                return False
+            vs.add(v.id)
+            return True
+
+        def mutate(v: n.Value, deep: bool) -> bool:
+            # A varied value was written into v's object: every class it reaches is varied.
+            changed = False
+            for root in self._mutations(v, deep) - classes:
+                classes.add(root)
+                vs.update(m.id for m in self.members.get(root, ()))
+                changed = True
+            return changed
+
+        changed = True
+        while changed:
+            changed = False
+            for op in self.ops:
+                changed |= self._varied_op(op, is_v, mark, mutate)
+        return vs
+
+    def _varied_op(self, op: n.Op, is_v, mark, mutate) -> bool:
+        changed = False
+        if isinstance(op, (n.Const, n.FormatValue, n.JoinStr, n.BuildSlice, n.Raise,
+                           n.Yield, n.Return)):
+            return False
+        if isinstance(op, n.Call):
+            info = self.calls[id(op)]
+            if info.cut:
+                return False
+            if any(is_v(v) for v in op.operands()):
+                for r in op.results:
+                    changed |= mark(r)
+            if any(is_v(v) for v in info.stored):
+                for t in info.targets:
+                    changed |= mutate(t, info.deep)
+            return changed
+        if isinstance(op, (n.SetItem, n.SetAttr)):
+            return mutate(op.obj, False) if is_v(op.value) else False
+        if isinstance(op, n.If):
+            for region in (op.then, op.orelse):
+                for y, r in zip(region.terminator.operands(), op.results, strict=True):
+                    if is_v(y):
+                        changed |= mark(r)
+            return changed
+        if isinstance(op, (n.For, n.While)):
+            if isinstance(op, n.For) and is_v(op.iterable):
+                changed |= mark(op.body.args[0])
+            ys = op.body.terminator.operands()
+            for init, arg, y, r in zip(op.inits, op.carried_args, ys, op.results, strict=True):
+                if is_v(init) or is_v(y) or is_v(arg):
+                    changed |= mark(arg)
+                    changed |= mark(r)
+            return changed
+        if isinstance(op, n.With):
+            if is_v(op.manager):
+                changed |= mark(op.body.args[0])
+            for y, r in zip(op.body.terminator.operands(), op.results, strict=True):
+                if is_v(y):
+                    changed |= mark(r)
+            return changed
+        if isinstance(op, n.MakeFunction):
+            if any(is_v(v) for v in [*op.operands(), *free_uses(op.func.body)]):
+                changed |= mark(op.result)
+            return changed
+        # Straight-line data flow: GetAttr, GetItem, Build, BuildDict, Unpack.
+        if any(is_v(v) for v in op.operands()):
+            for r in op.results:
+                changed |= mark(r)
+        return changed
+
+    # -- useful ------------------------------------------------------------------------------
+
+    def useful(self) -> set[int]:
+        """Backward fixpoint from the returned value."""
+        us: set[int] = set()
+        # Classes whose objects' contents matter: a useful value's and its parts'.
+        content: set[int] = set()
+
+        def is_u(v: n.Value) -> bool:
+            return v.id in us
+
+        def mark(v: n.Value) -> bool:
+            changed = v.id not in us
+            us.add(v.id)
+            new = self._content(v) - content
+            if new:
+                content.update(new)
+                changed = True
+            return changed
+
+        def class_useful(v: n.Value) -> bool:
+            return self._eligible(v) and self.find(v) in content
+
+        ret = self.fn.body.terminator
+        if isinstance(ret, n.Return):
+            mark(ret.value)
+        changed = True
+        while changed:
+            changed = False
+            for op in reversed(self.ops):
+                changed |= self._useful_op(op, is_u, mark, class_useful)
+        return us
+
+    def _useful_op(self, op: n.Op, is_u, mark, class_useful) -> bool:
+        changed = False
+        if isinstance(op, (n.Const, n.FormatValue, n.JoinStr, n.BuildSlice, n.Raise,
+                           n.Yield, n.Return)):
+            return False
+        if isinstance(op, n.Call):
+            info = self.calls[id(op)]
+            if info.cut:
+                return False
+            # Needed for its result, or because it writes into a useful object.
+            if any(is_u(r) for r in op.results) or any(class_useful(t) for t in info.targets):
+                for v in op.operands():
+                    changed |= mark(v)
+            return changed
+        if isinstance(op, (n.SetItem, n.SetAttr)):
+            # The index/attribute name decides where, not what: it carries no derivative.
+            if class_useful(op.obj):
+                changed |= mark(op.value)
+                changed |= mark(op.obj)
+            return changed
+        if isinstance(op, n.If):
+            for region in (op.then, op.orelse):
+                for y, r in zip(region.terminator.operands(), op.results, strict=True):
+                    if is_u(r):
+                        changed |= mark(y)
+            return changed
+        if isinstance(op, (n.For, n.While)):
+            if isinstance(op, n.For) and is_u(op.body.args[0]):
+                changed |= mark(op.iterable)
+            ys = op.body.terminator.operands()
+            carried = zip(op.inits, op.carried_args, ys, op.results, strict=True)
+            for k, (init, arg, y, r) in enumerate(carried):
+                if k in op.exit_flags:
+                    continue
+                if is_u(arg) or is_u(r):
+                    changed |= mark(init)
+                    changed |= mark(y)
+            return changed
+        if isinstance(op, n.With):
+            if is_u(op.body.args[0]):
+                changed |= mark(op.manager)
+            for y, r in zip(op.body.terminator.operands(), op.results, strict=True):
+                if is_u(r):
+                    changed |= mark(y)
+            return changed
+        if isinstance(op, n.MakeFunction):
+            if is_u(op.result):
+                for v in [*op.operands(), *free_uses(op.func.body)]:
+                    changed |= mark(v)
+            return changed
+        if any(is_u(r) for r in op.results):
+            for v in op.operands():
+                changed |= mark(v)
+        return changed
+
+    # -- results ----------------------------------------------------------------------------
+
+    def _all_values(self) -> list[n.Value]:
+        out = list(self.fn.body.args)
+        for op in self.ops:
+            out.extend(op.results)
+            out.extend(n.region_args(op))
+        return out
+
+    def active_ops(self, active: frozenset[int]) -> set[int]:
+        """``id(op)`` of ops that compute an active value or write one into an active object."""
+        out: set[int] = set()
+
+        def visit(region: n.Region) -> bool:
+            any_active = False
+            for op in region.ops:
+                inner = False
+                if not isinstance(op, n.MakeFunction):
+                    for r in op.regions():
+                        inner |= visit(r)
+                hit = inner or any(r.id in active for r in op.results)
+                if isinstance(op, (n.SetItem, n.SetAttr)):
+                    hit |= op.value.id in active and op.obj.id in active
+                elif isinstance(op, n.Call):
+                    info = self.calls[id(op)]
+                    hit |= any(t.id in active for t in info.targets) and \
+                        any(v.id in active for v in info.stored)
+                if hit:
+                    out.add(id(op))
+                    any_active = True
+            return any_active
+
+        visit(self.fn.body)
+        return out
+
+    def cut_points(self, varied: set[int]) -> list[CutPoint]:
+        """Warned derivative cuts: a varied operand enters, and the result is used somewhere."""
+        used: set[int] = set()
+        for op in n.walk(self.fn.body):  # nested function bodies count as uses too
+            used.update(v.id for v in op.operands())
+        out: list[CutPoint] = []
+        for op in self.ops:
+            if not (isinstance(op, n.Call) and self.calls[id(op)].cut):
+                continue
+            is_const, fn = _const_value(self.defs, op.fn)
+            rule = registry.lookup(fn) if is_const else None
+            if rule is None or not rule.warn:
+                continue
+            if not any(r.id in used for r in op.results):
+                continue
+            for v in op.operands():
+                if v.id in varied:
+                    out.append(CutPoint(op, v))
+                    break
+        return out
+
+
+def activity(fn: n.Function, wrt: Sequence[int]) -> Activity:
+    """Which values of ``fn`` are varied from the parameters ``wrt`` and useful to its result.
+
+    ``wrt`` are indices into ``fn.body.args`` (the parameters, in signature order).
+    Raises ``IndexError`` for an index that names no parameter.
+    """
+    nparams = len(fn.body.args)
+    for i in wrt:
+        if not -nparams <= i < nparams:
+            raise IndexError(f"wrt index {i} out of range for {fn.name!r} "
+                             f"with {nparams} parameter(s)")
+    wrt_t = tuple(i % nparams for i in wrt)
+    analysis = _Analysis(fn)
+    varied = frozenset(analysis.varied(wrt_t))
+    useful = frozenset(analysis.useful())
+    active = varied & useful
+    return Activity(
+        fn=fn,
+        wrt=wrt_t,
+        varied=varied,
+        useful=useful,
+        active_op_ids=frozenset(analysis.active_ops(active)),
+        cut_points=tuple(analysis.cut_points(set(varied))),
+    )

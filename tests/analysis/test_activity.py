@@ -1,0 +1,648 @@
+"""Activity analysis (varied x useful) on small real functions.
+
+Each case is an ordinary module-level function (so ``inspect.getsource`` works),
+lowered with the real frontend; values are found by the user's variable name
+(the ``hint`` the frontend gives them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import math
+
+import numpy as np
+import pytest
+
+import wengert.rules  # noqa: F401  (registers the built-in rules)
+from wengert.analysis.activity import Activity, CutPoint, activity
+from wengert.frontend.lower import lower
+from wengert.ir import nodes as n
+from wengert.rules import registry
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def all_values(fn_ir: n.Function) -> list[n.Value]:
+    """Every value defined in ``fn_ir`` (parameters, op results, region arguments)."""
+    out = list(fn_ir.body.args)
+    for op in n.walk(fn_ir.body):
+        out.extend(op.results)
+        out.extend(n.region_args(op))
+    return out
+
+
+def values_named(fn_ir: n.Function, hint: str) -> list[n.Value]:
+    """Every value the frontend named after the user's variable ``hint``."""
+    found = [v for v in all_values(fn_ir) if v.hint == hint]
+    assert found, f"no value named {hint!r} in {fn_ir.name}"
+    return found
+
+
+def analyse(f, wrt=(0,)) -> tuple[n.Function, Activity]:
+    fn_ir = lower(f)
+    return fn_ir, activity(fn_ir, wrt)
+
+
+def ops_of(fn_ir: n.Function, kind: type) -> list[n.Op]:
+    return [op for op in n.walk(fn_ir.body) if isinstance(op, kind)]
+
+
+def calls_of(fn_ir: n.Function, callee) -> list[n.Call]:
+    """Calls whose callee is the constant ``callee``."""
+    consts = {op.result.id for op in ops_of(fn_ir, n.Const) if op.value is callee}
+    return [op for op in ops_of(fn_ir, n.Call) if op.fn.id in consts]
+
+
+def method_calls(fn_ir: n.Function, name: str) -> list[n.Call]:
+    """Calls of ``obj.name(...)`` in program order."""
+    methods = {op.result.id for op in ops_of(fn_ir, n.GetAttr) if op.name == name}
+    return [op for op in ops_of(fn_ir, n.Call) if op.fn.id in methods]
+
+
+def line_of(f, text: str) -> int:
+    """The absolute line number of the first line of ``f`` containing ``text``."""
+    lines, start = inspect.getsourcelines(f)
+    for i, line in enumerate(lines):
+        if text in line:
+            return start + i
+    raise AssertionError(text)
+
+
+def all_active(a: Activity, vs: list[n.Value]) -> bool:
+    return all(a.is_active(v) for v in vs)
+
+
+def none_varied(a: Activity, vs: list[n.Value]) -> bool:
+    return not any(a.is_varied(v) for v in vs)
+
+
+# ----------------------------------------------------------------------------- cases
+
+
+def straight_line(x):
+    y = math.sin(x) * x
+    z = y + 1.0
+    return z
+
+
+def unused_print(x):
+    t = x * 2.0
+    print(t)
+    return x
+
+
+def only_in_condition(x):
+    t = x * 3.0
+    if t > 0.0:
+        y = x
+    else:
+        y = -x
+    return y
+
+
+def non_wrt_param(x, a):
+    b = a * 2.0
+    return x * b
+
+
+def counted_loop(x, n):
+    s = 0.0
+    for i in range(n):
+        s = s + x * i
+    return s
+
+
+def branch_on_x(x):
+    if x > 0:
+        y = 1.0
+    else:
+        y = 2.0
+    return y
+
+
+def branch_on_truth_of_x(x):
+    if x:
+        y = 1.0
+    else:
+        y = 2.0
+    return y
+
+
+def branch_yields_x(x, a):
+    if a > 0:
+        y = x * 2.0
+    else:
+        y = 2.0
+    return y
+
+
+def halve_until_small(x):
+    s = x
+    k = 0
+    while s > 1.0:
+        s = s / 2.0
+        k += 1
+    return s + k
+
+
+def compare_and_len(x, xs):
+    c = x > 0.0
+    m = len(xs)
+    return c + m
+
+
+def len_of_wrt(xs):
+    m = len(xs)
+    return m * 1.0
+
+
+def append_varied(x, a):
+    out = []
+    out.append(x * 2.0)
+    out.append(a)
+    return out[1]
+
+
+def append_constant(x, a):
+    out = []
+    out.append(a * 2.0)
+    return out[0] + x
+
+
+def setitem_varied(x):
+    buf = [0.0, 0.0]
+    buf[0] = x * x
+    first = buf[0]
+    return first
+
+
+def fill_in_loop(x, n):
+    out = []
+    for i in range(n):
+        out.append(x * i)
+    total = sum(out)
+    return total
+
+
+def int_cut(x):
+    k = int(x)
+    return k * 2.0
+
+
+def round_cut(x):
+    r = round(x)
+    return x + r
+
+
+def int_of_constant(x, n):
+    k = int(n)
+    return x * k
+
+
+def for_over_wrt(xs):
+    s = 0.0
+    for v in xs:
+        s = s + v
+    return s
+
+
+def two_params(x, y):
+    u = x * 2.0
+    w = y * 3.0
+    return u + w
+
+
+def early_break(x, n):
+    s = x
+    for _ in range(n):
+        s = s * 1.5
+        if s > 100.0:
+            break
+    return s
+
+
+def closure_capture(x, a):
+    g = lambda t: t * x  # noqa: E731
+    h = lambda t: t * a  # noqa: E731
+    return g(2.0) + h(3.0)
+
+
+def _fill(buf, v):
+    buf[0] = v
+
+
+def helper_mutates(x):
+    buf = [0.0]
+    _fill(buf, x)
+    return buf[0]
+
+
+def numpy_method(v, a):
+    r = a.dot(v)
+    return r
+
+
+def with_manager(x):
+    with contextlib.nullcontext(x) as v:
+        y = v * 2.0
+    return y
+
+
+def with_param_manager(cm):
+    with cm as v:
+        y = v * 2.0
+    return y
+
+
+def useful_via_mutation(x, a):
+    out = [a]
+    out.append(x)
+    return out
+
+
+def nested_rows(x, m):
+    for row in m:
+        row.append(x)
+    return m
+
+
+def store_into_inner(x, a):
+    inner = [a]
+    outer = [inner]
+    inner.append(x)
+    return outer
+
+
+def store_through_read(x, a):
+    inner = [a]
+    outer = [inner, [1.0]]
+    t = outer[0]
+    t.append(x)
+    return outer
+
+
+def closure_appends(x):
+    out = []
+
+    def push():
+        out.append(x)
+
+    push()
+    return out[0]
+
+
+def inplace_extend(x):
+    acc = []
+    acc += [x]
+    return acc[0]
+
+
+def _warned(v):
+    return v
+
+
+def _quiet(v):
+    return v
+
+
+registry.nondifferentiable(_warned, warn=True)
+registry.nondifferentiable(_quiet, warn=False)
+
+
+def private_cuts(x):
+    p = _warned(x)
+    q = _quiet(x)
+    return p + q
+
+
+# ----------------------------------------------------------------------------- tests
+
+
+def test_straight_line_all_active():
+    fn_ir, a = analyse(straight_line)
+    for name in ("x", "y", "z"):
+        assert all_active(a, values_named(fn_ir, name)), name
+
+
+def test_unused_computation_is_varied_but_not_useful():
+    fn_ir, a = analyse(unused_print)
+    (t,) = values_named(fn_ir, "t")
+    assert a.is_varied(t)
+    assert not a.is_useful(t)
+    assert not a.is_active(t)
+
+
+def test_value_used_only_by_a_comparison_is_not_useful():
+    fn_ir, a = analyse(only_in_condition)
+    (t,) = values_named(fn_ir, "t")
+    assert a.is_varied(t) and not a.is_useful(t)
+    # The branch result still is active: both arms yield x-dependent values.
+    assert all_active(a, values_named(fn_ir, "y"))
+
+
+def test_value_from_non_wrt_parameter_is_not_varied():
+    fn_ir, a = analyse(non_wrt_param, wrt=[0])
+    (b,) = values_named(fn_ir, "b")
+    assert not a.is_varied(b)
+    assert a.is_useful(b)  # it scales the result, but carries no derivative
+    assert not a.is_active(b)
+    (a_param,) = values_named(fn_ir, "a")
+    assert not a.is_varied(a_param)
+
+
+def test_integer_loop_counter_and_range_are_not_active():
+    fn_ir, a = analyse(counted_loop, wrt=[0])
+    (i,) = values_named(fn_ir, "i")
+    assert not a.is_varied(i)
+    assert a.is_useful(i)  # it multiplies x
+    (rng,) = calls_of(fn_ir, range)
+    assert not a.is_varied(rng.result) and not a.is_active(rng.result)
+
+
+def test_loop_carried_accumulator_is_active():
+    fn_ir, a = analyse(counted_loop, wrt=[0])
+    (loop,) = ops_of(fn_ir, n.For)
+    assert all_active(a, loop.carried_args + loop.results)
+    assert a.is_active_op(loop)
+    assert loop in a.active_ops(fn_ir.body)
+    # The initial 0.0 is a constant: useful (it starts the sum) but never varied.
+    assert not a.is_varied(loop.inits[0]) and a.is_useful(loop.inits[0])
+
+
+def test_loop_accumulator_not_varied_without_wrt_x():
+    fn_ir, a = analyse(counted_loop, wrt=[1])
+    (loop,) = ops_of(fn_ir, n.For)
+    assert none_varied(a, loop.carried_args + loop.results)
+    assert a.active_ops(fn_ir.body) == []
+
+
+def test_condition_on_x_does_not_make_branch_result_varied():
+    fn_ir, a = analyse(branch_on_x)
+    (if_op,) = ops_of(fn_ir, n.If)
+    assert not a.is_varied(if_op.results[0])
+    assert a.is_useful(if_op.results[0])
+    assert not a.is_useful(if_op.cond)  # control dependence carries no derivative
+    assert not a.is_active_op(if_op)
+
+
+def test_varied_condition_itself_does_not_make_branch_result_varied():
+    fn_ir, a = analyse(branch_on_truth_of_x)
+    (if_op,) = ops_of(fn_ir, n.If)
+    assert a.is_varied(if_op.cond)  # the condition *is* x here
+    assert not a.is_useful(if_op.cond)
+    assert not a.is_varied(if_op.results[0])
+
+
+def test_branch_result_varied_when_one_arm_yields_varied():
+    fn_ir, a = analyse(branch_yields_x)
+    (if_op,) = ops_of(fn_ir, n.If)
+    assert a.is_active(if_op.results[0])
+    assert not a.is_varied(if_op.cond)
+    assert a.is_active_op(if_op)
+
+
+def test_while_with_data_dependent_condition():
+    fn_ir, a = analyse(halve_until_small)
+    (loop,) = ops_of(fn_ir, n.While)
+    s_arg, k_arg = loop.args
+    s_res, k_res = loop.results
+    assert a.is_active(s_arg) and a.is_active(s_res)
+    assert not a.is_varied(k_arg) and not a.is_varied(k_res)
+    (cond_value,) = loop.cond.terminator.operands()
+    assert not a.is_varied(cond_value) and not a.is_useful(cond_value)
+
+
+def test_comparisons_and_len_cut_variedness():
+    fn_ir, a = analyse(compare_and_len, wrt=[0, 1])
+    (c,) = values_named(fn_ir, "c")
+    (m,) = values_named(fn_ir, "m")
+    assert not a.is_varied(c)
+    assert not a.is_varied(m)
+    # Operands of a nondifferentiable call are not useful through it.
+    (x,) = values_named(fn_ir, "x")
+    assert not a.is_useful(x)
+
+
+def test_len_of_wrt_list_is_not_varied():
+    fn_ir, a = analyse(len_of_wrt)
+    (m,) = values_named(fn_ir, "m")
+    (xs,) = values_named(fn_ir, "xs")
+    assert not a.is_varied(m)
+    assert not a.is_useful(xs)
+
+
+def test_append_of_varied_value_makes_list_active():
+    fn_ir, a = analyse(append_varied, wrt=[0])
+    (out,) = values_named(fn_ir, "out")
+    assert a.is_active(out)
+    (read,) = ops_of(fn_ir, n.GetItem)
+    assert a.is_varied(read.result)  # may read the appended x * 2.0
+    appends = method_calls(fn_ir, "append")
+    assert len(appends) == 2
+    # Appending x * 2.0 is derivative code; appending the inactive ``a`` is not.
+    assert a.is_active_op(appends[0])
+    assert not a.is_active_op(appends[1])
+    # Storing ``a`` into a list that later holds x-dependent data does not make ``a`` varied.
+    (a_param,) = values_named(fn_ir, "a")
+    assert not a.is_varied(a_param)
+
+
+def test_append_of_non_varied_value_leaves_list_inactive():
+    fn_ir, a = analyse(append_constant, wrt=[0])
+    (out,) = values_named(fn_ir, "out")
+    assert not a.is_varied(out)
+    (read,) = ops_of(fn_ir, n.GetItem)
+    assert not a.is_varied(read.result)
+
+
+def test_setitem_of_varied_value_makes_container_active():
+    fn_ir, a = analyse(setitem_varied)
+    (buf,) = values_named(fn_ir, "buf")
+    (first,) = values_named(fn_ir, "first")
+    assert a.is_active(buf)
+    assert a.is_active(first)
+    (store,) = ops_of(fn_ir, n.SetItem)
+    assert a.is_active_op(store)
+    assert not a.is_useful(store.index)
+
+
+def test_append_inside_loop_makes_list_active_after_loop():
+    fn_ir, a = analyse(fill_in_loop, wrt=[0])
+    (out,) = values_named(fn_ir, "out")
+    (total,) = values_named(fn_ir, "total")
+    assert a.is_active(out) and a.is_active(total)
+    (loop,) = ops_of(fn_ir, n.For)
+    assert a.is_active_op(loop)
+
+
+def test_mutation_into_useful_container_makes_stored_value_useful():
+    fn_ir, a = analyse(useful_via_mutation, wrt=[0])
+    (x,) = values_named(fn_ir, "x")
+    (out,) = values_named(fn_ir, "out")
+    assert a.is_active(x) and a.is_active(out)
+
+
+def test_unknown_helper_may_write_into_its_arguments():
+    fn_ir, a = analyse(helper_mutates)
+    (buf,) = values_named(fn_ir, "buf")
+    (read,) = ops_of(fn_ir, n.GetItem)
+    assert a.is_varied(buf) and a.is_active(read.result)
+
+
+def test_int_cut_point_reported_with_location():
+    assert registry.lookup(int) is not None and registry.lookup(int).warn
+    fn_ir, a = analyse(int_cut)
+    (cut,) = a.cut_points
+    assert isinstance(cut, CutPoint)
+    op, value = cut
+    assert op in calls_of(fn_ir, int)
+    assert value is fn_ir.body.args[0]
+    assert op.loc is not None and op.loc.lineno == line_of(int_cut, "int(x)")
+    (k,) = values_named(fn_ir, "k")
+    assert not a.is_varied(k)
+
+
+def test_round_cut_point_reported():
+    assert registry.lookup(round) is not None and registry.lookup(round).warn
+    fn_ir, a = analyse(round_cut)
+    assert [cp.op for cp in a.cut_points] == calls_of(fn_ir, round)
+    assert a.cut_points[0].op.loc.lineno == line_of(round_cut, "round(x)")
+
+
+def test_no_cut_point_when_operand_not_varied():
+    _, a = analyse(int_of_constant, wrt=[0])
+    assert a.cut_points == ()
+    _, a = analyse(compare_and_len, wrt=[0, 1])  # len/comparisons cut silently
+    assert a.cut_points == ()
+
+
+def test_registered_warn_flag_decides_cut_points():
+    fn_ir, a = analyse(private_cuts)
+    assert [cp.op for cp in a.cut_points] == calls_of(fn_ir, _warned)
+    (p,) = values_named(fn_ir, "p")
+    (q,) = values_named(fn_ir, "q")
+    assert not a.is_varied(p) and not a.is_varied(q)
+
+
+def test_for_item_varied_when_iterable_varied():
+    fn_ir, a = analyse(for_over_wrt)
+    (loop,) = ops_of(fn_ir, n.For)
+    assert a.is_active(loop.body.args[0])
+    assert a.is_active(loop.results[0])
+
+
+def test_wrt_subset_of_parameters():
+    fn_ir, a = analyse(two_params, wrt=[1])
+    (u,) = values_named(fn_ir, "u")
+    (w,) = values_named(fn_ir, "w")
+    assert not a.is_varied(u) and a.is_active(w)
+    both = activity(fn_ir, [0, 1])
+    assert both.is_active(u) and both.is_active(w)
+    none = activity(fn_ir, [])
+    assert none.varied == frozenset()
+    assert a.wrt == (1,)
+
+
+def test_wrt_out_of_range_raises():
+    fn_ir = lower(two_params)
+    with pytest.raises(IndexError):
+        activity(fn_ir, [2])
+
+
+def test_exit_flag_is_not_useful():
+    fn_ir, a = analyse(early_break)
+    (loop,) = ops_of(fn_ir, n.For)
+    assert loop.exit_flags
+    for k in loop.exit_flags:
+        assert not a.is_varied(loop.carried_args[k])
+        assert not a.is_useful(loop.carried_args[k])
+        assert not a.is_useful(loop.body.terminator.operands()[k])
+    s_results = [r for r in loop.results if r.hint == "s"]
+    assert all_active(a, s_results)
+
+
+def test_closure_is_varied_only_when_it_captures_varied_values():
+    fn_ir, a = analyse(closure_capture, wrt=[0])
+    (g,) = values_named(fn_ir, "g")
+    (h,) = values_named(fn_ir, "h")
+    assert a.is_active(g)
+    assert not a.is_varied(h)
+    g_call, h_call = [c for c in ops_of(fn_ir, n.Call) if c.fn in (g, h)]
+    assert a.is_active(g_call.result)
+    assert not a.is_varied(h_call.result)
+
+
+def test_readonly_method_does_not_make_object_varied():
+    fn_ir, a = analyse(numpy_method, wrt=[0])
+    (r,) = values_named(fn_ir, "r")
+    (a_param,) = values_named(fn_ir, "a")
+    assert a.is_active(r)
+    assert not a.is_varied(a_param)
+    # Sanity: the function is real NumPy code.
+    assert numpy_method(np.ones(2), np.ones(2)) == 2.0
+
+
+@pytest.mark.parametrize("f", [with_manager, with_param_manager])
+def test_with_target_varied_when_manager_varied(f):
+    fn_ir, a = analyse(f)
+    (w,) = ops_of(fn_ir, n.With)
+    assert a.is_active(w.manager)
+    assert a.is_active(w.body.args[0])
+    assert a.is_active(w.results[0])
+
+
+def test_mutating_an_item_read_from_a_container_makes_container_varied():
+    fn_ir, a = analyse(nested_rows, wrt=[0])
+    (m,) = values_named(fn_ir, "m")
+    (row,) = values_named(fn_ir, "row")
+    assert a.is_active(m) and a.is_active(row)
+
+
+def test_mutating_a_stored_part_makes_its_container_varied():
+    fn_ir, a = analyse(store_into_inner, wrt=[0])
+    (outer,) = values_named(fn_ir, "outer")
+    (inner,) = values_named(fn_ir, "inner")
+    (x,) = values_named(fn_ir, "x")
+    (a_param,) = values_named(fn_ir, "a")
+    assert a.is_active(outer) and a.is_active(inner)
+    assert a.is_useful(x)  # it reaches the result through inner
+    assert not a.is_varied(a_param)
+
+
+def test_write_through_a_read_part_reaches_stored_parts():
+    fn_ir, a = analyse(store_through_read, wrt=[0])
+    (outer,) = values_named(fn_ir, "outer")
+    (inner,) = values_named(fn_ir, "inner")
+    (t,) = values_named(fn_ir, "t")
+    (x,) = values_named(fn_ir, "x")
+    # ``t`` is ``inner`` at run time: writing into t changes inner and outer.
+    assert a.is_active(t) and a.is_active(outer) and a.is_varied(inner)
+    assert a.is_useful(x)
+
+
+def test_closure_writing_into_a_capture_makes_it_varied():
+    fn_ir, a = analyse(closure_appends)
+    (out,) = values_named(fn_ir, "out")
+    (read,) = ops_of(fn_ir, n.GetItem)
+    assert a.is_varied(out) and a.is_active(read.result)
+
+
+def test_inplace_operator_mutates_its_left_operand():
+    fn_ir, a = analyse(inplace_extend)
+    acc_values = values_named(fn_ir, "acc")
+    assert all(a.is_varied(v) for v in acc_values)
+    (read,) = ops_of(fn_ir, n.GetItem)
+    assert a.is_active(read.result)
+
+
+def test_exit_flag_carries_no_usefulness_hand_built_ir():
+    # for _ in it: (flag = flag) exit_if[flag]; return flag -- the flag only stops the loop.
+    x, it, item, arg, res = (n.Value(h) for h in ("x", "it", "item", "flag", "res"))
+    body = n.Region(args=[item, arg], ops=[n.Yield([arg])])
+    loop = n.For(it, [x], body, [res], exit_flags=[0])
+    fn_ir = n.Function("hand", n.Signature(args=["x", "it"]),
+                       n.Region(args=[x, it], ops=[loop, n.Return(res)]))
+    a = activity(fn_ir, [0])
+    assert a.is_varied(res) and a.is_useful(res)
+    assert not a.is_useful(x) and not a.is_useful(arg)
