@@ -23,30 +23,33 @@ from wengert.ir.printer import print_function
 class _Entry:
     ir: n.Function
     deps: list[Dependency]
+    code: Any = None
+    globals: Any = None
     compiled: Any = None
     source: str | None = None
 
-    def valid(self) -> bool:
-        return all(d.still_valid() for d in self.deps)
+    def valid(self, fn: Any) -> bool:
+        return self.code is fn.__code__ and self.globals is fn.__globals__ and \
+            all(d.still_valid() for d in self.deps)
 
 
 _PRIMAL_CACHE: dict[Any, _Entry] = {}
 
 
 def _key(fn: Any) -> Any:
-    # The code object and the closure cells identify a def; the cells' contents are
-    # checked by the entry's dependencies.
-    return (fn.__code__, tuple(id(c) for c in (fn.__closure__ or ())))
+    # Identity, not equality: code objects of two identical modules compare equal.
+    # The cells' contents and the globals are checked by the entry itself.
+    return (id(fn.__code__), id(fn.__globals__), tuple(id(c) for c in (fn.__closure__ or ())))
 
 
 def _primal_entry(fn: Any) -> _Entry:
     key = _key(fn)
     entry = _PRIMAL_CACHE.get(key)
-    if entry is not None and entry.valid() and entry.ir is not None:
+    if entry is not None and entry.valid(fn):
         return entry
     _PRIMAL_CACHE.pop(key, None)
     ir, deps = lower_with_deps(fn)
-    entry = _Entry(ir, deps)
+    entry = _Entry(ir, deps, fn.__code__, fn.__globals__)
     _PRIMAL_CACHE[key] = entry
     return entry
 

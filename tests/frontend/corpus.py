@@ -686,6 +686,36 @@ def generator_exprs(xs):
 case(generator_exprs, ([1, -3, 2],), ([],), ((0.5, 0.0),))
 
 
+def genexpr_next(xs):
+    return next((x for x in xs if x > 2), None)
+
+
+case(genexpr_next, ([1, 3, 4],), ([],))
+
+
+def genexpr_is_lazy(xs):
+    g = (x * 10 for x in xs)
+    first = next(g)
+    return first, list(g)
+
+
+case(genexpr_is_lazy, ([1, 2, 3],), ((5,),))
+
+
+def genexpr_short_circuit(log, xs):
+    return any(rec(log, x) > 1 for x in xs), all(rec(log, -x) < 0 for x in xs)
+
+
+case(genexpr_short_circuit, ([], [0, 2, 5, 7]), ([], [3, -1, 2]))
+
+
+def genexpr_lazy_exception(xs):
+    return all(1 / x < 10 for x in xs)
+
+
+case(genexpr_lazy_exception, ([0.01, 0.0],), ([1.0, 2.0],), ([0.0],))
+
+
 def comprehension_closure(xs, k):
     offset = k * 2
     return [x + k for x in xs], {x: [x * offset for _ in range(2)] for x in xs}
@@ -1776,6 +1806,42 @@ case_of("Scaler.describe.bound", lambda: Scaler(2.0).describe, (), ("custom",))
 case_of("Scaler.apply.unbound", lambda: Scaler.apply, (Scaler(2.0), 3.0))
 
 
+class ScaledChild(Scaler):
+    """A subclass whose methods use zero-argument super()."""
+
+    def apply(self, x):
+        return super().apply(x) * 2
+
+    @classmethod
+    def build(cls, factor):
+        return cls(factor).factor * 10
+
+    @staticmethod
+    def helper(x, *, k):
+        return x * k
+
+
+case_of("ScaledChild.apply.super", lambda: ScaledChild(3.0).apply, (2.0,), (-1,))
+case_of("ScaledChild.build.classmethod", lambda: ScaledChild.build, (2.0,))
+case_of("ScaledChild.helper.staticmethod", lambda: ScaledChild.helper, Args(2.0, k=3))
+
+
+def doubling(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return 2 * fn(*args, **kwargs)
+
+    return wrapper
+
+
+@doubling
+def wrapped_by_decorator(x):
+    return x + 1
+
+
+case(wrapped_by_decorator, (1,), (2.5,))
+
+
 def poly3(a, b, x):
     return a * x ** 2 + b * x + 1.0
 
@@ -1956,6 +2022,293 @@ def print_then_raise(x):
 
 
 case(print_then_raise, (2,), (0,))
+
+
+# ==========================================================================
+# Evaluation order and name hygiene
+# ==========================================================================
+
+
+def eval_order_setitem(log, d):
+    d[rec(log, "key")] = rec(log, "value")
+    rec(log, d)[rec(log, "k2")] = rec(log, 2)
+    return d
+
+
+case(eval_order_setitem, ([], {}),)
+
+
+def eval_order_augassign(log, xs):
+    xs[rec(log, 0)] += rec(log, 10)
+    return xs
+
+
+case(eval_order_augassign, ([], [1, 2]),)
+
+
+def eval_order_call(log):
+    return varargs(rec(log, 1), *rec(log, [2, 3]), k=rec(log, 4), **rec(log, {"m": 5}))
+
+
+case(eval_order_call, ([],),)
+
+
+def swap_subscripts(xs, box):
+    xs[0], xs[1] = xs[1], xs[0]
+    box.value, box.count = box.count, box.value
+    a, b = c = (xs[0], xs[-1])
+    return a, b, c
+
+
+case(swap_subscripts, ([1, 2, 3], Box(1.5, 7)),)
+
+
+def unusual_targets(rows, box):
+    out = []
+    for a, *rest in rows:
+        out.append((a, rest))
+    for box.value in range(3):
+        out.append(box.value)
+    x = y = z = len(out)
+    return out, x + y + z
+
+
+case(unusual_targets, ([[1, 2, 3], [4]], Box()),)
+
+
+def shadow_generated_names(operator, math, np):
+    t1 = operator * math
+    return t1 + np, operator - math
+
+
+case(shadow_generated_names, (2.0, 3.0, 1.0), (1, 2, 3))
+
+
+def temp_name_collision(t1, t2, t3):
+    a = t1 * t2 + t3
+    t1 = (t1 + 1) * (t2 - 1)
+    tmp = [t1 * k for k in range(3)]
+    return a, t1, tmp, t1 if t3 > 0 else t2
+
+
+case(temp_name_collision, (1.0, 2.0, 3.0), (0.5, -1.0, -2.0))
+
+
+def flag_name_collision(xs):
+    break_ = 0
+    returned = 5
+    result = "r"
+    for x in xs:
+        if x > 2:
+            break
+        if x < 0:
+            return break_, returned, result
+        break_ += x
+        returned -= 1
+    return break_, returned, result
+
+
+case(flag_name_collision, ([1, 2, 3],), ([1, -1],), ([],))
+
+
+def maybe_undefined_global(x):
+    if x > 100:
+        return UNDEFINED_GLOBAL_NAME * 2
+    return x
+
+
+case(maybe_undefined_global, (1,), (200,))
+
+
+def literal_forms(x):
+    return 1_000 + 0x1F + 0o17 + 0b101, 1e-3 * x, 2j * x, b"ab" + b"c", -0.0, None, ...
+
+
+case(literal_forms, (2.0,), (-1,))
+
+
+def conditional_def(flag):
+    if flag:
+        def g(v):
+            return v + 1
+    else:
+        def g(v):
+            return v - 1
+    return g(10)
+
+
+case(conditional_def, (True,), (0,))
+
+
+def lambda_in_comprehension(n):
+    now = [(lambda: i * 2)() for i in range(n)]
+    later = [(lambda j=i: j)() for i in range(n)]
+    return now, later
+
+
+case(lambda_in_comprehension, (3,), (0,))
+
+
+def lambda_key_in_loop(rows):
+    out = []
+    for i in range(2):
+        out.append(sorted(rows, key=lambda r: r[i]))
+    return out
+
+
+case(lambda_key_in_loop, ([(1, 9), (3, 2), (2, 5)],), ([],))
+
+
+def loop_mutates_iterated_list(xs):
+    for x in xs:
+        if x < 3:
+            xs.append(x + 3)
+    return xs
+
+
+case(loop_mutates_iterated_list, ([1, 2, 5],), ([],))
+
+
+def last_assigned_in_loop(xs):
+    for x in xs:
+        last = x * 2
+    return last
+
+
+case(last_assigned_in_loop, ([1, 2, 3],), ((7,),))
+
+
+def walrus_in_loop_condition(xs):
+    out = []
+    i = 0
+    while i < len(xs) and (v := xs[i]) != 0:
+        out.append(v)
+        i += 1
+    else:
+        out.append("end")
+    return out, i
+
+
+case(walrus_in_loop_condition, ([1, 2, 0, 3],), ([1, 2],), ([],))
+
+
+def loops_mixed_control(n):
+    log = []
+    i = 0
+    while i < n:
+        i += 1
+        for j in range(i):
+            if j == 2:
+                break
+            if (i + j) % 2:
+                continue
+            log.append((i, j))
+        else:
+            if i == 3:
+                continue
+            log.append(("else", i))
+        if i > 4:
+            break
+    else:
+        log.append("while-else")
+    return log
+
+
+case(loops_mixed_control, (7,), (3,), (0,))
+
+
+def return_from_with_in_loop(log, xs):
+    for x in xs:
+        with Recorder(log, x) as r:
+            if r > 25:
+                return r
+            while True:
+                if r > 5:
+                    return -r
+                break
+    return None
+
+
+case(return_from_with_in_loop, ([], [1, 3]), ([], [0, 0.25]), ([], []))
+
+
+def type_introspection(x):
+    return type(x).__name__, isinstance(x, (int, float)), Scaler.__name__, callable(x)
+
+
+case(type_introspection, (1,), ("s",), (len,))
+
+
+def tuple_item_iadd(t):
+    t[0] += [1]
+    return t
+
+
+case(tuple_item_iadd, (([0],),),)
+
+
+def walrus_in_if(xs):
+    if (m := max(xs)) > 3:
+        m = m * 2
+    return m
+
+
+case(walrus_in_if, ([1, 5],), ([1, 2],))
+
+
+def walrus_in_fstring_and_comprehension(xs):
+    total = 0
+    running = [total := total + x for x in xs]
+    s = f"{(y := total * 2)}!"
+    return running, total, s, y
+
+
+case(walrus_in_fstring_and_comprehension, ([1, 2, 3],), ([],))
+
+
+def while_condition_side_effects(log, n):
+    i = 0
+    while rec(log, i) < n:
+        i += 1
+    return i
+
+
+case(while_condition_side_effects, ([], 3), ([], 0))
+
+
+def while_condition_raises(xs):
+    i = 0
+    while 10 / xs[i] > 1:
+        i += 1
+    return i
+
+
+case(while_condition_raises, ([5, 2, 20],), ([1, 0],), ([2, 4],))
+
+
+def nested_default_uses_outer(x):
+    y = x * 2
+
+    def inner(a, b=y + 1):
+        return a + b
+
+    y = 0
+    return inner(1), y
+
+
+case(nested_default_uses_outer, (3,), (0.5,))
+
+
+def numpy_views(a):
+    v = a[1:]
+    v += 1.0
+    a[:2] += a[1:3]
+    w = a.reshape(2, -1)
+    w[0, 0] = -5.0
+    return a, v.base is a
+
+
+case(numpy_views, (np.arange(6.0),),)
 
 
 # ==========================================================================

@@ -22,3 +22,16 @@ def test_recursive_nested_function():
 def test_default_argument_capture_in_loop_is_allowed():
     f = corpus.closure_in_loop
     assert wengert.api.primal(f)(4) == f(4)
+
+
+def _escaping(n):
+    fs = []
+    for i in range(n):
+        fs.append(lambda: i)
+    return [f() for f in fs]
+
+
+def test_escaping_lambda_capturing_a_loop_variable_is_refused():
+    with pytest.raises(wengert.UnsupportedSyntaxError) as info:
+        wengert.api.primal(_escaping)
+    assert info.value.loc.lineno == _escaping.__code__.co_firstlineno + 3

@@ -208,3 +208,51 @@ def test_numpy_indexing_on_generated_inputs(a):
     arr = np.array(a).reshape(3, 4)
     orig, _, compiled = _compiled("numpy_indexing")
     assert_same_behaviour(orig, compiled, (arr,), {}, label=f"numpy_indexing({arr!r})")
+
+
+# --------------------------------------------------------------------------
+# Caching: equal code, different captured values
+# --------------------------------------------------------------------------
+
+
+def test_closures_with_different_cells_are_not_confused():
+    one, two = corpus.make_adder(1.0), corpus.make_adder(2.0)
+    p1, p2 = wengert.api.primal(one), wengert.api.primal(two)
+    assert (p1(10.0), p2(10.0)) == (11.0, 12.0)
+    assert wengert.api.primal(corpus.make_adder(3.0))(10.0) == 13.0
+
+
+def test_bound_methods_of_different_instances_are_not_confused():
+    a, b = corpus.Scaler(2.0), corpus.Scaler(5.0)
+    pa, pb = wengert.api.primal(a.apply), wengert.api.primal(b.apply)
+    assert (pa(1.0), pb(1.0)) == (a.apply(1.0), b.apply(1.0))
+    # The compiled method sees later changes to its instance, like the original.
+    a.factor = 7.0
+    assert pa(1.0) == a.apply(1.0)
+
+
+def test_partials_with_different_arguments_are_not_confused():
+    p1 = wengert.api.primal(functools.partial(corpus.poly3, 1.0, 0.0))
+    p2 = wengert.api.primal(functools.partial(corpus.poly3, 2.0, 0.0))
+    assert (p1(3.0), p2(3.0)) == (corpus.poly3(1.0, 0.0, 3.0), corpus.poly3(2.0, 0.0, 3.0))
+
+
+def test_primal_sees_a_rebound_global_when_compiled_again():
+    old = corpus.SCALE
+    try:
+        before = wengert.api.primal(corpus.use_globals)(2.0)
+        corpus.SCALE = 10.0
+        after = wengert.api.primal(corpus.use_globals)(2.0)
+    finally:
+        corpus.SCALE = old
+    assert before[0] == old * 2.0 + corpus.OFFSET
+    assert after[0] == 10.0 * 2.0 + corpus.OFFSET
+
+
+def test_generated_source_is_inspectable():
+    """Generated code is registered with linecache: inspect.getsource works on it."""
+    import inspect
+
+    compiled = wengert.api.primal(corpus.mixed_piecewise)
+    src = inspect.getsource(compiled)
+    assert "def " in src and "for " in src

@@ -14,9 +14,11 @@ not raise: operations that may raise are covered by the corpus instead.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -38,6 +40,7 @@ CONSTS = ("0.5", "2.0", "-1.5", "3", "0.0", "1", "0.25")
 MAX_DEPTH = 3
 
 _TMP = Path(tempfile.mkdtemp(prefix="wengert_random_programs_"))
+atexit.register(shutil.rmtree, _TMP, True)
 
 
 # --------------------------------------------------------------------------
@@ -52,8 +55,11 @@ def expressions(draw, loopvars: tuple[str, ...], depth: int = 2) -> str:
         return draw(st.sampled_from(atoms))
     sub = expressions(loopvars, depth - 1)
     kind = draw(st.sampled_from(["+", "-", "*", "*", "safe/", "neg", "abs", "min", "max",
-                                 "ifexp", "sq"]))
+                                 "ifexp", "sq", "and", "or"]))
     left = draw(sub)
+    if kind in ("and", "or"):
+        # Value semantics: the result is one of the operands.
+        return f"({left} {kind} {draw(sub)})"
     if kind in ("+", "-", "*"):
         return f"({left} {kind} {draw(sub)})"
     if kind == "safe/":
@@ -103,7 +109,7 @@ def blocks(draw, indent: int, depth: int, loopvars: tuple[str, ...], in_loop: bo
 @st.composite
 def statements(draw, indent: int, depth: int, loopvars: tuple[str, ...],
                in_loop: bool) -> list[Line]:
-    kinds = ["assign", "assign", "assign", "aug", "return"]
+    kinds = ["assign", "assign", "assign", "aug", "return", "swap", "append"]
     if depth < MAX_DEPTH:
         kinds += ["if", "if", "for", "while"]
     if in_loop:
@@ -113,6 +119,11 @@ def statements(draw, indent: int, depth: int, loopvars: tuple[str, ...],
     cond = conditions(loopvars)
     if kind == "assign":
         return [(indent, f"{draw(st.sampled_from(VARS))} = {draw(expr)}")]
+    if kind == "swap":
+        u, v = draw(st.lists(st.sampled_from(VARS), min_size=2, max_size=2, unique=True))
+        return [(indent, f"{u}, {v} = {v}, {draw(expr)}")]
+    if kind == "append":
+        return [(indent, f"acc.append({draw(expr)})")]
     if kind == "aug":
         op = draw(st.sampled_from(["+=", "-=", "*="]))
         return [(indent, f"{draw(st.sampled_from(VARS))} {op} {draw(expr)}")]
@@ -164,8 +175,8 @@ def statements(draw, indent: int, depth: int, loopvars: tuple[str, ...],
 @st.composite
 def programs(draw) -> str:
     body = draw(blocks(1, 0, (), False))
-    final = draw(st.sampled_from(["(x, y, z, a, b)", "a + b * x", "[a, b]"]))
-    lines = ["def f(x, y, z):", "    a = 0.0", "    b = 1.0"]
+    final = draw(st.sampled_from(["(x, y, z, a, b, acc)", "a + b * x", "[a, b]"]))
+    lines = ["def f(x, y, z):", "    a = 0.0", "    b = 1.0", "    acc = []"]
     lines += ["    " * ind + text for ind, text in body]
     lines.append(f"    return {final}")
     return "\n".join(lines) + "\n"

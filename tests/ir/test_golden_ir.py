@@ -46,6 +46,8 @@ GOLDEN_CASES = [
     "nested_comprehension",        # (alias, see below)
     "generator_exprs",             # generator expressions passed to builtins
     "nested_def",                  # nested def reading an enclosing parameter
+    "nested_closure_levels",       # closures two levels deep
+    "closure_adder",               # a closure built by a factory (reads a cell)
     "with_block",                  # with statement feeding the result
     "with_return_inside",          # return inside a with body
     "assert_message",              # assert with a message

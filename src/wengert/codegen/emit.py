@@ -351,9 +351,13 @@ class FunctionEmitter:
                     parts.append(ast.FormattedValue(self.expr(p), -1, None))
             return ast.JoinedStr(parts)
         if isinstance(op, n.If):
-            a = self.expr(op.then.terminator.values[0])
-            b = self.expr(op.orelse.terminator.values[0])
-            return ast.IfExp(self.expr(op.cond), a, b)
+            ty, ey = op.then.terminator.values[0], op.orelse.terminator.values[0]
+            # ``c if c else b`` is ``c or b``; ``b if c else c`` is ``c and b``.
+            if ty is op.cond and len(op.then.ops) == 1:
+                return _boolop(ast.Or(), self.expr(op.cond), self.expr(ey))
+            if ey is op.cond and len(op.orelse.ops) == 1:
+                return _boolop(ast.And(), self.expr(op.cond), self.expr(ty))
+            return ast.IfExp(self.expr(op.cond), self.expr(ty), self.expr(ey))
         raise AssertionError(f"cannot inline {op!r}")  # pragma: no cover
 
     def formatted(self, op: n.FormatValue) -> ast.FormattedValue:
@@ -613,6 +617,12 @@ def _hashable(v: Any) -> bool:
     except TypeError:
         return False
     return True
+
+
+def _boolop(op: ast.boolop, left: ast.expr, right: ast.expr) -> ast.expr:
+    if isinstance(left, ast.BoolOp) and type(left.op) is type(op):
+        return ast.BoolOp(op, [*left.values, right])
+    return ast.BoolOp(op, [left, right])
 
 
 def _negate(test: ast.expr) -> ast.expr:

@@ -248,6 +248,10 @@ class FunctionLowering:
         # Names of the enclosing functions' locals this function reads (closures).
         self.captured: dict[str, n.Value] = {}
         self._rebound: set[str] = set()
+        #: Captured names the enclosing function reassigns later: (name, node).
+        self.late_captures: list[tuple[str, ast.AST]] = []
+        #: Set while lowering a callee or argument that is called before anything else runs.
+        self.called_at_once = False
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -584,18 +588,23 @@ class FunctionLowering:
         return True
 
     def stmt_While(self, s: ast.While) -> bool:
-        if any(isinstance(x, ast.NamedExpr) for x in ast.walk(s.test)):
-            if s.orelse:
-                raise self.error(s, "an assignment expression in a while condition together "
-                                    "with 'while ... else' is not supported",
-                                 "assign the value inside the loop body")
-            # ``while (x := f()) > 0: body`` == ``while True: if not (x := f()) > 0: break; body``
-            guard = ast.If(test=ast.UnaryOp(ast.Not(), s.test), body=[ast.Break()], orelse=[])
-            ast.copy_location(guard, s)
-            ast.copy_location(guard.test, s.test)
-            guard.body[0] = ast.copy_location(guard.body[0], s)
-            return self.loop(s, None, None, [guard] + s.body, [], ast.Constant(True))
-        return self.loop(s, None, None, s.body, s.orelse, s.test)
+        if not any(isinstance(x, ast.NamedExpr) for x in ast.walk(s.test)):
+            return self.loop(s, None, None, s.body, s.orelse, s.test)
+        # A walrus in the condition binds a name the body reads, so the test moves into
+        # the body: ``while True: if not test: <exited> = True; break`` + body; the
+        # ``else`` clause runs exactly when the loop ended through the test.
+        exited = ".while_exit"
+        self.locals = self.locals | {exited}
+        self.env[exited] = self.const(False)
+        flag = ast.Assign(targets=[ast.Name(exited, ast.Store())], value=ast.Constant(True))
+        guard = ast.If(test=ast.UnaryOp(ast.Not(), s.test), body=[flag, ast.Break()], orelse=[])
+        for node in (guard, guard.test, flag, flag.targets[0], flag.value, guard.body[1]):
+            ast.copy_location(node, s.test)
+        self.loop(s, None, None, [guard] + s.body, [], ast.Constant(True))
+        if s.orelse:
+            self.branch(self.env[exited], lambda: self.block(s.orelse), lambda: None)
+        self.env.pop(exited, None)
+        return True
 
     def stmt_With(self, s: ast.With) -> bool:
         return self.with_items(s, list(s.items))
@@ -699,11 +708,9 @@ class FunctionLowering:
                                  "define the variable before the nested function")
             v = owner.env[name]
             if name in owner.rebound_after_def:
-                raise self.error(
-                    node, f"the nested function reads {name!r}, which the enclosing function "
-                          f"assigns again after defining it",
-                    "Python closures see the latest value; pass it as a default argument "
-                    f"({name}={name}) to capture the current one")
+                # Only sound if the function runs before ``name`` changes: checked by
+                # the owner once it knows how the function value is used.
+                self.late_captures.append((name, node))
         self.captured[name] = v
         return v
 
@@ -828,22 +835,88 @@ class FunctionLowering:
     def expr_Call(self, e: ast.Call) -> n.Value:
         if isinstance(e.func, ast.Name) and e.func.id == "super" and not e.args and \
                 "super" not in self.env:
-            raise self.error(e, "zero-argument super() is not supported",
-                             "call super(Class, self) explicitly")
+            return self.zero_arg_super(e)
+        if isinstance(e.func, ast.Name) and e.func.id in ("any", "all") and len(e.args) == 1 \
+                and not e.keywords and isinstance(e.args[0], ast.GeneratorExp) and \
+                len(e.args[0].generators) == 1 and e.func.id not in self.env and \
+                self.resolver.resolve(e.func.id)[1] in (any, all):
+            return self.short_circuit(e, e.func.id)
+        self.called_at_once = isinstance(e.func, ast.Lambda)
         fn = self.expr(e.func)
+        self.called_at_once = False
+        immediate = _calls_at_once(fn, self)
         args: list[n.Value] = []
         starred: list[int] = []
         for a in e.args:
             if isinstance(a, ast.Starred):
                 starred.append(len(args))
                 args.append(self.expr(a.value))
-            elif isinstance(a, ast.GeneratorExp):
+            elif isinstance(a, ast.Lambda) and immediate:
+                self.called_at_once = True
+                args.append(self.expr(a))
+                self.called_at_once = False
+            elif isinstance(a, ast.GeneratorExp) and _consumes_iterable(fn, self):
+                # ``sum(x * x for x in xs)``: the consumer takes any iterable.
                 args.append(self.comprehension(a, "list"))
             else:
                 args.append(self.expr(a))
-        kwargs = [(k.arg, self.expr(k.value)) for k in e.keywords]
+        kwargs = []
+        for k in e.keywords:
+            self.called_at_once = immediate and isinstance(k.value, ast.Lambda)
+            kwargs.append((k.arg, self.expr(k.value)))
+            self.called_at_once = False
         self.b.loc = self.loc(e)
         return self.b.emit(n.Call(fn, args, kwargs, [self.b.value()], tuple(starred))).result
+
+    def zero_arg_super(self, e: ast.Call) -> n.Value:
+        """``super()`` is ``super(__class__, <first parameter>)``, as Python compiles it."""
+        found, cls = self.resolver.resolve("__class__") if self.parent is None else (False, None)
+        if not found or not self.params:
+            raise self.error(e, "zero-argument super() is only supported in a method",
+                             "call super(Class, self) explicitly")
+        sup = self.const(super, "super")
+        args = [self.const(cls, None), self.env.get(self.params[0]) or
+                self.load_name(self.params[0], e)]
+        return self.b.emit(n.Call(sup, args, [], [self.b.value()])).result
+
+    def short_circuit(self, e: ast.Call, kind: str) -> n.Value:
+        """``all(p for x in xs)`` stops at the first false ``p`` (``any``: first true).
+
+        Written as the loop it is, so the generator's laziness is kept: later
+        elements are never computed, as in Python.
+        """
+        gen: ast.GeneratorExp = e.args[0]  # type: ignore[assignment]
+        g = gen.generators[0]
+        res = f".{kind}"
+        found = ast.Constant(kind == "any")
+        test: ast.expr = gen.elt if kind == "any" else ast.UnaryOp(ast.Not(), gen.elt)
+        hit = ast.If(test=test, body=[ast.Assign(targets=[ast.Name(res, ast.Store())],
+                                                 value=found), ast.Break()], orelse=[])
+        body: list[ast.stmt] = [hit]
+        for cond in reversed(g.ifs):
+            body = [ast.If(test=cond, body=body, orelse=[])]
+        loop = ast.For(target=g.target, iter=ast.Name(".iter0", ast.Load()), body=body,
+                       orelse=[])
+        for node in ast.walk(loop):
+            if not hasattr(node, "lineno") or node is hit or node in body or node is loop:
+                ast.copy_location(node, gen)
+        outer_env = dict(self.env)
+        names: list[str] = []
+        _targets_of(g.target, names)
+        saved_locals = self.locals
+        self.locals = self.locals | set(names) | {res, ".iter0"}
+        walrus = [x.target.id for x in ast.walk(gen) if isinstance(x, ast.NamedExpr)]
+        self.env[".iter0"] = self.expr(g.iter)
+        self.env[res] = self.const(kind == "all")
+        self.block([loop])
+        value = self.env[res]
+        self.locals = saved_locals
+        new_env = dict(outer_env)
+        for name in walrus:
+            if name in self.env:
+                new_env[name] = self.env[name]
+        self.env = new_env
+        return value
 
     def expr_Attribute(self, e: ast.Attribute) -> n.Value:
         obj = self.expr(e.value)
@@ -1011,6 +1084,13 @@ class FunctionLowering:
             self.env[node.name] = result
         child = FunctionLowering(self.src, self.resolver, parent=self, node=node)
         func = child.lower_function()
+        if child.late_captures and not (self.called_at_once and isinstance(node, ast.Lambda)):
+            name, where = child.late_captures[0]
+            raise self.error(
+                where, f"the nested function reads {name!r}, which the enclosing function "
+                       f"assigns again after defining it",
+                "Python closures see the latest value; pass it as a default argument "
+                f"({name}={name}) to capture the current one")
         if isinstance(node, ast.FunctionDef):
             if saved is None:
                 self.env.pop(node.name, None)
@@ -1057,6 +1137,38 @@ def _same_scope_nodes(fn: ast.AST):
         yield node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             stack.extend(ast.iter_child_nodes(node))
+
+
+_ITERABLE_CONSUMERS = {sum, min, max, any, all, list, tuple, set, frozenset, sorted, dict,
+                       enumerate, zip, map, filter, reversed}
+
+
+def _calls_at_once(fn: n.Value, low: FunctionLowering) -> bool:
+    """Whether ``fn`` calls a function argument only while it runs (``sorted(key=...)``)."""
+    import functools
+
+    op = low._definer(fn)
+    if isinstance(op, n.GetAttr):
+        return op.name == "sort"
+    if not isinstance(op, n.Const):
+        return False
+    try:
+        return op.value in (sorted, min, max, functools.reduce)
+    except TypeError:
+        return False
+
+
+def _consumes_iterable(fn: n.Value, low: FunctionLowering) -> bool:
+    """Whether ``fn`` is known to accept a list where a generator was written."""
+    import math
+
+    op = low._definer(fn)
+    if not isinstance(op, n.Const):
+        return False
+    try:
+        return op.value in _ITERABLE_CONSUMERS or op.value in (math.fsum, math.prod)
+    except TypeError:
+        return False
 
 
 def _char_col(text: str, byte_col: int) -> int:

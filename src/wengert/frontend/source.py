@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
-import inspect
 import linecache
 import types
 from dataclasses import dataclass, field
@@ -125,6 +124,8 @@ def unwrap(f: Any) -> tuple[types.FunctionType, tuple, dict]:
 
 
 def _parse_file(filename: str) -> ast.Module | None:
+    # A module edited and reloaded must not be read from a stale cache.
+    linecache.checkcache(filename)
     lines = linecache.getlines(filename)
     if not lines:
         linecache.checkcache(filename)
@@ -190,8 +191,3 @@ def _match_lambda(cands: list[ast.Lambda], code: types.CodeType) -> list[ast.Lam
                                             for col in cols):
             return [c]
     return same
-
-
-def function_of(obj: Any) -> Any:
-    """``inspect.unwrap`` without following ``__wrapped__`` (kept for API symmetry)."""
-    return inspect.unwrap(obj, stop=lambda f: True)
