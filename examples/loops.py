@@ -1,4 +1,5 @@
 import math
+
 import numpy as np
 
 SCALE = 2.0
@@ -14,7 +15,7 @@ def f(x, n):
 
 def g(xs):
     total = 0
-    for i, x in enumerate(xs):
+    for x in xs:
         if x < 0:
             continue
         if x > 10:
