@@ -4,7 +4,7 @@ from wengert import (
     api,  # noqa: F401
     rules,  # noqa: F401  (registers the built-in rules)
 )
-from wengert.api import show
+from wengert.api import grad, show, value_and_grad, vjp
 from wengert.diagnostics import (
     NonDifferentiableError,
     NonDifferentiableWarning,
@@ -19,6 +19,9 @@ __all__ = [
     "SourceUnavailableError",
     "UnsupportedSyntaxError",
     "WengertError",
+    "grad",
     "show",
+    "value_and_grad",
+    "vjp",
 ]
 __version__ = "0.1.0"

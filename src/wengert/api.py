@@ -8,9 +8,24 @@ Nothing is cached when a transform fails.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import inspect
+import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy
+
+from wengert import runtime, tangents
+from wengert.diagnostics import (
+    NonDifferentiableError,
+    NonDifferentiableWarning,
+    SourceUnavailableError,
+)
+from wengert.rules import registry
+from wengert.transforms.vjp import vjp_transform
 
 from wengert.codegen.emit import generate
 from wengert.frontend.lower import lower_with_deps
@@ -75,12 +90,302 @@ def primal(f: Any) -> Any:
     return out
 
 
-def show(f: Any, mode: str = "ir", **options: Any) -> str:
-    """Text of what wengert makes of ``f``: ``"ir"``, ``"primal"``, ``"vjp"`` or ``"jvp"``."""
-    fn, _, _ = unwrap(f)
+def show(f: Any, mode: str = "ir", argnums: int | Sequence[int] = 0,
+         arg_types: Sequence[type | None] | None = None) -> str:
+    """Text of what wengert makes of ``f``: ``"ir"``, ``"primal"`` or ``"vjp"``.
+
+    ``"vjp"`` shows the generated forward code and pullback for ``argnums``,
+    specialised on ``arg_types`` (default: ``float`` for every parameter).
+    """
+    fn, bound, _ = unwrap(f)
     if mode == "ir":
         return print_function(_primal_entry(fn).ir)
     if mode == "primal":
         primal(fn)
         return _primal_entry(fn).source or ""
-    raise ValueError(f"unknown mode {mode!r}: expected 'ir' or 'primal'")
+    if mode == "vjp":
+        nparams = len(_primal_entry(fn).ir.body.args)
+        if arg_types is None:
+            arg_types = [float] * nparams
+        wrt = _wrt(argnums, len(bound), nparams)
+        return _vjp_entry(fn, wrt, tuple(arg_types)).source or ""
+    raise ValueError(f"unknown mode {mode!r}: expected 'ir', 'primal' or 'vjp'")
+
+
+# ----------------------------------------------------------------------------- reverse mode
+
+
+@dataclass
+class _VJPEntry:
+    primal: _Entry
+    compiled: Any
+    source: str
+    code: Any
+    globals: Any
+
+    def valid(self, fn: Any) -> bool:
+        return self.primal.valid(fn)
+
+
+_VJP_CACHE: dict[Any, _VJPEntry] = {}
+
+
+def _vjp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> _VJPEntry:
+    key = (_key(fn), wrt, arg_types)
+    entry = _VJP_CACHE.get(key)
+    if entry is not None and entry.valid(fn):
+        return entry
+    _VJP_CACHE.pop(key, None)
+    prim = _primal_entry(fn)
+    ir, warnings_found = vjp_transform(prim.ir, wrt, arg_types)
+    compiled, source = generate(ir, f"{fn.__qualname__}:vjp")
+    compiled.__defaults__ = fn.__defaults__
+    compiled.__kwdefaults__ = fn.__kwdefaults__
+    for name, loc in warnings_found:
+        warnings.warn(NonDifferentiableWarning(
+            f"an active value passes through {name}(), which has no derivative; "
+            "the gradient through it is zero", loc,
+            hint="use wengert.stop_gradient() to say this is intended"), stacklevel=4)
+    entry = _VJPEntry(prim, compiled, source, fn.__code__, fn.__globals__)
+    _VJP_CACHE[key] = entry
+    return entry
+
+
+def _wrt(argnums: int | Sequence[int], nbound: int, nparams: int) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    out = []
+    for a in nums:
+        if not isinstance(a, int):
+            raise TypeError(f"argnums must be ints, got {a!r}")
+        i = a + nbound if a >= 0 else nparams + a
+        if not 0 <= i < nparams:
+            raise ValueError(f"argnums {a} is out of range for a function of "
+                             f"{nparams - nbound} argument(s)")
+        out.append(i)
+    return tuple(out)
+
+
+def _param_types(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, ...] | None:
+    """The type of each parameter's value for this call (``None``: cannot bind cheaply)."""
+    code = fn.__code__
+    nparams = code.co_argcount + code.co_kwonlyargcount
+    if not kwargs and code.co_flags & 0x0C == 0 and len(args) == code.co_argcount:
+        return tuple(type(a) for a in args)
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError:
+        return None
+    bound.apply_defaults()
+    out = tuple(type(v) for v in bound.arguments.values())
+    del nparams
+    return out
+
+
+def _call_vjp(fn: Any, wrt: tuple[int, ...] | None, args: tuple, kwargs: dict
+              ) -> tuple[Any, Any, int]:
+    types_ = _param_types(fn, args, kwargs)
+    nparams = len(_primal_entry(fn).ir.body.args)
+    if types_ is None:
+        # Let Python report the bad call (missing or unexpected arguments).
+        fn(*args, **kwargs)
+        raise TypeError("cannot bind the arguments")  # pragma: no cover
+    if wrt is None:
+        wrt = tuple(range(nparams))
+    entry = _vjp_entry(fn, wrt, types_)
+    out, pb = entry.compiled(*args, **kwargs)
+    return out, pb, nparams
+
+
+def _finish(x: Any, adj: Any) -> Any:
+    """An adjoint in the structure of the primal ``x``, zeros materialised."""
+    if isinstance(adj, runtime.Attrs):
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            fields = [_finish(getattr(x, f.name), adj.get(f.name)) for f in dataclasses.fields(x)]
+            out = object.__new__(type(x))
+            for f, v in zip(dataclasses.fields(x), fields):
+                object.__setattr__(out, f.name, v)
+            return out
+        out = object.__new__(type(x))
+        for k, v in vars(x).items():
+            object.__setattr__(out, k, _finish(v, adj.get(k)))
+        return out
+    if adj is None and not tangents.is_differentiable(x) and hasattr(x, "__dict__") and \
+            not isinstance(x, type) and not callable(x):
+        return None
+    if isinstance(adj, (list, tuple)) and isinstance(x, (list, tuple)) and len(adj) == len(x):
+        items = [_finish(a, b) for a, b in zip(x, adj)]
+        adj = tuple(items) if isinstance(x, tuple) else items
+    elif isinstance(adj, dict) and isinstance(x, dict):
+        adj = {k: _finish(v, adj.get(k)) for k, v in x.items()}
+    return tangents.materialize(x, adj)
+
+
+def _seed(out: Any) -> Any:
+    if isinstance(out, (float, numpy.floating)):
+        return type(out)(1.0)
+    if isinstance(out, numpy.ndarray) and out.shape == () and \
+            numpy.issubdtype(out.dtype, numpy.floating):
+        return numpy.ones((), out.dtype)
+    if isinstance(out, (int, bool, numpy.integer)):
+        raise TypeError(f"grad requires a float output; the function returned "
+                        f"{type(out).__name__} {out!r} (an int has no derivative)")
+    raise TypeError("grad requires a scalar float output; the function returned "
+                    f"{type(out).__name__}; use wengert.vjp for other outputs")
+
+
+def value_and_grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Any:
+    """``f`` and its gradient with respect to ``argnums`` at once (JAX conventions)."""
+    single = isinstance(argnums, int)
+
+    @functools.wraps(f)
+    def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
+        fn, bound, bound_kw = unwrap(f)
+        full = (*bound, *args)
+        kw = {**bound_kw, **kwargs}
+        nparams = len(_primal_entry(fn).ir.body.args)
+        wrt = _wrt(argnums, len(bound), nparams)
+        out, pb, _ = _call_vjp(fn, wrt, full, kw)
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise TypeError("has_aux=True requires the function to return a pair "
+                                "(value, aux)")
+            value, aux = out
+            adjs = pb((_seed(value), None))
+        else:
+            value = out
+            adjs = pb(_seed(value))
+        grads = tuple(_finish(full[i], adjs[i]) for i in wrt)
+        g = grads[0] if single else grads
+        return ((value, aux), g) if has_aux else (value, g)
+
+    return value_and_grad_f
+
+
+def grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Any:
+    """The gradient of the scalar function ``f`` with respect to ``argnums``."""
+    vg = value_and_grad(f, argnums, has_aux)
+
+    @functools.wraps(f)
+    def grad_f(*args: Any, **kwargs: Any) -> Any:
+        (value, g) = vg(*args, **kwargs)
+        if has_aux:
+            return g, value[1]
+        return g
+
+    return grad_f
+
+
+def vjp(f: Any, *primals: Any, has_aux: bool = False) -> Any:
+    """``(f(*primals), pullback)``; ``pullback(out_bar)`` gives one cotangent per primal."""
+    fn, bound, bound_kw = unwrap(f)
+    full = (*bound, *primals)
+    nparams = len(_primal_entry(fn).ir.body.args)
+    wrt = tuple(range(len(bound), min(len(full), nparams)))
+    out, pb, _ = _call_vjp(fn, wrt, full, dict(bound_kw))
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise TypeError("has_aux=True requires the function to return a pair (value, aux)")
+        out, aux = out
+
+    def pullback(out_bar: Any) -> tuple[Any, ...]:
+        ct = tangents.materialize(out, out_bar)
+        adjs = pb((ct, None) if has_aux else ct)
+        return tuple(_finish(full[i], adjs[i]) for i in wrt)
+
+    return (out, pullback, aux) if has_aux else (out, pullback)
+
+
+def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any) -> tuple[Any, Any]:
+    """Run-time dispatch for a call whose callee is a value: a rule or a derived VJP.
+
+    The pullback returns the adjoint of ``obj`` (the receiver of a method call, else
+    ``None``), then one adjoint per positional and keyword argument.
+    """
+    rule = registry.lookup(f) if _hashable_callable(f) else None
+    nk = len(kwargs)
+    if rule is not None and rule.vjp is not None and not kwargs:
+        value, pb = rule.vjp(*args)
+
+        def rule_pullback(g: Any) -> tuple[Any, ...]:
+            return (None, *pb(g))
+        return value, rule_pullback
+    if rule is not None and rule.nondifferentiable:
+        value = f(*args, **kwargs)
+        return value, lambda g: (None,) * (1 + len(args) + nk)
+    try:
+        fn, bound, bound_kw = unwrap(f)
+    except SourceUnavailableError:
+        name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+        raise NonDifferentiableError(
+            f"{name} has no derivative rule and no Python source, and an active value is "
+            "passed to it", None,
+            notes=(f"register one with @wengert.derivative(of={name}) returning "
+                   "(value, pullback)",)) from None
+    full = (*bound, *args)
+    kw = {**bound_kw, **kwargs}
+    out, pb, nparams = _call_vjp(fn, None, full, kw)
+    plan = _plan(fn, len(full), tuple(kw))
+    nb = len(bound)
+    has_obj = obj is not None and nb >= 1 and bound[0] is obj
+
+    def pullback(g: Any) -> tuple[Any, ...]:
+        adjs = pb(g)
+        slots = [None] * (len(full) + nk)
+        for p, where in enumerate(plan):
+            if where is None:
+                continue
+            kind, pos = where
+            a = adjs[p]
+            if kind == "one":
+                slots[pos] = a
+            elif kind == "var":
+                for j, x in enumerate(a if a is not None else ()):
+                    slots[pos + j] = x
+            else:  # "kw": a dict of adjoints for **kwargs
+                for j, name in enumerate(kw):
+                    if a is not None and name in a:
+                        slots[len(full) + j] = a[name]
+        first = slots[0] if has_obj else None
+        return (first, *slots[nb:])
+
+    return out, pullback
+
+
+_PLANS: dict[Any, list] = {}
+
+
+def _plan(fn: Any, npos: int, kwnames: tuple[str, ...]) -> list:
+    """For each parameter: where its adjoint goes among the call's arguments."""
+    key = (id(fn.__code__), npos, kwnames)
+    plan = _PLANS.get(key)
+    if plan is not None:
+        return plan
+    sig = inspect.signature(fn)
+    plan = []
+    i = 0
+    for p in sig.parameters.values():
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            if i < npos:
+                plan.append(("one", i))
+                i += 1
+            elif p.name in kwnames:
+                plan.append(("one", npos + kwnames.index(p.name)))
+            else:
+                plan.append(None)
+        elif p.kind == p.VAR_POSITIONAL:
+            plan.append(("var", i))
+            i = npos
+        elif p.kind == p.KEYWORD_ONLY:
+            plan.append(("one", npos + kwnames.index(p.name)) if p.name in kwnames else None)
+        else:
+            plan.append(("kw", 0))
+    _PLANS[key] = plan
+    return plan
+
+
+def _hashable_callable(f: Any) -> bool:
+    try:
+        hash(f)
+    except TypeError:
+        return False
+    return True

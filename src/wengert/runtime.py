@@ -24,3 +24,239 @@ def unbound_local(name: str) -> NoReturn:
 def name_error(name: str) -> NoReturn:
     """Raise what Python raises for an undefined global name."""
     raise NameError(f"name {name!r} is not defined")
+
+
+# ------------------------------------------------------------------------------------------
+# Adjoint helpers called by generated pullbacks.  ``None`` is a zero adjoint everywhere;
+# containers of adjoints hold ``None`` at zero entries.  Each helper returns new adjoint
+# containers and never mutates the ones it is given: a cotangent passed in by the caller
+# may be shared.
+# ------------------------------------------------------------------------------------------
+
+
+class Attrs(dict):
+    """The adjoint of an object's attributes (a dataclass or a plain object): name -> adjoint."""
+
+
+def add_adjoint(a: Any, b: Any) -> Any:
+    """``a + b`` for adjoints of any structure; ``None`` is zero; dict keys may differ."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, dict):
+        out = type(a)(a)
+        for k, v in b.items():
+            out[k] = add_adjoint(out.get(k), v)
+        return out
+    if isinstance(a, (list, tuple)) and not hasattr(a, "shape"):
+        if len(a) != len(b):
+            raise ValueError(f"adjoints of different lengths: {len(a)} and {len(b)}")
+        items = [add_adjoint(x, y) for x, y in zip(a, b)]
+        return tuple(items) if isinstance(a, tuple) else items
+    return a + b
+
+
+def nonzero(a: Any, like: Any) -> Any:
+    """``a``, or a materialised zero shaped like the primal ``like`` when ``a`` is ``None``."""
+    if a is not None:
+        return a
+    from wengert.tangents import zeros_like
+
+    z = zeros_like(like)
+    return 0.0 if z is None else z
+
+
+def snapshot(x: Any) -> Any:
+    """A shallow copy of a container that the program mutates later (a residual stays put)."""
+    if isinstance(x, (list, dict, set)):
+        return type(x)(x)
+    copy = getattr(x, "copy", None)
+    if copy is not None and hasattr(x, "shape"):
+        return copy()
+    return x
+
+
+def _empty_like(x: Any, size: int | None = None) -> Any:
+    import numpy
+
+    if isinstance(x, numpy.ndarray):
+        return numpy.zeros(x.shape, dtype=numpy.result_type(x.dtype, float))
+    if isinstance(x, dict):
+        return {}
+    if isinstance(x, (list, tuple)) or size is not None:
+        return [None] * (len(x) if size is None else size)
+    return Attrs()
+
+
+def getitem_adjoint(prev: Any, x: Any, index: Any, g: Any, size: int | None = None) -> Any:
+    """The adjoint of ``x`` after adding ``g`` at ``x[index]`` (the reverse of a read)."""
+    import numpy
+
+    if g is None:
+        return prev
+    if isinstance(x, numpy.ndarray):
+        out = _empty_like(x) if prev is None else numpy.array(prev, dtype=float)
+        if isinstance(index, (int, numpy.integer, slice)) or index is Ellipsis:
+            out[index] += g
+        else:
+            numpy.add.at(out, index, g)
+        return out
+    if isinstance(x, dict):
+        out = {} if prev is None else dict(prev)
+        out[index] = add_adjoint(out.get(index), g)
+        return out
+    n = len(x) if size is None else size
+    out = [None] * n if prev is None else list(prev)
+    if isinstance(index, slice):
+        for j, gj in zip(range(*index.indices(n)), g):
+            out[j] = add_adjoint(out[j], gj)
+    else:
+        out[index] = add_adjoint(out[index], g)
+    return tuple(out) if isinstance(x, tuple) and prev is None or isinstance(prev, tuple) \
+        else out
+
+
+def setitem_adjoint(prev: Any, index: Any) -> tuple[Any, Any]:
+    """The reverse of ``x[index] = v``: (adjoint of ``x`` before, adjoint of ``v``)."""
+    import numpy
+
+    if prev is None:
+        return None, None
+    if isinstance(prev, numpy.ndarray):
+        item = numpy.array(prev[index], dtype=float)
+        out = prev.copy()
+        out[index] = 0.0
+        return out, item
+    if isinstance(prev, dict):
+        out = dict(prev)
+        return out, out.pop(index, None)
+    out = list(prev)
+    if isinstance(index, slice):
+        item = out[index]
+        for j in range(*index.indices(len(out))):
+            out[j] = None
+        return out, item
+    item = out[index]
+    out[index] = None
+    return out, item
+
+
+def pop_adjoint(prev: Any) -> tuple[Any, Any]:
+    """The reverse of ``xs.append(v)``: (adjoint of ``xs`` before, adjoint of ``v``)."""
+    if prev is None:
+        return None, None
+    return list(prev[:-1]), prev[-1]
+
+
+def getattr_adjoint(prev: Any, obj: Any, name: str, g: Any) -> Any:
+    """The adjoint of ``obj`` after adding ``g`` to its attribute ``name``."""
+    if g is None:
+        return prev
+    out = Attrs() if prev is None else Attrs(prev)
+    out[name] = add_adjoint(out.get(name), g)
+    return out
+
+
+def setattr_adjoint(prev: Any, name: str) -> tuple[Any, Any]:
+    """The reverse of ``obj.name = v``: (adjoint of ``obj`` before, adjoint of ``v``)."""
+    if prev is None:
+        return None, None
+    out = Attrs(prev)
+    return out, out.pop(name, None)
+
+
+def item_adjoint(g: Any, k: int) -> Any:
+    """Entry ``k`` of a sequence adjoint (``None`` when the whole adjoint is zero)."""
+    return None if g is None else g[k]
+
+
+def split_adjoint(g: Any, lens: tuple[int | None, ...]) -> Any:
+    """Split the adjoint of ``[a, *b, c]`` into one entry per display item."""
+    if g is None:
+        return None
+    out, i = [], 0
+    for n in lens:
+        if n is None:
+            out.append(g[i])
+            i += 1
+        else:
+            out.append(list(g[i:i + n]))
+            i += n
+    return out
+
+
+def key_adjoint(g: Any, key: Any) -> Any:
+    """The adjoint of ``d[key]``'s value in a dict display."""
+    return None if g is None else g.get(key)
+
+
+def subdict_adjoint(g: Any, sub: Any) -> Any:
+    """The adjoint of ``**sub`` in a dict display."""
+    if g is None:
+        return None
+    return {k: g.get(k) for k in sub}
+
+
+def unpack_adjoint(parts: tuple[Any, ...], value: Any, star: int | None) -> Any:
+    """The adjoint of the value unpacked by ``a, *b, c = value`` from its targets' adjoints."""
+    if all(p is None for p in parts):
+        return None
+    items: list[Any] = []
+    for k, p in enumerate(parts):
+        if k == star:
+            n = len(value) - (len(parts) - 1)
+            items.extend(p if p is not None else [None] * n)
+        else:
+            items.append(p)
+    if isinstance(value, tuple):
+        return tuple(items)
+    if isinstance(value, dict):
+        return dict(zip(value, items))
+    if hasattr(value, "shape"):
+        import numpy
+        like = numpy.asarray(value, dtype=float)
+        return numpy.array([numpy.zeros(like.shape[1:]) if p is None else p for p in items])
+    return items
+
+
+def push(items: list[Any], g: Any) -> list[Any]:
+    """Append ``g`` to ``items`` and return the list (a loop-carried collector)."""
+    items.append(g)
+    return items
+
+
+def reversed_adjoint(collected: list[Any], iterable: Any) -> Any:
+    """The adjoint of a loop's iterable from its items' adjoints (collected in reverse)."""
+    if all(c is None for c in collected):
+        return None
+    items = collected[::-1]
+    if isinstance(iterable, tuple):
+        return tuple(items)
+    if isinstance(iterable, dict):
+        return None  # iterating a dict yields its keys, which carry no derivative
+    if hasattr(iterable, "shape"):
+        import numpy
+        like = numpy.asarray(iterable, dtype=float)
+        return numpy.array([numpy.zeros(like.shape[1:]) if c is None else c for c in items])
+    if isinstance(iterable, list):
+        return items
+    raise TypeError(f"cannot differentiate iteration over {type(iterable).__name__}")
+
+
+def vjp_call(f: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """``f(*args, **kwargs)`` and its pullback, for a callee known only at run time.
+
+    The pullback returns one adjoint for ``f`` itself (always ``None``) followed by one
+    per positional and keyword argument, in call order.
+    """
+    from wengert.api import dispatch_vjp
+
+    return dispatch_vjp(f, args, kwargs, None)
+
+
+def vjp_method(obj: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """``obj.name(*args, **kwargs)`` and its pullback: adjoints of ``obj`` and the arguments."""
+    from wengert.api import dispatch_vjp
+
+    return dispatch_vjp(getattr(obj, name), args, kwargs, obj)

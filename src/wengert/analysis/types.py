@@ -1,0 +1,326 @@
+"""Forward type inference over the IR: the exact Python type of a value, where it is known.
+
+The lattice is flat: a value has one concrete type (``type(v)`` at run time, exactly,
+never a supertype) or is unknown; joining two different types gives unknown. The
+result feeds :mod:`wengert.transforms.specialize`, which folds a rule's
+``isinstance`` fast paths at a call site, so every rule here must be *sound*: when
+a callee could return something else for some input (a user ``__eq__``, a NumPy
+scalar compared with a float, ``numpy.float64(array)``), the answer is unknown.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+import types
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy
+
+from wengert import runtime
+from wengert.ir import nodes as n
+
+Type = type | None  # None is "unknown"
+
+
+@dataclass(frozen=True)
+class Types:
+    """The inferred types of a function's values, keyed by value id (absent means unknown)."""
+
+    by_id: Mapping[int, type]
+
+    def of(self, v: n.Value) -> type | None:
+        """The exact type of ``v`` at run time, or ``None`` when it is not known."""
+        return self.by_id.get(v.id)
+
+
+def join(a: Type, b: Type) -> Type:
+    """The least upper bound in the flat lattice: equal types stay, anything else is unknown."""
+    return a if a is b else None
+
+
+def infer_types(fn: n.Function, param_types: Sequence[Type],
+                free_types: Mapping[int, type] | None = None) -> Types:
+    """Infer the types of ``fn``'s values (and its nested functions') from its parameters'.
+
+    ``param_types[i]`` is the type of ``fn.body.args[i]`` (``None``: unknown);
+    ``free_types`` types values defined outside ``fn`` that its body reads.
+    """
+    if len(param_types) != len(fn.body.args):
+        raise ValueError(f"{fn.name}: {len(param_types)} parameter types for "
+                         f"{len(fn.body.args)} parameters")
+    inf = _Inference(dict(free_types or {}))
+    for a, t in zip(fn.body.args, param_types):
+        inf.set(a, t)
+    inf.region(fn.body)
+    return Types(types.MappingProxyType(inf.types))
+
+
+# ----------------------------------------------------------------------------- call tables
+
+_INTS = (bool, int)
+_NUMBERS = (bool, int, float)
+#: Types whose comparisons always give a ``bool`` (or raise), whatever the other operand.
+_PLAIN = frozenset({bool, int, float, complex, str, bytes, type(None), tuple, list, dict, set,
+                    frozenset, range})
+
+_ARITH = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+          operator.mod, operator.pow, operator.iadd, operator.isub, operator.imul,
+          operator.itruediv, operator.ifloordiv, operator.imod, operator.ipow}
+_ADDS = {operator.add, operator.iadd, operator.concat, operator.iconcat}
+_MULS = {operator.mul, operator.imul}
+_DIVS = {operator.truediv, operator.itruediv}
+_POWS = {operator.pow, operator.ipow}
+_MODS = {operator.mod, operator.imod}
+_UNARY = {operator.neg, operator.pos, operator.abs, builtins.abs}
+_RICH = {operator.lt, operator.le, operator.eq, operator.ne, operator.gt, operator.ge}
+_ALWAYS_BOOL = {operator.is_, operator.is_not, operator.not_, operator.truth,
+                operator.contains, runtime.contained_in, runtime.not_contained_in}
+
+#: Builtins whose result type does not depend on their arguments.
+_BUILTIN_RESULT: dict[Any, type] = {
+    float: float, int: int, bool: bool, str: str, bytes: bytes, complex: complex, len: int,
+    range: range, slice: slice, isinstance: bool, issubclass: bool, callable: bool,
+    hasattr: bool, list: list, tuple: tuple, dict: dict, set: set, frozenset: frozenset,
+    zip: zip, enumerate: enumerate, map: map, filter: filter, sorted: list, repr: str,
+    format: str, chr: str, ord: int, id: int, hash: int,
+}
+_REVERSED = {list: type(reversed([])), tuple: reversed, range: type(reversed(range(0)))}
+
+_MATH_INT = frozenset({"factorial", "gcd", "lcm", "isqrt", "comb", "perm"})
+_MATH_ROUNDING = frozenset({"floor", "ceil", "trunc"})  # int for real numbers only
+_MATH_BOOL = frozenset({"isnan", "isinf", "isfinite", "isclose"})
+_MATH_TUPLE = frozenset({"frexp", "modf"})
+_MATH_UNKNOWN = frozenset({"prod", "sumprod"})  # the type of their items
+
+
+def _hashable_get(table: Mapping[Any, Any], key: Any) -> Any:
+    try:
+        return table.get(key)
+    except TypeError:
+        return None
+
+
+def _numpy_scalar(t: Type) -> bool:
+    return t is not None and issubclass(t, (numpy.floating, numpy.integer))
+
+
+def _arith(fn: Any, a: Type, b: Type) -> Type:
+    """The type of ``fn(a, b)`` for a binary arithmetic operator."""
+    if fn in _MODS and a in (str, bytes):
+        return a  # printf-style formatting, whatever the right operand
+    if (a is numpy.ndarray or b is numpy.ndarray) and a not in (str, bytes):
+        return numpy.ndarray  # (bytes + array concatenates the array's buffer)
+    if a in _INTS and b in _INTS:
+        if fn in _DIVS:
+            return float
+        return None if fn in _POWS else int  # 2 ** -1 is a float
+    if a in _NUMBERS and b in _NUMBERS:
+        return float
+    if a is b and _numpy_scalar(a):
+        return numpy.float64 if fn in _DIVS and issubclass(a, numpy.integer) else a
+    if fn in _ADDS and a is b and a in (list, tuple, str, bytes):
+        return a
+    if fn in _MULS:
+        if a in (list, tuple, str, bytes) and b in _INTS:
+            return a
+        if b in (list, tuple, str, bytes) and a in _INTS:
+            return b
+    return None
+
+
+def _unary(a: Type) -> Type:
+    if a in _INTS:
+        return int
+    if a is float or a is numpy.ndarray or _numpy_scalar(a):
+        return a
+    return None
+
+
+def _math(name: str, args: list[Type]) -> Type:
+    if name in _MATH_BOOL:
+        return bool
+    if name in _MATH_INT:
+        return int
+    if name in _MATH_ROUNDING:
+        # math.floor(x) calls x.__floor__, which may return anything for other types.
+        return int if args and args[0] in _NUMBERS else None
+    if name in _MATH_TUPLE:
+        return tuple
+    if name in _MATH_UNKNOWN:
+        return None
+    return float
+
+
+def _builtin(fn: Any, args: list[Type], simple: bool) -> Type:
+    """The type of a builtin call; ``simple`` when it has positional arguments only."""
+    if fn is round and simple:
+        if len(args) == 1:
+            return int if args[0] in _NUMBERS else None
+        if len(args) == 2 and args[0] in (int, float) and args[1] in _INTS:
+            return args[0]
+        return None
+    if fn in (min, max):
+        if simple and len(args) >= 2 and all(t is args[0] for t in args):
+            return args[0]
+        return None
+    if fn is reversed:
+        return _REVERSED.get(args[0]) if simple and len(args) == 1 else None
+    return _hashable_get(_BUILTIN_RESULT, fn)
+
+
+def _class_call(cls: type) -> Type:
+    # Only a plain class is sure to return an instance of itself (``Path()`` builds a
+    # ``PosixPath``, ``numpy.float64(array)`` returns an array).
+    if type(cls) is type and cls.__new__ is object.__new__:
+        return cls
+    return None
+
+
+def _call(fn: Any, args: list[Type], simple: bool) -> Type:
+    """The result type of ``fn(*args)`` where the callee ``fn`` is a known object."""
+    try:
+        hash(fn)
+    except TypeError:
+        return None  # not a function or class these tables know
+    if fn in _ALWAYS_BOOL:
+        return bool
+    if fn in _RICH:
+        # User __eq__, NumPy scalars (numpy.bool_) and arrays decide for themselves.
+        return bool if len(args) == 2 and all(t in _PLAIN for t in args) else None
+    if fn in _ARITH or fn in (operator.concat, operator.iconcat):
+        return _arith(fn, args[0], args[1]) if simple and len(args) == 2 else None
+    if fn in _UNARY:
+        return _unary(args[0]) if simple and len(args) == 1 else None
+    if getattr(fn, "__module__", None) == "math" and callable(fn):
+        return _math(getattr(fn, "__name__", ""), args)
+    if getattr(fn, "__module__", None) == "builtins":
+        return _builtin(fn, args, simple)
+    if isinstance(fn, type):
+        return _class_call(fn)
+    return None
+
+
+def _for_item(t: Type) -> Type:
+    if t is range:
+        return int
+    if t is str:
+        return str
+    if t in (enumerate, zip):
+        return tuple
+    return None
+
+
+def _diverges(region: n.Region) -> bool:
+    """Whether ``region`` always raises, so its yield is never reached."""
+    return any(isinstance(op, n.Raise) for op in region.ops)
+
+
+# ----------------------------------------------------------------------------- inference
+
+
+class _Inference:
+    """Abstract interpretation of a function body in program order (one handler per op kind)."""
+
+    def __init__(self, known: dict[int, type]) -> None:
+        self.types = known
+        self.consts: dict[int, Any] = {}
+        self.handlers: dict[type, Callable[[Any], None]] = {
+            n.Const: self.const, n.Call: self.call, n.Build: self.build,
+            n.BuildDict: self.fixed(dict), n.BuildSlice: self.fixed(slice),
+            n.JoinStr: self.fixed(str), n.FormatValue: self.fixed(str),
+            n.GetItem: self.getitem, n.MakeFunction: self.make_function, n.If: self.if_,
+            n.For: self.for_, n.While: self.while_, n.With: self.with_,
+        }
+
+    def get(self, v: n.Value) -> Type:
+        return self.types.get(v.id)
+
+    def set(self, v: n.Value, t: Type) -> None:
+        if t is None:
+            self.types.pop(v.id, None)
+        else:
+            self.types[v.id] = t
+
+    def region(self, region: n.Region) -> None:
+        for op in region.ops:
+            handler = self.handlers.get(type(op))
+            if handler is not None:
+                handler(op)
+            else:  # GetAttr, Unpack: unknown; mutation and terminators define nothing
+                for r in op.results:
+                    self.set(r, None)
+
+    def fixed(self, t: type) -> Callable[[n.Op], None]:
+        return lambda op: self.set(op.result, t)
+
+    def const(self, op: n.Const) -> None:
+        self.consts[op.result.id] = op.value
+        self.set(op.result, type(op.value))
+
+    def build(self, op: n.Build) -> None:
+        self.set(op.result, {"tuple": tuple, "list": list, "set": set}[op.kind])
+
+    def call(self, op: n.Call) -> None:
+        t = None
+        if op.fn.id in self.consts:
+            simple = not op.starred and not op.kwargs
+            t = _call(self.consts[op.fn.id], [self.get(a) for a in op.args], simple)
+        self.set(op.result, t)
+
+    def getitem(self, op: n.GetItem) -> None:
+        obj, index = self.get(op.obj), self.get(op.index)
+        t = None
+        if obj is str:
+            t = str
+        elif obj is range:
+            t = range if index is slice else int if index in _INTS else None
+        elif obj in (list, tuple) and index is slice:
+            t = obj
+        self.set(op.result, t)
+
+    def make_function(self, op: n.MakeFunction) -> None:
+        self.set(op.result, types.FunctionType)
+        for a in op.func.body.args:
+            self.set(a, None)
+        self.region(op.func.body)
+
+    def if_(self, op: n.If) -> None:
+        self.region(op.then)
+        self.region(op.orelse)
+        live = [r.terminator.values for r in (op.then, op.orelse) if not _diverges(r)]
+        for k, r in enumerate(op.results):
+            ts = [self.get(ys[k]) for ys in live]
+            self.set(r, ts[0] if ts and all(t is ts[0] for t in ts) else None)
+
+    def loop(self, op: n.For | n.While, carried: list[n.Value],
+             regions: list[n.Region]) -> None:
+        """Iterate the body until the carried types are stable (each step only loses types)."""
+        cur = [self.get(v) for v in op.inits]
+        while True:
+            for a, t in zip(carried, cur):
+                self.set(a, t)
+            for r in regions:
+                self.region(r)
+            new = [join(t, self.get(y)) for t, y in zip(cur, op.body.terminator.values)]
+            if all(a is b for a, b in zip(new, cur)):
+                break
+            cur = new
+        for r, t in zip(op.results, cur):
+            self.set(r, t)
+
+    def for_(self, op: n.For) -> None:
+        self.set(op.body.args[0], _for_item(self.get(op.iterable)))
+        self.loop(op, op.carried_args, [op.body])
+
+    def while_(self, op: n.While) -> None:
+        self.loop(op, op.args, [op.cond, op.body])
+
+    def with_(self, op: n.With) -> None:
+        self.set(op.body.args[0], None)
+        self.region(op.body)
+        # A manager that suppresses an exception leaves the initial values in place.
+        for r, i, y in zip(op.results, op.inits, op.body.terminator.values):
+            self.set(r, join(self.get(i), self.get(y)))

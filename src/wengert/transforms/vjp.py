@@ -1,0 +1,1030 @@
+"""Reverse mode: the VJP of an IR function, as a new IR function returning ``(value, pullback)``.
+
+The VJP is the primal with derivative bookkeeping added (the *forward* part), and
+a nested function, the pullback, that replays the active operations in reverse
+and accumulates adjoints (DESIGN §3). The transform runs in two phases:
+
+1. **Forward.** Walk the (cloned) primal; inactive ops stay as they are. Each
+   active op is handled by the ``fwd_<Op>`` method of its kind, which may
+   replace it (a rule call becomes the rule's inlined primal code) and returns a
+   *reverse action*: a callable that later emits the op's adjoint code.
+2. **Reverse.** Run the actions backwards inside :class:`Scope` s that mirror the
+   forward regions. A reverse action asks its scope for the primal values it
+   reads (``scope.res``); the scope hands out a placeholder, and when a region
+   closes, placeholders are bound: a value defined inside a forward ``If`` arm
+   becomes an extra result of the ``If``; a value defined inside a loop body is
+   pushed on the loop's record list each iteration and unpacked by the reverse
+   loop; anything else is asked of the enclosing scope. At the top level the
+   pullback simply captures the forward values. So residuals are exactly what
+   some adjoint reads.
+
+Adjoints are symbolic zeros (absent) until a contribution arrives. At run time
+``None`` is also zero (containers of adjoints hold ``None`` for zero entries);
+floats are never ``None`` on the fast path.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import math
+import operator
+import types
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy
+
+from wengert import runtime, tangents
+from wengert.analysis.activity import Activity, activity
+from wengert.analysis.types import Types, infer_types
+from wengert.diagnostics import NonDifferentiableError, SourceLoc
+from wengert.ir import nodes as n
+from wengert.ir.builder import Builder
+from wengert.ir.clone import Cloner, defined_in, substitute
+from wengert.rules import registry
+from wengert.transforms import inline
+from wengert.transforms.cleanup import cleanup, free_uses, replace_uses
+
+Action = Callable[["Scope"], None]
+
+_FLOATS = (float, numpy.float64, numpy.float32)
+_CONTAINER_METHODS = {"append", "extend", "insert", "pop", "copy"}
+
+
+def _zero_for(t: type | None) -> Any:
+    """A static zero for a value of type ``t``, or ``...`` when one needs the value itself."""
+    if t is float:
+        return 0.0
+    return ...
+
+
+class Scope:
+    """A region of the pullback being built, mirroring one forward region.
+
+    ``adj`` maps forward value ids to their current adjoint values; a missing
+    entry is a symbolic zero. ``maybe_none`` holds ids whose adjoint may be
+    ``None`` at run time (it came out of a container or a runtime pullback).
+    """
+
+    def __init__(self, vjp: VJP, parent: Scope | None, region: n.Region,
+                 fwd_defs: set[int] | None) -> None:
+        self.vjp = vjp
+        self.parent = parent
+        self.region = region
+        self.b = Builder(region)
+        self.fwd_defs = fwd_defs
+        self.placeholders: dict[int, n.Value] = {}
+        self.requested: dict[int, n.Value] = {}
+        self.adj: dict[int, n.Value] = dict(parent.adj) if parent else {}
+        self.maybe_none: set[int] = set(parent.maybe_none) if parent else set()
+
+    # -- primal values -------------------------------------------------------------------
+
+    def res(self, v: n.Value) -> n.Value:
+        """The forward value ``v``, as seen from this region of the pullback."""
+        v = self.vjp.resolve(v)
+        c = self.vjp.consts.get(v.id)
+        if c is not None:
+            return self.b.emit(n.Const(c.value, [n.Value(v.hint)], c.origin, c.root)).result
+        if self.parent is None:
+            return v
+        p = self.placeholders.get(v.id)
+        if p is None:
+            p = n.Value(v.hint, v.loc)
+            self.placeholders[v.id] = p
+            self.requested[v.id] = v
+        return p
+
+    # -- adjoints ------------------------------------------------------------------------
+
+    def get(self, v: n.Value) -> n.Value | None:
+        """The adjoint of ``v`` or ``None`` for a symbolic zero."""
+        return self.adj.get(self.vjp.resolve(v).id)
+
+    def need(self, v: n.Value) -> n.Value:
+        """The adjoint of ``v`` as a value that is never ``None`` at run time."""
+        v = self.vjp.resolve(v)
+        a = self.adj.get(v.id)
+        if a is None:
+            return self.zero(v)
+        if v.id in self.maybe_none:
+            a = self.b.call(self.vjp.const_fn(runtime.nonzero), a, self.res(v),
+                            hint=_bar(v))
+            self.adj[v.id] = a
+            self.maybe_none.discard(v.id)
+        return a
+
+    def zero(self, v: n.Value, allow_none: bool = False) -> n.Value:
+        """A materialised zero adjoint for ``v`` (``None`` for containers when allowed)."""
+        t = self.vjp.type_of(v)
+        if t is float:
+            return self.b.const(0.0)
+        if t in (int, bool):
+            return self.b.const(0)
+        if allow_none and t is not numpy.ndarray:
+            return self.b.const(None)
+        return self.b.call(self.vjp.const_fn(tangents.zeros_like), self.res(v), hint=_bar(v))
+
+    def accumulate(self, v: n.Value, contrib: n.Value, maybe_none: bool = False) -> None:
+        """``v_bar += contrib``."""
+        v = self.vjp.resolve(v)
+        if not self.vjp.active(v):
+            return
+        cur = self.adj.get(v.id)
+        if cur is None:
+            self.adj[v.id] = contrib
+            if maybe_none:
+                self.maybe_none.add(v.id)
+            else:
+                self.maybe_none.discard(v.id)
+            return
+        cur_none = v.id in self.maybe_none
+        if not cur_none and not maybe_none and self.vjp.type_of(v) in _FLOATS:
+            new = self.b.call(self.vjp.const_fn(operator.add), cur, contrib, hint=_bar(v))
+        else:
+            new = self.b.call(runtime.add_adjoint, cur, contrib, hint=_bar(v), origin="accumulate")
+        self.adj[v.id] = new
+        if not (cur_none and maybe_none):
+            self.maybe_none.discard(v.id)
+
+
+def _bar(v: n.Value) -> str | None:
+    return f"{v.hint}_bar" if v.hint and not v.hint.startswith(".") else None
+
+
+class VJP:
+    """Builds the VJP function of one (already cloned) primal function."""
+
+    def __init__(self, fn: n.Function, wrt: Sequence[int], arg_types: Sequence[type | None],
+                 lifted: int = 0) -> None:
+        self.fn = fn
+        self.wrt = tuple(wrt)
+        self.act: Activity = activity(fn, self.wrt)
+        self.types: Types = infer_types(fn, list(arg_types))
+        self.rename: dict[int, n.Value] = {}
+        self.renamed_active: set[int] = set()
+        self.consts: dict[int, n.Const] = {}
+        self.defs: dict[int, n.Op] = {}
+        self.extra_types: dict[int, type] = {}
+        self.mutated: set[int] = set()
+        self.wrt_ids = {fn.body.args[i].id for i in self.wrt}
+        self.fwd_parent: dict[int, n.Region] = {}
+        self.lifted = lifted
+        self.warnings: list[tuple[str, SourceLoc | None]] = []
+        for op in n.walk(fn.body):
+            for r in op.results:
+                self.defs[r.id] = op
+            if isinstance(op, n.Const):
+                self.consts[op.result.id] = op
+            if isinstance(op, (n.SetItem, n.SetAttr)):
+                self.mutated.add(op.obj.id)
+            elif isinstance(op, n.Call):
+                m = self.defs.get(op.fn.id)
+                if isinstance(m, n.GetAttr) and m.name in activity_mutating():
+                    self.mutated.add(m.obj.id)
+
+    # -- small helpers -------------------------------------------------------------------
+
+    def resolve(self, v: n.Value) -> n.Value:
+        while v.id in self.rename:
+            v = self.rename[v.id]
+        return v
+
+    def is_wrt(self, v: n.Value) -> bool:
+        return v.id in self.wrt_ids
+
+    def type_of(self, v: n.Value) -> type | None:
+        v = self.resolve(v)
+        t = self.extra_types.get(v.id)
+        if t is not None:
+            return t
+        return self.types.of(v)
+
+    def const_fn(self, fn: Any) -> Any:
+        """A runtime helper to call from generated code (``Builder.call`` wraps it)."""
+        return fn
+
+    def active(self, v: n.Value) -> bool:
+        if self.act.is_active(v) or self.is_wrt(v):
+            return True
+        r = self.resolve(v)
+        return r.id in self.renamed_active or self.act.is_active(r) or self.is_wrt(r)
+
+    def set_rename(self, old: n.Value, new: n.Value) -> None:
+        """``old`` is now computed as ``new`` (an inlined rule's value, an unpacked pair)."""
+        self.rename[old.id] = new
+        if self.act.is_active(old) or self.is_wrt(old):
+            self.renamed_active.add(new.id)
+        if old.hint is not None or new.hint is None:
+            new.hint = old.hint
+
+    def const_value(self, v: n.Value) -> tuple[bool, Any]:
+        c = self.consts.get(self.resolve(v).id)
+        return (True, c.value) if c is not None else (False, None)
+
+    # -- driver --------------------------------------------------------------------------
+
+    def build(self) -> n.Function:
+        """The VJP function: the forward code, then ``return value, pullback``."""
+        fn = self.fn
+        body = fn.body
+        ret = body.ops[-1]
+        assert isinstance(ret, n.Return)
+        actions = self.forward_region(body)
+        body.ops.pop()  # the Return; re-added after the pullback
+        out = ret.value
+        pb_param = n.Value(f"{_hint_of(out) or 'out'}_bar")
+        pb_body = n.Region([pb_param], [])
+        top = Scope(self, None, pb_body, None)
+        if self.active(out):
+            top.adj[self.resolve(out).id] = pb_param
+            if self.type_of(out) not in _FLOATS:
+                top.maybe_none.add(self.resolve(out).id)
+        for act in reversed(actions):
+            act(top)
+        grads: list[n.Value] = []
+        for a in body.args:
+            adj = top.get(a) if self.is_wrt(a) else None
+            grads.append(adj if adj is not None else top.b.const(None))
+        result = top.b.tuple(*grads)
+        top.b.emit(n.Return(result))
+        pb_fn = n.Function(f"{fn.name}_pullback", n.Signature(args=[pb_param.hint or "out_bar"]),
+                           pb_body, fn.filename, fn.loc, fn.source_lines)
+        mk = n.MakeFunction(pb_fn, [], [], [n.Value(pb_fn.name)])
+        body.ops.append(mk)
+        pair = n.Build("tuple", [out, mk.result], [n.Value()])
+        body.ops.append(pair)
+        body.ops.append(n.Return(pair.result, loc=ret.loc))
+        vjp_fn = n.Function(f"{fn.name}_vjp", fn.signature, body, fn.filename, fn.loc,
+                            fn.source_lines)
+        replace_uses(vjp_fn, self.rename)
+        cleanup(pb_fn, drop_pure_calls=True)
+        cleanup(vjp_fn)
+        return vjp_fn
+
+    # -- forward phase -------------------------------------------------------------------
+
+    def forward_region(self, region: n.Region) -> list[Action]:
+        """Rewrite ``region`` in place; return the reverse actions of its active ops."""
+        ops = region.ops
+        region.ops = []
+        actions: list[Action] = []
+        b = Builder(region)
+        for op in ops:
+            if isinstance(op, n.Const) or not self.act.is_active_op(op):
+                if isinstance(op, n.Call):
+                    self.check_cut(op)
+                region.ops.append(op)
+                continue
+            handler = getattr(self, f"fwd_{type(op).__name__}")
+            act = handler(op, b)
+            if act is not None:
+                actions.append(act)
+        return actions
+
+    def check_cut(self, op: n.Call) -> None:
+        for cp in self.act.cut_points:
+            if cp.op is op:
+                self.warnings.append((_callee_name(self, op), op.loc))
+
+    # Straight-line ops ---------------------------------------------------------------------
+
+    def fwd_Call(self, op: n.Call, b: Builder) -> Action | None:
+        is_const, fn = self.const_value(op.fn)
+        simple = not op.kwargs and not op.starred
+        if is_const:
+            rule = registry.lookup(fn)
+            if rule is not None and rule.nondifferentiable:
+                self.check_cut(op)
+                b.emit(op)
+                return None
+            if rule is not None and rule.vjp is not None and simple:
+                return self.call_rule(op, rule, b)
+            if rule is None and not _has_source(fn):
+                raise _nondiff_error(self, op, fn)
+        method = self.defs.get(self.resolve(op.fn).id)
+        if isinstance(method, n.GetAttr) and method.name in _CONTAINER_METHODS and \
+                self.type_of(method.obj) in (list, None) and \
+                self.defs_is_list(method.obj):
+            return self.list_method(op, method, b)
+        if isinstance(method, n.MakeFunction):
+            return self.call_nested(op, method, b)
+        return self.call_dynamic(op, b)
+
+    def defs_is_list(self, v: n.Value) -> bool:
+        t = self.type_of(v)
+        if t is list:
+            return True
+        d = self.defs.get(self.resolve(v).id)
+        return isinstance(d, n.Build) and d.kind == "list"
+
+    def call_rule(self, op: n.Call, rule: registry.Rule, b: Builder) -> Action:
+        """A primitive with a rule: inline its body when its shape allows, else call it."""
+        args = list(op.args)
+        loc = op.loc
+        snap = []
+        for a in args:
+            if self.resolve(a).id in self.mutated:
+                s = b.call(self.const_fn(runtime.snapshot), a, hint=a.hint)
+                snap.append(s)
+            else:
+                snap.append(a)
+        types_ = [self.type_of(a) for a in args]
+        spec = inline.specialized_vjp(rule.vjp, len(args), types_)
+        y = op.result
+        if spec is None:
+            pair = b.emit(n.Call(b.const(rule.vjp), snap, [], [n.Value()], loc=loc)).result
+            unpack = b.emit(n.Unpack(pair, [n.Value(y.hint), n.Value(f"{y.hint or 'y'}_pb")],
+                                     loc=loc))
+            self.set_rename(y, unpack.results[0])
+            pb = unpack.results[1]
+
+            def reverse_dynamic(scope: Scope) -> None:
+                g = scope.get(y)
+                if g is None or not any(self.active(a) for a in args):
+                    return
+                scope.b.loc = loc
+                outs = scope.b.emit(n.Call(scope.res(pb), [g], [],
+                                           [n.Value()], loc=loc)).result
+                for k, a in enumerate(args):
+                    if self.active(a):
+                        c = scope.b.getitem(outs, scope.b.const(k))
+                        scope.accumulate(a, c, maybe_none=True)
+            return reverse_dynamic
+
+        fwd_map = inline.emit_forward(spec, snap, b, loc)
+        value = fwd_map.value
+        self.set_rename(y, value)
+        if spec.value_type is not None:
+            self.extra_types[value.id] = spec.value_type
+
+        def reverse_inlined(scope: Scope) -> None:
+            if scope.get(y) is None or not any(self.active(a) for a in args):
+                return
+            scope.b.loc = loc
+            g = scope.need(y)
+            need = [self.active(a) for a in args]
+            outs = inline.emit_pullback(spec, fwd_map, g, scope.res, scope.b, need, loc)
+            for a, c, k in zip(args, outs, need):
+                if k and c is not None:
+                    scope.accumulate(a, c, maybe_none=spec.maybe_none)
+        return reverse_inlined
+
+    def call_dynamic(self, op: n.Call, b: Builder) -> Action:
+        """A callee known at run time (or a user function): the runtime dispatcher."""
+        loc = op.loc
+        y = op.result
+        method = self.defs.get(self.resolve(op.fn).id)
+        operands = [*op.args, *(v for _, v in op.kwargs)]
+        if isinstance(method, n.GetAttr) and not self.is_module_attr(method):
+            # ``obj.m(args)``: the object is an input too (its fields may be active).
+            call = n.Call(b.const(runtime.vjp_method), [method.obj, b.const(method.name),
+                                                        *op.args],
+                          op.kwargs, [n.Value()], tuple(i + 2 for i in op.starred), loc=loc)
+            inputs = [method.obj, *operands]
+        else:
+            call = n.Call(b.const(runtime.vjp_call), [op.fn, *op.args], op.kwargs, [n.Value()],
+                          tuple(i + 1 for i in op.starred), loc=loc)
+            inputs = [op.fn, *operands]
+        b.emit(call)
+        unpack = b.emit(n.Unpack(call.result, [n.Value(y.hint), n.Value(f"{y.hint or 'y'}_pb")],
+                                 loc=loc))
+        self.set_rename(y, unpack.results[0])
+        pb = unpack.results[1]
+        starred = set(op.starred)
+
+        def reverse(scope: Scope) -> None:
+            g = scope.get(y)
+            if g is None or not any(self.active(a) for a in inputs):
+                return
+            scope.b.loc = loc
+            outs = scope.b.call(scope.res(pb), g)
+            for k, a in enumerate(inputs):
+                if not self.active(a):
+                    continue
+                if k - 1 in starred and a is not method:
+                    raise NonDifferentiableError(
+                        "an active value passed with * to a function is not supported yet",
+                        loc, hint="pass the items as separate arguments")
+                c = scope.b.getitem(outs, scope.b.const(k))
+                scope.accumulate(a, c, maybe_none=True)
+        return reverse
+
+    def is_module_attr(self, m: n.GetAttr) -> bool:
+        is_c, v = self.const_value(m.obj)
+        return is_c and isinstance(v, types.ModuleType)
+
+    def call_nested(self, op: n.Call, mk: n.MakeFunction, b: Builder) -> Action:
+        """A call of a function defined in this one: VJP of its lambda-lifted body."""
+        free = [v for v in free_uses(mk.func.body) if v.id != mk.result.id]
+        active_free = [v for v in free if self.active(v)]
+        if not active_free:
+            return self.call_dynamic(op, b)
+        if op.kwargs or op.starred or mk.func.signature.vararg or mk.func.signature.kwarg \
+                or mk.func.signature.kwonly:
+            raise NonDifferentiableError(
+                "a nested function that reads an active value must be called with plain "
+                "positional arguments", op.loc)
+        if mk.result in free_uses(mk.func.body):
+            raise NonDifferentiableError(
+                "a recursive nested function that reads an active value of its enclosing "
+                "function is not supported", op.loc,
+                hint="pass the value as an argument instead")
+        vjp_fn = self.nested_vjp(mk, active_free)
+        loc = op.loc
+        y = op.result
+        nargs = len(mk.func.body.args)
+        args = list(op.args)
+        if len(args) < nargs:
+            raise NonDifferentiableError(
+                "a nested function that reads an active value must be called with all its "
+                "arguments", loc)
+        call = b.emit(n.Call(vjp_fn, [*args, *active_free], [], [n.Value()], loc=loc))
+        unpack = b.emit(n.Unpack(call.result, [n.Value(y.hint), n.Value(f"{y.hint or 'y'}_pb")],
+                                 loc=loc))
+        self.set_rename(y, unpack.results[0])
+        pb = unpack.results[1]
+        inputs = [*args, *active_free]
+
+        def reverse(scope: Scope) -> None:
+            g = scope.get(y)
+            if g is None:
+                return
+            scope.b.loc = loc
+            outs = scope.b.call(scope.res(pb), scope.need(y))
+            for k, a in enumerate(inputs):
+                if self.active(a):
+                    c = scope.b.getitem(outs, scope.b.const(k))
+                    scope.accumulate(a, c, maybe_none=True)
+        return reverse
+
+    def nested_vjp(self, mk: n.MakeFunction, active_free: list[n.Value]) -> n.Value:
+        cache = getattr(self, "_nested", None)
+        if cache is None:
+            cache = self._nested = {}
+        key = id(mk)
+        if key in cache:
+            return cache[key]
+        cl = Cloner()
+        lifted = cl.function(mk.func)
+        extra = [cl.fresh(v) for v in active_free]
+        # Reads of the captured values now read the new parameters.
+        substitute(lifted.body, {v.id: e for v, e in zip(active_free, extra)})
+        lifted.body.args = [*lifted.body.args, *extra]
+        lifted.signature = n.Signature(args=[*mk.func.signature.names(),
+                                             *[f"{v.hint or 'c'}" for v in active_free]])
+        arg_types = [None] * len(mk.func.body.args) + [self.type_of(v) for v in active_free]
+        inner = VJP(lifted, range(len(lifted.body.args)), arg_types)
+        vjp_fn = inner.build()
+        self.warnings.extend(inner.warnings)
+        new = n.MakeFunction(vjp_fn, [], [], [n.Value(vjp_fn.name)], loc=mk.loc)
+        # Defined right after the original def, in the same region.
+        region = self.region_of(mk)
+        region.ops.insert(region.ops.index(mk) + 1, new)
+        cache[key] = new.result
+        return new.result
+
+    def region_of(self, op: n.Op) -> n.Region:
+        for o in [self.fn.body]:
+            stack = [o]
+            while stack:
+                r = stack.pop()
+                if op in r.ops:
+                    return r
+                for x in r.ops:
+                    if not isinstance(x, n.MakeFunction):
+                        stack.extend(x.regions())
+        raise AssertionError("op not found")  # pragma: no cover
+
+    def list_method(self, op: n.Call, m: n.GetAttr, b: Builder) -> Action | None:
+        """``xs.append(v)`` and friends on a list: the adjoint list shrinks back."""
+        b.emit(op)
+        loc = op.loc
+        xs = m.obj
+        name = m.name
+        if name == "append" and len(op.args) == 1 and not op.kwargs:
+            v = op.args[0]
+
+            def reverse_append(scope: Scope) -> None:
+                xs_bar = scope.get(xs)
+                if xs_bar is None:
+                    return
+                scope.b.loc = loc
+                pair = scope.b.call(self.const_fn(runtime.pop_adjoint), xs_bar)
+                rest, last = (scope.b.getitem(pair, scope.b.const(k)) for k in (0, 1))
+                scope.adj[self.resolve(xs).id] = rest
+                scope.maybe_none.add(self.resolve(xs).id)
+                if self.active(v):
+                    scope.accumulate(v, last, maybe_none=True)
+            return reverse_append
+        raise NonDifferentiableError(
+            f"list.{name}() on a list holding active values is not supported yet", loc,
+            hint="build the list with append(), indexing or a comprehension")
+
+    def fwd_GetItem(self, op: n.GetItem, b: Builder) -> Action:
+        b.emit(op)
+        obj, index, y, loc = op.obj, op.index, op.result, op.loc
+        size = None
+        if self.resolve(obj).id in self.mutated:
+            size = b.call(len, obj, hint=f"{obj.hint or 'n'}_len")
+
+        def reverse(scope: Scope) -> None:
+            g = scope.get(y)
+            if g is None or not self.active(obj):
+                return
+            scope.b.loc = loc
+            prev = scope.get(obj)
+            args = [prev if prev is not None else scope.b.const(None), scope.res(obj),
+                    scope.res(index), g]
+            if size is not None:
+                args.append(scope.res(size))
+            new = scope.b.call(self.const_fn(runtime.getitem_adjoint), *args, hint=_bar(obj))
+            scope.adj[self.resolve(obj).id] = new
+            scope.maybe_none.discard(self.resolve(obj).id)
+        return reverse
+
+    def fwd_GetAttr(self, op: n.GetAttr, b: Builder) -> Action:
+        b.emit(op)
+        obj, name, y, loc = op.obj, op.name, op.result, op.loc
+
+        def reverse(scope: Scope) -> None:
+            g = scope.get(y)
+            if g is None or not self.active(obj):
+                return
+            scope.b.loc = loc
+            prev = scope.get(obj)
+            new = scope.b.call(self.const_fn(runtime.getattr_adjoint),
+                               prev if prev is not None else scope.b.const(None),
+                               scope.res(obj), scope.b.const(name), g, hint=_bar(obj))
+            scope.adj[self.resolve(obj).id] = new
+            scope.maybe_none.discard(self.resolve(obj).id)
+        return reverse
+
+    def fwd_SetItem(self, op: n.SetItem, b: Builder) -> Action:
+        b.emit(op)
+        obj, index, value, loc = op.obj, op.index, op.value, op.loc
+
+        def reverse(scope: Scope) -> None:
+            prev = scope.get(obj)
+            if prev is None:
+                return
+            scope.b.loc = loc
+            pair = scope.b.call(self.const_fn(runtime.setitem_adjoint), prev, scope.res(index))
+            rest, item = (scope.b.getitem(pair, scope.b.const(k)) for k in (0, 1))
+            scope.adj[self.resolve(obj).id] = rest
+            scope.maybe_none.add(self.resolve(obj).id)
+            if self.active(value):
+                scope.accumulate(value, item, maybe_none=True)
+        return reverse
+
+    def fwd_SetAttr(self, op: n.SetAttr, b: Builder) -> Action:
+        b.emit(op)
+        obj, name, value, loc = op.obj, op.name, op.value, op.loc
+
+        def reverse(scope: Scope) -> None:
+            prev = scope.get(obj)
+            if prev is None:
+                return
+            scope.b.loc = loc
+            pair = scope.b.call(self.const_fn(runtime.setattr_adjoint), prev,
+                                scope.b.const(name))
+            rest, item = (scope.b.getitem(pair, scope.b.const(k)) for k in (0, 1))
+            scope.adj[self.resolve(obj).id] = rest
+            scope.maybe_none.add(self.resolve(obj).id)
+            if self.active(value):
+                scope.accumulate(value, item, maybe_none=True)
+        return reverse
+
+    def fwd_Build(self, op: n.Build, b: Builder) -> Action:
+        b.emit(op)
+        items, y, loc, starred, kind = list(op.items), op.result, op.loc, op.starred, op.kind
+        if kind == "set":
+            raise NonDifferentiableError("a set of active values has no derivative", loc)
+
+        def reverse(scope: Scope) -> None:
+            g = scope.get(y)
+            if g is None:
+                return
+            scope.b.loc = loc
+            if starred:
+                lens = [scope.b.call(len, scope.res(x)) if i in starred else scope.b.const(None)
+                        for i, x in enumerate(items)]
+                parts = scope.b.call(self.const_fn(runtime.split_adjoint), g,
+                                     scope.b.tuple(*lens))
+            else:
+                parts = g
+            for k, x in enumerate(items):
+                if self.active(x):
+                    c = scope.b.call(self.const_fn(runtime.item_adjoint), parts,
+                                     scope.b.const(k), hint=_bar(x))
+                    scope.accumulate(x, c, maybe_none=True)
+        return reverse
+
+    def fwd_BuildDict(self, op: n.BuildDict, b: Builder) -> Action:
+        b.emit(op)
+        keys, values, y, loc = list(op.keys), list(op.values), op.result, op.loc
+
+        def reverse(scope: Scope) -> None:
+            g = scope.get(y)
+            if g is None:
+                return
+            scope.b.loc = loc
+            for k, v in zip(keys, values):
+                if not self.active(v):
+                    continue
+                if k is None:
+                    c = scope.b.call(self.const_fn(runtime.subdict_adjoint), g, scope.res(v))
+                else:
+                    c = scope.b.call(self.const_fn(runtime.key_adjoint), g, scope.res(k))
+                scope.accumulate(v, c, maybe_none=True)
+        return reverse
+
+    def fwd_Unpack(self, op: n.Unpack, b: Builder) -> Action:
+        b.emit(op)
+        value, results, star, loc = op.value, list(op.results), op.star, op.loc
+
+        def reverse(scope: Scope) -> None:
+            gs = [scope.get(r) for r in results]
+            if all(g is None for g in gs) or not self.active(value):
+                return
+            scope.b.loc = loc
+            parts = scope.b.tuple(*[g if g is not None else scope.b.const(None) for g in gs])
+            c = scope.b.call(self.const_fn(runtime.unpack_adjoint), parts, scope.res(value),
+                             scope.b.const(star), hint=_bar(value))
+            scope.accumulate(value, c, maybe_none=True)
+        return reverse
+
+    def fwd_MakeFunction(self, op: n.MakeFunction, b: Builder) -> Action | None:
+        # The function value itself carries no adjoint; calls of it are handled where made.
+        b.emit(op)
+        return None
+
+    def fwd_FormatValue(self, op: n.Op, b: Builder) -> None:
+        b.emit(op)
+        return None
+
+    fwd_JoinStr = fwd_FormatValue
+    fwd_BuildSlice = fwd_FormatValue
+    fwd_Raise = fwd_FormatValue
+
+    def fwd_Yield(self, op: n.Yield, b: Builder) -> None:
+        b.emit(op)
+        return None
+
+    def fwd_Return(self, op: n.Return, b: Builder) -> None:
+        b.emit(op)
+        return None
+
+    # Structured ops ---------------------------------------------------------------------
+
+    def fwd_If(self, op: n.If, b: Builder) -> Action:
+        b.emit(op)
+        then_actions = self.forward_region(op.then)
+        else_actions = self.forward_region(op.orelse)
+        loc = op.loc
+
+        def reverse(scope: Scope) -> None:
+            cond = scope.res(op.cond)
+            rev_then, rev_else = n.Region(), n.Region()
+            children = []
+            for region, actions, fwd in ((rev_then, then_actions, op.then),
+                                         (rev_else, else_actions, op.orelse)):
+                child = Scope(self, scope, region, defined_in(fwd))
+                for r, y in zip(op.results, fwd.terminator.values):
+                    g = scope.get(r)
+                    if g is not None and self.active(y):
+                        child.accumulate(y, g, maybe_none=r.id in scope.maybe_none
+                                         or self.resolve(r).id in scope.maybe_none)
+                # The adjoints of the If's results now live in the arms.
+                for r in op.results:
+                    child.adj.pop(self.resolve(r).id, None)
+                for act in reversed(actions):
+                    act(child)
+                children.append(child)
+            changed = self.merge(scope, children, loc)
+            rif = n.If(cond, rev_then, rev_else, [], loc=loc)
+            for v in changed:
+                rif.results.append(n.Value(_bar(v)))
+            scope.b.emit(rif)
+            for child, fwd_region in zip(children, (op.then, op.orelse)):
+                self.close_branch(child, op, fwd_region)
+            for v, r in zip(changed, rif.results):
+                scope.adj[v.id] = r
+                if any(v.id in c.maybe_none for c in children):
+                    scope.maybe_none.add(v.id)
+                else:
+                    scope.maybe_none.discard(v.id)
+        return reverse
+
+    def merge(self, scope: Scope, children: list[Scope], loc: SourceLoc | None) -> list[n.Value]:
+        """Outer values whose adjoints an arm changed; each arm yields its final adjoint."""
+        changed: list[n.Value] = []
+        seen: set[int] = set()
+        for child in children:
+            for vid, a in child.adj.items():
+                if scope.adj.get(vid) is not a and vid not in seen and \
+                        (child.fwd_defs is None or vid not in child.fwd_defs):
+                    seen.add(vid)
+                    changed.append(self.value_by_id(vid))
+        for child in children:
+            ys = []
+            for v in changed:
+                a = child.adj.get(v.id)
+                if a is None:
+                    a = child.zero(v, allow_none=True)
+                    if self.type_of(v) not in (float, int, bool):
+                        child.maybe_none.add(v.id)
+                ys.append(a)
+            child.b.emit(n.Yield(ys, loc=loc))
+        return changed
+
+    def value_by_id(self, vid: int) -> n.Value:
+        return self._values()[vid]
+
+    def _values(self) -> dict[int, n.Value]:
+        cache = getattr(self, "_value_cache", None)
+        if cache is None:
+            cache = {}
+            self._value_cache = cache
+        if not cache or getattr(self, "_value_cache_n", 0) != len(self.rename):
+            for a in self.fn.body.args:
+                cache[a.id] = a
+            for op in n.walk(self.fn.body):
+                for r in op.results:
+                    cache[r.id] = r
+                for a in n.region_args(op):
+                    cache[a.id] = a
+            self._value_cache_n = len(self.rename)
+        return cache
+
+    def close_branch(self, child: Scope, fwd_if: n.If, fwd_region: n.Region) -> None:
+        """Bind a reverse arm's placeholders: export arm-local values through the If."""
+        mapping: dict[int, n.Value] = {}
+        other = fwd_if.orelse if fwd_region is fwd_if.then else fwd_if.then
+        for vid, v in child.requested.items():
+            if vid in child.fwd_defs:
+                r = n.Value(v.hint, v.loc)
+                fwd_if.results.append(r)
+                fwd_region.terminator.values.append(v)
+                none = n.Const(None, [n.Value()])
+                other.ops.insert(len(other.ops) - 1, none)
+                other.terminator.values.append(none.result)
+                self._values()[r.id] = r
+                self.declare(child.parent, r)
+                mapping[child.placeholders[vid].id] = child.parent.res(r)
+            else:
+                mapping[child.placeholders[vid].id] = child.parent.res(v)
+        substitute(child.region, mapping)
+
+    def declare(self, scope: Scope | None, r: n.Value) -> None:
+        """A new forward value in the region ``scope`` mirrors (and so in its ancestors')."""
+        while scope is not None:
+            if scope.fwd_defs is not None:
+                scope.fwd_defs.add(r.id)
+            scope = scope.parent
+
+    def loop_free_active(self, op: n.For | n.While) -> list[n.Value]:
+        """Active values defined outside the loop that its body reads (their adjoints carry)."""
+        out: list[n.Value] = []
+        seen: set[int] = set()
+        regions = [op.body] if isinstance(op, n.For) else [op.body]
+        inside = set()
+        for r in regions:
+            inside |= defined_in(r)
+        inside |= {a.id for a in n.region_args(op)}
+        for r in regions:
+            for v in free_uses(r, tuple(n.region_args(op))):
+                v = self.resolve(v)
+                if v.id not in inside and v.id not in seen and self.active(v):
+                    seen.add(v.id)
+                    out.append(v)
+        return out
+
+    def fwd_For(self, op: n.For, b: Builder) -> Action:
+        return self.loop(op, b)
+
+    def fwd_While(self, op: n.While, b: Builder) -> Action:
+        return self.loop(op, b)
+
+    def loop(self, op: n.For | n.While, b: Builder) -> Action:
+        stack_op = n.Build("list", [], [n.Value("loop")], loc=op.loc)
+        b.emit(stack_op)
+        b.emit(op)
+        actions = self.forward_region(op.body)
+        stack = stack_op.result
+        loc = op.loc
+        is_for = isinstance(op, n.For)
+        item = op.body.args[0] if is_for else None
+        if is_for and self.active(op.iterable) and item is not None and self.active(item):
+            item_active = True
+        else:
+            item_active = False
+
+        def reverse(scope: Scope) -> None:
+            free = self.loop_free_active(op)
+            carried = [(a, r, y) for a, r, y in zip(op.carried_args, op.results,
+                                                    op.body.terminator.values)
+                       if self.active(a) or self.active(r)]
+            inits: list[n.Value] = []
+            slots: list[tuple[str, n.Value]] = []
+            for a, r, _ in carried:
+                inits.append(scope.need(r) if scope.get(r) is not None
+                             else scope.zero(r, allow_none=True))
+                slots.append(("carried", a))
+            for v in free:
+                g = scope.get(v)
+                inits.append(g if g is not None else scope.zero(v, allow_none=True))
+                slots.append(("free", v))
+            if item_active:
+                inits.append(scope.b.emit(n.Build("list", [], [n.Value()])).result)
+                slots.append(("items", item))
+            rec = n.Value("rec")
+            rargs = [n.Value(_bar(v) if kind != "items" else "items_bar") for kind, v in slots]
+            body = n.Region([rec, *rargs], [])
+            child = Scope(self, scope, body, defined_in(op.body) | {
+                a.id for a in n.region_args(op)})
+            child.adj = {k: v for k, v in scope.adj.items()}
+            for (kind, v), arg in zip(slots, rargs):
+                if kind != "items":
+                    child.adj[self.resolve(v).id] = arg
+                    maybe = self.type_of(v) not in (float, int, bool)
+                    (child.maybe_none.add if maybe else child.maybe_none.discard)(
+                        self.resolve(v).id)
+            # At the end of an iteration the carried values were the yielded ones.
+            for (a, _r, y), arg in zip(carried, rargs):
+                child.adj.pop(self.resolve(a).id, None)
+            for (a, _r, y), arg in zip(carried, rargs):
+                if self.active(y):
+                    child.accumulate(y, arg, maybe_none=self.type_of(a) not in
+                                     (float, int, bool))
+            for act in reversed(actions):
+                act(child)
+            ys = []
+            for (kind, v), arg in zip(slots, rargs):
+                if kind == "items":
+                    g = child.get(v)
+                    ys.append(child.b.call(self.const_fn(runtime.push), arg,
+                                           g if g is not None else child.b.const(None)))
+                    continue
+                g = child.get(v)
+                ys.append(g if g is not None else child.zero(v, allow_none=True))
+            child.b.emit(n.Yield(ys, loc=loc))
+            # Bind placeholders: loop-local values come from the iteration's record.
+            fields = [v for vid, v in child.requested.items() if vid in child.fwd_defs]
+            mapping: dict[int, n.Value] = {}
+            unpacked: list[n.Value] = []
+            if fields:
+                if len(fields) == 1:
+                    mapping[child.placeholders[fields[0].id].id] = rec
+                    record = fields[0]
+                else:
+                    unpacked = [n.Value(f.hint) for f in fields]
+                    body.ops.insert(0, n.Unpack(rec, unpacked, loc=loc))
+                    for f, u in zip(fields, unpacked):
+                        mapping[child.placeholders[f.id].id] = u
+                    record_op = n.Build("tuple", fields, [n.Value()])
+                    op.body.ops.insert(len(op.body.ops) - 1, record_op)
+                    record = record_op.result
+                if len(fields) == 1:
+                    pass
+            else:
+                record = None
+            push_arg = record
+            if push_arg is None:
+                none = n.Const(None, [n.Value()])
+                op.body.ops.insert(len(op.body.ops) - 1, none)
+                push_arg = none.result
+            append = n.GetAttr(stack, "append", [n.Value()])
+            push = n.Call(append.result, [push_arg], [], [n.Value()])
+            at = len(op.body.ops) - 1
+            if record is not None and record is not fields[0]:
+                at -= 1  # Python evaluates ``loop.append`` before building the record
+            op.body.ops.insert(at, append)
+            op.body.ops.insert(len(op.body.ops) - 1, push)
+            for vid, v in child.requested.items():
+                if vid not in child.fwd_defs:
+                    mapping[child.placeholders[vid].id] = scope.res(v)
+            substitute(body, mapping)
+            rev_iter = scope.b.call(reversed, scope.res(stack))
+            rfor = n.For(rev_iter, inits, body, [n.Value(_bar(v) if kind != "items"
+                                                          else "items_bar")
+                                                 for kind, v in slots], loc=loc)
+            scope.b.emit(rfor)
+            for (kind, v), r in zip(slots, rfor.results):
+                if kind == "items":
+                    seq = scope.b.call(self.const_fn(runtime.reversed_adjoint), r,
+                                       scope.res(op.iterable))
+                    scope.accumulate(op.iterable, seq, maybe_none=True)
+                    continue
+                target = v
+                if kind == "carried":
+                    # The adjoint of the carried value at loop entry flows to its init.
+                    init = op.inits[op.carried_args.index(v)]
+                    if self.active(init):
+                        scope.accumulate(init, r, maybe_none=True)
+                    continue
+                scope.adj[self.resolve(target).id] = r
+                if self.type_of(target) in (float, int, bool):
+                    scope.maybe_none.discard(self.resolve(target).id)
+                else:
+                    scope.maybe_none.add(self.resolve(target).id)
+        return reverse
+
+    def fwd_With(self, op: n.With, b: Builder) -> Action:
+        b.emit(op)
+        actions = self.forward_region(op.body)
+        loc = op.loc
+
+        def reverse(scope: Scope) -> None:
+            # The block ran once: its adjoint is its body's, in the enclosing region.
+            for r, y, i in zip(op.results, op.body.terminator.values, op.inits):
+                g = scope.get(r)
+                if g is not None and self.active(y):
+                    scope.adj.pop(self.resolve(r).id, None)
+                    scope.accumulate(y, g, maybe_none=True)
+            region = n.Region()
+            child = Scope(self, scope, region, defined_in(op.body))
+            child.adj = scope.adj
+            child.maybe_none = scope.maybe_none
+            for act in reversed(actions):
+                act(child)
+            mapping: dict[int, n.Value] = {}
+            for vid, v in child.requested.items():
+                if vid in child.fwd_defs:
+                    r = n.Value(v.hint, v.loc)
+                    init = n.Const(None, [n.Value()])
+                    b_region = self.region_of(op)
+                    b_region.ops.insert(b_region.ops.index(op), init)
+                    op.inits.append(init.result)
+                    op.results.append(r)
+                    op.body.terminator.values.append(v)
+                    self._values()[r.id] = r
+                    self.declare(scope, r)
+                    mapping[child.placeholders[vid].id] = scope.res(r)
+                else:
+                    mapping[child.placeholders[vid].id] = scope.res(v)
+            substitute(region, mapping)
+            scope.b.region.ops.extend(region.ops)
+        del loc
+        return reverse
+
+
+def activity_mutating() -> frozenset[str]:
+    from wengert.analysis.activity import MUTATING_METHODS
+    return MUTATING_METHODS
+
+
+def _hint_of(v: n.Value) -> str | None:
+    return v.hint if v.hint and not v.hint.startswith(".") else None
+
+
+def _has_source(fn: Any) -> bool:
+    if isinstance(fn, (types.FunctionType, types.MethodType)):
+        return True
+    if isinstance(fn, type):
+        return fn.__module__ != "builtins" and not _is_c_type(fn)
+    import functools
+    if isinstance(fn, functools.partial):
+        return _has_source(fn.func)
+    # Callable objects: their __call__ may be Python.
+    call = getattr(type(fn), "__call__", None)
+    return isinstance(call, types.FunctionType)
+
+
+def _is_c_type(t: type) -> bool:
+    return not hasattr(t, "__dict__") or t.__module__ in ("builtins", "numpy")
+
+
+def _callee_name(vjp: VJP, op: n.Call) -> str:
+    is_c, fn = vjp.const_value(op.fn)
+    c = vjp.consts.get(vjp.resolve(op.fn).id)
+    if c is not None and c.origin:
+        return c.origin
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+
+
+def _nondiff_error(vjp: VJP, op: n.Call, fn: Any) -> NonDifferentiableError:
+    name = _callee_name(vjp, op)
+    return NonDifferentiableError(
+        f"{name} has no derivative rule and no Python source, and an active value is "
+        "passed to it", op.loc,
+        notes=(f"register one with @wengert.derivative(of={name}) returning "
+               "(value, pullback)",))
+
+
+def vjp_transform(fn: n.Function, wrt: Sequence[int],
+                  arg_types: Sequence[type | None]) -> tuple[n.Function, list]:
+    """The VJP of the primal IR ``fn`` (not modified) for parameters ``wrt``.
+
+    Returns the VJP function and the warnings found (callee name, location).
+    """
+    from wengert.ir.clone import clone_function
+    cloned, _ = clone_function(fn)
+    v = VJP(cloned, wrt, arg_types)
+    out = v.build()
+    return out, v.warnings
+
+
+__all__ = ["vjp_transform", "VJP", "Scope"]
+del builtins, inspect, math

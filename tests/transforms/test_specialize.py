@@ -1,0 +1,488 @@
+"""Specialisation of rule bodies on argument types: every built-in rule keeps its values
+and derivatives, type tests fold, and the core scalar rules come out branch-free."""
+
+from __future__ import annotations
+
+import abc
+import builtins
+import contextlib
+import copy
+import math
+import numbers
+import operator
+import typing
+
+import numpy as np
+import pytest
+
+import wengert.rules  # noqa: F401  (registers the built-in rules)
+from wengert.codegen.emit import generate
+from wengert.frontend.lower import lower
+from wengert.ir import nodes as n
+from wengert.ir import verify
+from wengert.rules import operator as op_rules
+from wengert.rules import registry
+from wengert.transforms.specialize import specialize
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def ops_of(fn: n.Function, kind: type) -> list:
+    return [op for op in n.walk(fn.body) if isinstance(op, kind)]
+
+
+def calls_of(fn: n.Function, callee) -> list[n.Call]:
+    consts = {op.result.id for op in ops_of(fn, n.Const) if op.value is callee}
+    return [op for op in ops_of(fn, n.Call) if op.fn.id in consts]
+
+
+def param_types(fn: n.Function, args: tuple) -> list[type | None]:
+    """The types a call ``rule(*args)`` gives the rule's parameters (in body-argument order)."""
+    sig = fn.signature
+    positional = [*sig.posonly, *sig.args]
+    out: list[type | None] = [type(a) for a in args[:len(positional)]]
+    out += [None] * (len(positional) - len(out))  # defaults: not looked at
+    if sig.vararg:
+        out.append(tuple)
+    out += [None] * len(sig.kwonly)
+    if sig.kwarg:
+        out.append(dict)
+    return out
+
+
+def specialized(rule, args: tuple) -> tuple[n.Function, object]:
+    """The rule lowered, specialised on ``args``' types, verified and compiled."""
+    fn = lower(rule)
+    specialize(fn, param_types(fn, args))
+    verify(fn)
+    return fn, generate(fn)[0]
+
+
+def like(x, seed: float = 0.7):
+    """A tangent/cotangent shaped like ``x`` (``None`` for non-differentiable leaves)."""
+    if isinstance(x, (bool, int, type(None), str)):
+        return None
+    if isinstance(x, float):
+        return seed
+    if isinstance(x, np.ndarray):
+        return seed * np.arange(1.0, x.size + 1.0).reshape(x.shape)
+    if isinstance(x, (list, tuple)):
+        return type(x)(like(v, seed + 0.1 * i) for i, v in enumerate(x))
+    raise TypeError(x)
+
+
+def assert_same(a, b) -> None:
+    assert type(a) is type(b), (a, b)
+    if isinstance(a, (list, tuple)):
+        assert len(a) == len(b), (a, b)
+        for x, y in zip(a, b):
+            assert_same(x, y)
+    elif isinstance(a, np.ndarray):
+        assert a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+    elif isinstance(a, float) and math.isnan(a):
+        assert math.isnan(b)
+    else:
+        assert a == b, (a, b)
+
+
+def outcome(thunk):
+    """``("ok", value)`` or ``("raised", exception type)``."""
+    try:
+        with np.errstate(all="ignore"):
+            return "ok", thunk()
+    except Exception as e:
+        return "raised", type(e)
+
+
+def check_rule(rule, mode: str, args: tuple) -> bool:
+    """The specialised rule agrees with the original at ``args``; returns whether it ran."""
+    _, compiled = specialized(rule, args)
+    # Generated code reuses the original's default objects (they are not in the IR).
+    compiled.__defaults__, compiled.__kwdefaults__ = rule.__defaults__, rule.__kwdefaults__
+    # In-place rules overwrite their first argument: each call gets its own copy.
+    expected = outcome(lambda: rule(*copy.deepcopy(args)))
+    got = outcome(lambda: compiled(*copy.deepcopy(args)))
+    assert expected[0] == got[0], (expected, got)
+    if expected[0] == "raised":
+        assert expected[1] is got[1]
+        return False
+    (y, d), (y2, d2) = expected[1], got[1]
+    assert_same(y, y2)
+    if mode == "vjp":
+        seeds = [like(y)]
+    else:
+        seeds = [tuple(like(a, 0.3 + 0.2 * i) for i, a in enumerate(args))]
+        # A differential with one zero tangent takes the other branch of its None tests.
+        if len(args) > 1 and all(s is not None for s in seeds[0]):
+            seeds.append((None, *seeds[0][1:]))
+    for seed in seeds:
+        call = (lambda f, s=seed: f(s)) if mode == "vjp" else (lambda f, s=seed: f(*s))
+        want, have = outcome(lambda: call(d)), outcome(lambda: call(d2))
+        assert want[0] == have[0], (want, have)
+        if want[0] == "ok":
+            assert_same(want[1], have[1])
+        else:
+            assert want[1] is have[1]
+    return True
+
+
+# ----------------------------------------------------------------------------- every rule
+
+UNARY = [(0.3,), (1.7,), (-0.4,), (0.0,)]
+BINARY = [(1.5, 2.5), (-0.5, 3.0), (2.0, 0.0), (0.0, 0.5), (-2.0, 2.0)]
+A23 = np.arange(1.0, 7.0).reshape(2, 3)
+
+#: Inputs per primitive: floats wherever the primitive takes them.
+SAMPLES: dict = {
+    op_rules._sum_to: [(A23, (1, 3), (2, 3)), (1.5, (), ())],
+    op_rules._broadcast_to: [(np.ones((1, 3)), (1, 3), (2, 3)), (1.5, (), ())],
+    op_rules._mT: [(A23,)],
+    op_rules._unsqueeze: [(np.ones(3), -1)],
+    op_rules._squeeze: [(np.ones((3, 1)), -1)],
+    op_rules._sum_cotangents: [([1.0, None, 2.0],), ((1.0, 2.0),)],
+    op_rules._repeat_adjoint: [([1.0, 2.0, 3.0, 4.0], 2), ((1.0, 2.0), 1)],
+    operator.matmul: [(A23, A23.T)],
+    operator.imatmul: [(A23, np.ones((3, 3)))],
+    operator.concat: [([1.0, 2.0], [3.0])],
+    operator.iconcat: [([1.0, 2.0], [3.0])],
+    builtins.max: [(2.0, 3.0), (3.0, 2.0), ([1.0, 4.0, 2.0],)],
+    builtins.min: [(2.0, 3.0), (3.0, 2.0), ((1.0, 4.0, 0.5),)],
+    builtins.sum: [([1.0, 2.0, 3.0],), ([1.0, 2.0], 0.5)],
+    builtins.pow: [(2.0, 3.0), (2.0, 0.5), (0.0, 0.5)],
+    math.log: [(2.0,), (2.0, 3.0), (0.0,)],
+    math.hypot: [(3.0, 4.0), (0.0, 0.0), (1.0, 2.0, 2.0)],
+    math.dist: [([1.0, 2.0], [4.0, 6.0]), ((1.0,), (1.0,))],
+    math.fsum: [([1.0, 2.0],)],
+    math.prod: [([1.5, 2.0],), ((3.0, 0.0, 2.0),)],
+    math.ldexp: [(1.5, 3)],
+    math.asin: [(0.3,), (-0.5,), (1.0,)],
+    math.acos: [(0.3,), (-0.5,), (1.0,)],
+    math.atanh: [(0.3,), (-0.5,)],
+    math.acosh: [(1.5,), (1.0,)],
+}
+
+
+def rule_cases():
+    for rule in registry.all_rules():
+        for mode in ("vjp", "jvp"):
+            fn = getattr(rule, mode)
+            if fn is None:
+                continue
+            name = getattr(rule.fn, "__name__", repr(rule.fn))
+            module = getattr(rule.fn, "__module__", None) or "?"
+            yield pytest.param(fn, mode, rule.fn, id=f"{module}.{name}-{mode}")
+
+
+def samples_for(primitive, rule_fn) -> list[tuple]:
+    if primitive in SAMPLES:
+        return SAMPLES[primitive]
+    nparams = len(lower(rule_fn).signature.args)
+    return UNARY if nparams == 1 else BINARY
+
+
+@pytest.mark.parametrize("rule, mode, primitive", list(rule_cases()))
+def test_every_rule_keeps_its_values_and_derivatives(rule, mode, primitive):
+    ran = [check_rule(rule, mode, args) for args in samples_for(primitive, rule)]
+    assert any(ran), "no sample input is in the primitive's domain"
+
+
+def test_the_rule_table_is_covered():
+    assert len(list(rule_cases())) >= 140
+
+
+# ----------------------------------------------------------------------------- core rules
+
+BRANCH_FREE = [operator.add, operator.sub, operator.mul, operator.truediv, operator.neg,
+               math.sin, math.cos, math.exp, math.tanh]
+#: Rules whose remaining ``If``s test values, not types (``b == 0``, ``y == 0.0``,
+#: ``len(base) == 0``, ``a_dot is None``): how many each keeps when specialised on floats.
+VALUE_TESTS = {(operator.pow, "vjp"): 3, (math.sqrt, "vjp"): 1, (math.log, "vjp"): 2,
+               (operator.pow, "jvp"): 6, (math.sqrt, "jvp"): 1, (math.log, "jvp"): 5}
+
+
+@pytest.mark.parametrize("mode", ["vjp", "jvp"])
+@pytest.mark.parametrize("primitive", BRANCH_FREE + [operator.pow, math.sqrt, math.log],
+                         ids=lambda f: f.__name__)
+def test_core_scalar_rules_fold_every_type_test(primitive, mode):
+    rule = getattr(registry.lookup(primitive), mode)
+    nparams = 1 if primitive in (operator.neg, math.sin, math.cos, math.exp, math.tanh,
+                                 math.sqrt, math.log) else 2
+    before = lower(rule)
+    fn, _ = specialized(rule, (1.5,) * nparams)
+    assert not calls_of(fn, isinstance)
+    ifs = len(ops_of(fn, n.If))
+    if (primitive, mode) in VALUE_TESTS:
+        assert ifs == VALUE_TESTS[primitive, mode]
+    elif mode == "vjp" or nparams == 1:
+        assert ifs == 0
+    else:
+        # Only the differential's tests of which tangents are None are left.
+        tangent_ifs = [op for op in ops_of(fn, n.If)]
+        assert 0 < len(tangent_ifs) < len(ops_of(before, n.If))
+        assert calls_of(fn, operator.is_) or calls_of(fn, operator.is_not)
+
+
+def test_scalar_pullback_is_straight_line_code():
+    fn, compiled = specialized(registry.lookup(operator.mul).vjp, (2.0, 3.0))
+    (pullback,) = ops_of(fn, n.MakeFunction)
+    kinds = [type(op).__name__ for op in pullback.func.body.ops]
+    assert kinds == ["Const", "Call", "Const", "Call", "Build", "Return"]
+    y, pb = compiled(2.0, 3.0)
+    assert (y, pb(1.0)) == (6.0, (3.0, 2.0))
+
+
+# ----------------------------------------------------------------------------- arrays
+
+ARRAY_CASES = [
+    (operator.add, (A23, np.ones(3))),
+    (operator.sub, (A23, A23 * 0.5)),
+    (operator.mul, (A23, np.arange(3.0))),
+    (operator.mul, (A23, 2.5)),
+    (operator.truediv, (2.0, A23)),
+    (operator.pow, (A23, np.full((2, 3), 1.5))),
+    (operator.neg, (A23,)),
+    (operator.abs, (A23 - 3.0,)),
+    (operator.matmul, (A23, np.ones(3))),
+]
+
+
+@pytest.mark.parametrize("mode", ["vjp", "jvp"])
+@pytest.mark.parametrize("primitive, args", ARRAY_CASES,
+                         ids=[f"{p.__name__}{i}" for i, (p, _) in enumerate(ARRAY_CASES)])
+def test_array_specialisation_keeps_values_and_derivatives(primitive, args, mode):
+    rule = getattr(registry.lookup(primitive), mode)
+    assert check_rule(rule, mode, args)
+    fn, _ = specialized(rule, args)
+    if primitive in (operator.add, operator.sub, operator.mul, operator.truediv):
+        assert not calls_of(fn, isinstance)
+        if mode == "vjp":
+            assert not ops_of(fn, n.If)
+            assert calls_of(fn, op_rules._sum_to)
+
+
+def test_unknown_types_change_nothing():
+    rule = registry.lookup(operator.mul).vjp
+    fn = lower(rule)
+    before = (len(ops_of(fn, n.If)), len(calls_of(fn, isinstance)))
+    types = specialize(fn, [None, None])
+    verify(fn)
+    assert (len(ops_of(fn, n.If)), len(calls_of(fn, isinstance))) == before
+    assert types.of(fn.body.args[0]) is None
+
+
+# ----------------------------------------------------------------------------- folding rules
+
+
+def dispatch(x):
+    if isinstance(x, bool):
+        kind = "bool"
+    elif isinstance(x, int):
+        kind = "int"
+    elif isinstance(x, (list, tuple)):
+        kind = "seq"
+    elif isinstance(x, float):
+        kind = "float"
+    else:
+        kind = "other"
+    return kind
+
+
+@pytest.mark.parametrize("value, kind", [
+    (True, "bool"), (3, "int"), ((1,), "seq"), ([1], "seq"), (2.0, "float"),
+    (np.float64(2.0), "float"), (np.float32(2.0), "other"), ("s", "other"),
+])
+def test_isinstance_folds_with_subclasses(value, kind):
+    fn = lower(dispatch)
+    specialize(fn, [type(value)])
+    verify(fn)
+    assert not ops_of(fn, n.If) and not calls_of(fn, isinstance)
+    assert generate(fn)[0](value) == kind == dispatch(value)
+
+
+@typing.runtime_checkable
+class Quacks(typing.Protocol):
+    def quack(self) -> None: ...
+
+
+class Base(abc.ABC):  # noqa: B024 - a plain ABC, only for isinstance
+    pass
+
+
+def abc_test(x):
+    return isinstance(x, numbers.Real), isinstance(x, Base), isinstance(x, Quacks)
+
+
+def test_abcs_fold_but_instance_checks_of_protocols_stay():
+    fn = lower(abc_test)
+    specialize(fn, [float])
+    verify(fn)
+    # numbers.Real and Base fold; the protocol's __instancecheck__ looks at attributes.
+    assert len(calls_of(fn, isinstance)) == 1
+    assert generate(fn)[0](1.5) == abc_test(1.5) == (True, False, False)
+
+
+TYPES = (int, float)
+
+
+def tuple_const(x):
+    return isinstance(x, TYPES), isinstance(x, (str, TYPES))
+
+
+def test_isinstance_with_a_constant_tuple_folds():
+    fn = lower(tuple_const)
+    specialize(fn, [float])
+    assert not calls_of(fn, isinstance)
+    assert generate(fn)[0](1.5) == (True, True)
+
+
+def none_tests(x, y):
+    a = x is None
+    b = x is not None
+    c = None is y
+    d = not (x is None)  # noqa: E714 - a not_ of an is_
+    e = None is None
+    return a, b, c, d, e
+
+
+def test_identity_with_none_folds_when_the_type_is_known():
+    fn = lower(none_tests)
+    specialize(fn, [float, None])
+    verify(fn)
+    # Only the test of y, whose type is unknown, is left.
+    assert len(calls_of(fn, operator.is_)) + len(calls_of(fn, operator.is_not)) == 1
+    assert not calls_of(fn, operator.not_)
+    g = generate(fn)[0]
+    assert g(1.5, None) == none_tests(1.5, None) == (False, True, True, True, True)
+    assert g(1.5, 2) == none_tests(1.5, 2)
+    fn = lower(none_tests)
+    specialize(fn, [type(None), None])
+    assert generate(fn)[0](None, 1) == none_tests(None, 1)
+
+
+def constant_branches(x):
+    if 0:
+        y = x * 2.0
+    else:
+        y = x + 1.0
+    if "nonempty":
+        z = y * 3.0
+    else:
+        z = y
+    return z
+
+
+def nested_branches(x, flag):
+    if isinstance(x, float):
+        if flag:
+            y = x * 2.0
+        else:
+            y = x * 3.0
+        w = -y
+    else:
+        y = x
+        w = y
+
+    def inner(t):
+        if isinstance(x, float):
+            return t * y + w
+        return t
+
+    return inner
+
+
+def test_constant_conditions_splice_the_taken_branch():
+    fn = lower(constant_branches)
+    specialize(fn, [None])
+    verify(fn)
+    assert not ops_of(fn, n.If)
+    assert generate(fn)[0](2.0) == constant_branches(2.0) == 9.0
+
+
+def test_splicing_rewires_uses_in_nested_functions():
+    fn = lower(nested_branches)
+    types = specialize(fn, [float, None])
+    verify(fn)
+    # The test of flag stays (its type is unknown and it is a value test anyway).
+    (left,) = ops_of(fn, n.If)
+    assert types.of(left.results[0]) is float
+    assert not calls_of(fn, isinstance)
+    g = generate(fn)[0]
+    for flag in (True, False):
+        assert g(1.5, flag)(2.0) == nested_branches(1.5, flag)(2.0)
+
+
+def loop_dispatch(xs, n_):
+    s = 0.0
+    for i in range(n_):
+        if isinstance(i, int):
+            s = s + i
+        else:
+            s = s - 1.0
+    while isinstance(s, str):
+        s = s * 2.0
+    return s
+
+
+def test_type_tests_inside_loops_fold_after_the_fixpoint():
+    fn = lower(loop_dispatch)
+    types = specialize(fn, [list, int])
+    verify(fn)
+    assert len(calls_of(fn, isinstance)) == 0
+    assert not ops_of(fn, n.If) and not ops_of(fn, n.While)
+    assert types.of(fn.body.terminator.value) is float
+    assert generate(fn)[0]([], 4) == loop_dispatch([], 4) == 6.0
+
+
+def late_float(x, n_):
+    s = 0
+    for _ in range(n_):
+        kind = isinstance(s, int)
+        s = s + x
+    return kind
+
+
+def str_loop(s):
+    while isinstance(s, str):
+        s = s + 1.0
+    return s
+
+
+def test_type_tests_of_values_that_change_type_in_a_loop_stay():
+    fn = lower(str_loop)
+    specialize(fn, [str])  # str + float raises, but the analysis does not know it
+    assert len(calls_of(fn, isinstance)) == 1
+
+    fn = lower(late_float)
+    specialize(fn, [float, int])
+    verify(fn)
+    assert len(calls_of(fn, isinstance)) == 1
+    assert generate(fn)[0](1.5, 2) is late_float(1.5, 2) is False
+
+
+def test_free_types_specialise_a_nested_function_on_its_own():
+    fn = lower(nested_branches)
+    (mk,) = ops_of(fn, n.MakeFunction)
+    (x,) = fn.body.args[:1]
+    inner = mk.func
+    specialize(inner, [None])
+    assert calls_of(inner, isinstance)
+    specialize(inner, [None], {x.id: float})
+    assert not calls_of(inner, isinstance) and not ops_of(inner, n.If)
+
+
+def unused_calls(x):
+    with contextlib.suppress(ZeroDivisionError):
+        1.0 / x
+    if isinstance(x, float):
+        math.sqrt(x)
+    return x
+
+
+def test_unused_calls_are_kept_for_the_caller_to_drop():
+    fn = lower(unused_calls)
+    specialize(fn, [float])
+    verify(fn)
+    assert calls_of(fn, math.sqrt) and calls_of(fn, operator.truediv)
+    with pytest.raises(ValueError):
+        generate(fn)[0](-1.0)
