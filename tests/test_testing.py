@@ -11,8 +11,9 @@ import math
 import numpy
 import pytest
 
+import wengert
 from wengert.rules.registry import defjvp, defvjp
-from wengert.testing import check_rule, numerical_jvp
+from wengert.testing import check_grads, check_rule, numerical_jvp
 
 
 def test_numerical_jvp_scalar_closed_form():
@@ -237,3 +238,218 @@ def test_check_rule_needs_a_registered_rule():
 def test_check_rule_needs_a_differentiable_argument():
     with pytest.raises(AssertionError, match="nothing to check"):
         check_rule(_cube, 3)
+
+
+# --- check_grads ---------------------------------------------------------------------
+#
+# check_grads checks wengert.vjp / wengert.jvp of whole functions. Its own logic is
+# tested first against hand-written stand-ins for wengert.vjp and wengert.jvp (so a
+# bug in the transforms cannot hide a bug in the checker), then against the real
+# reverse mode with deliberately wrong registered rules.
+
+
+def _poly(x, y):
+    return x * x * y
+
+
+def _poly_pullback(x, y, scale_x=1.0, scale_y=1.0):
+    return lambda z_bar: (scale_x * z_bar * 2.0 * x * y, scale_y * z_bar * x * x)
+
+
+def _fake_vjp(pullback_factory, value_shift=0.0):
+    """A stand-in for ``wengert.vjp`` built from a hand-written pullback."""
+
+    def vjp(f, *primals):
+        value = f(*primals)
+        if value_shift:
+            value = value + value_shift
+        return value, pullback_factory(*primals)
+
+    return vjp
+
+
+def test_check_grads_accepts_a_correct_pullback(monkeypatch):
+    monkeypatch.setattr(wengert, "vjp", _fake_vjp(_poly_pullback), raising=False)
+    check_grads(_poly, (1.5, -0.7))
+    check_grads(_poly, (0.3, 2.0), argnums=(0, 1))
+
+
+def test_check_grads_catches_a_wrong_gradient_and_names_the_entry(monkeypatch):
+    wrong = _fake_vjp(lambda x, y: _poly_pullback(x, y, scale_y=1.01))
+    monkeypatch.setattr(wengert, "vjp", wrong, raising=False)
+    with pytest.raises(AssertionError) as info:
+        check_grads(_poly, (1.5, -0.7))
+    message = str(info.value)
+    assert "_poly(1.5, -0.7)" in message
+    assert "'rev'" in message
+    assert "argument 1" in message  # the first entry that differs
+
+
+def test_check_grads_argnums_restricts_the_checked_arguments(monkeypatch):
+    wrong = _fake_vjp(lambda x, y: _poly_pullback(x, y, scale_y=2.0))
+    monkeypatch.setattr(wengert, "vjp", wrong, raising=False)
+    check_grads(_poly, (1.5, -0.7), argnums=0)  # the wrong adjoint of y is not looked at
+    with pytest.raises(AssertionError, match="argument 1"):
+        check_grads(_poly, (1.5, -0.7), argnums=1)
+
+
+def test_check_grads_catches_a_wrong_value(monkeypatch):
+    monkeypatch.setattr(wengert, "vjp", _fake_vjp(_poly_pullback, 1e-3), raising=False)
+    with pytest.raises(AssertionError, match="value returned by wengert.vjp"):
+        check_grads(_poly, (1.5, -0.7))
+
+
+def test_check_grads_catches_a_pullback_of_the_wrong_arity(monkeypatch):
+    def factory(x, y):
+        return lambda z_bar: (z_bar * 2.0 * x * y,)
+
+    monkeypatch.setattr(wengert, "vjp", _fake_vjp(factory), raising=False)
+    with pytest.raises(AssertionError, match="one per argument"):
+        check_grads(_poly, (1.5, -0.7))
+
+
+def test_check_grads_wants_zeros_not_none_for_float_arguments(monkeypatch):
+    def first(x, y):
+        return 3.0 * x
+
+    monkeypatch.setattr(wengert, "vjp", _fake_vjp(lambda x, y: lambda z: (3.0 * z, None)),
+                        raising=False)
+    with pytest.raises(AssertionError, match="cotangent of argument 1 is None"):
+        check_grads(first, (1.0, 2.0))
+    monkeypatch.setattr(wengert, "vjp", _fake_vjp(lambda x, y: lambda z: (3.0 * z, 0.0)),
+                        raising=False)
+    check_grads(first, (1.0, 2.0))
+
+
+def test_check_grads_wants_none_for_int_arguments(monkeypatch):
+    def scaled(x, n):
+        return x * n
+
+    monkeypatch.setattr(wengert, "vjp", _fake_vjp(lambda x, n: lambda z: (z * n, 0.0)),
+                        raising=False)
+    with pytest.raises(AssertionError, match="must be None"):
+        check_grads(scaled, (1.5, 3))
+    monkeypatch.setattr(wengert, "vjp", _fake_vjp(lambda x, n: lambda z: (z * n, None)),
+                        raising=False)
+    check_grads(scaled, (1.5, 3))
+
+
+def _weighted(a, s):
+    return a * s
+
+
+def test_check_grads_catches_a_cotangent_of_the_wrong_shape(monkeypatch):
+    a = numpy.array([1.0, -2.0, 0.5])
+    # Forgets to sum the broadcast scalar's adjoint.
+    unreduced = _fake_vjp(lambda a, s: lambda y: (y * s, y * a))
+    monkeypatch.setattr(wengert, "vjp", unreduced, raising=False)
+    with pytest.raises(AssertionError, match="cotangent of argument 1 does not fit"):
+        check_grads(_weighted, (a, 2.0))
+    reduced = _fake_vjp(lambda a, s: lambda y: (y * s, float(numpy.sum(y * a))))
+    monkeypatch.setattr(wengert, "vjp", reduced, raising=False)
+    check_grads(_weighted, (a, 2.0))
+
+
+def test_check_grads_on_structures(monkeypatch):
+    def f(d, xs):
+        return {"p": d["a"] * xs[0], "q": xs[1] - d["b"]}, len(xs)
+
+    def factory(d, xs):
+        def pullback(out_bar):
+            o, _ = out_bar
+            return ({"a": o["p"] * xs[0], "b": -o["q"]}, [o["p"] * d["a"], o["q"]])
+
+        return pullback
+
+    args = ({"a": 1.5, "b": 2.0}, [0.5, -1.0])
+    monkeypatch.setattr(wengert, "vjp", _fake_vjp(factory), raising=False)
+    check_grads(f, args)
+
+    def swapped(d, xs):
+        def pullback(out_bar):
+            o, _ = out_bar
+            return ({"a": o["p"] * xs[0], "b": -o["q"]}, [o["q"], o["p"] * d["a"]])
+
+        return pullback
+
+    monkeypatch.setattr(wengert, "vjp", _fake_vjp(swapped), raising=False)
+    with pytest.raises(AssertionError, match="argument 1, leaf 0"):
+        check_grads(f, args)
+
+
+def test_check_grads_copies_arguments_for_mutating_functions(monkeypatch):
+    def f(xs):
+        xs[0] *= 2.0
+        return xs[0] + xs[1]
+
+    monkeypatch.setattr(wengert, "vjp", _fake_vjp(lambda xs: lambda z: ([2.0 * z, z],)),
+                        raising=False)
+    xs = [1.0, 3.0]
+    check_grads(f, (xs,))
+    assert xs == [1.0, 3.0]
+
+
+def test_check_grads_fwd_needs_forward_mode(monkeypatch):
+    monkeypatch.delattr(wengert, "jvp", raising=False)
+    with pytest.raises(NotImplementedError, match="wengert.jvp"):
+        check_grads(_poly, (1.0, 2.0), modes=("fwd",))
+
+
+def test_check_grads_fwd_mode(monkeypatch):
+    def good_jvp(f, primals, tangents):
+        (x, y), (dx, dy) = primals, tangents
+        return f(x, y), 2.0 * x * y * dx + x * x * dy
+
+    def bad_jvp(f, primals, tangents):
+        (x, y), (dx, dy) = primals, tangents
+        return f(x, y), 2.0 * x * y * dx - x * x * dy
+
+    monkeypatch.setattr(wengert, "jvp", good_jvp, raising=False)
+    check_grads(_poly, (1.0, 2.0), modes=("fwd",))
+    monkeypatch.setattr(wengert, "jvp", bad_jvp, raising=False)
+    with pytest.raises(AssertionError, match="'fwd'.*finite differences"):
+        check_grads(_poly, (1.0, 2.0), modes=("fwd",))
+
+
+def test_check_grads_rejects_unknown_modes():
+    with pytest.raises(ValueError, match="unknown mode"):
+        check_grads(_poly, (1.0, 2.0), modes=("sideways",))
+
+
+# With the real reverse mode: a function calling a helper whose registered rule is
+# wrong must fail; the same function calling a helper with a correct rule passes.
+
+
+def _helper_with_wrong_rule(x):
+    return x * x
+
+
+@defvjp(_helper_with_wrong_rule)
+def _helper_with_wrong_rule_vjp(x):
+    return x * x, lambda y_bar: (y_bar * 3.0 * x,)  # should be 2 x
+
+
+def _helper_with_right_rule(x):
+    return x * x
+
+
+@defvjp(_helper_with_right_rule)
+def _helper_with_right_rule_vjp(x):
+    return x * x, lambda y_bar: (y_bar * 2.0 * x,)
+
+
+def _calls_wrong_rule(x, y):
+    return math.sin(y) * _helper_with_wrong_rule(x) + y
+
+
+def _calls_right_rule(x, y):
+    return math.sin(y) * _helper_with_right_rule(x) + y
+
+
+def test_check_grads_catches_a_wrong_registered_rule_through_the_transform():
+    with pytest.raises(AssertionError, match="_calls_wrong_rule.*'rev'"):
+        check_grads(_calls_wrong_rule, (0.8, 1.3))
+
+
+def test_check_grads_passes_a_correct_registered_rule_through_the_transform():
+    check_grads(_calls_right_rule, (0.8, 1.3))

@@ -19,19 +19,18 @@ from typing import Any
 import numpy
 
 from wengert import runtime, tangents
+from wengert.codegen.emit import generate
 from wengert.diagnostics import (
     NonDifferentiableError,
     NonDifferentiableWarning,
     SourceUnavailableError,
 )
-from wengert.rules import registry
-from wengert.transforms.vjp import vjp_transform
-
-from wengert.codegen.emit import generate
 from wengert.frontend.lower import lower_with_deps
 from wengert.frontend.source import Dependency, unwrap
 from wengert.ir import nodes as n
 from wengert.ir.printer import print_function
+from wengert.rules import registry
+from wengert.transforms.vjp import vjp_transform
 
 
 @dataclass
@@ -169,10 +168,11 @@ def _param_types(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, ...] | None:
     """The type of each parameter's value for this call (``None``: cannot bind cheaply)."""
     code = fn.__code__
     nparams = code.co_argcount + code.co_kwonlyargcount
-    if not kwargs and code.co_flags & 0x0C == 0 and len(args) == code.co_argcount:
+    if not kwargs and code.co_flags & 0x0C == 0 and len(args) == code.co_argcount and \
+            not code.co_kwonlyargcount:
         return tuple(type(a) for a in args)
     try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
     except TypeError:
         return None
     bound.apply_defaults()
@@ -205,10 +205,8 @@ def _finish(x: Any, adj: Any) -> Any:
             for f, v in zip(dataclasses.fields(x), fields):
                 object.__setattr__(out, f.name, v)
             return out
-        out = object.__new__(type(x))
-        for k, v in vars(x).items():
-            object.__setattr__(out, k, _finish(v, adj.get(k)))
-        return out
+        # A plain object has no tangent space of its own (``tangents``): no cotangent.
+        return None
     if adj is None and not tangents.is_differentiable(x) and hasattr(x, "__dict__") and \
             not isinstance(x, type) and not callable(x):
         return None
@@ -295,7 +293,8 @@ def vjp(f: Any, *primals: Any, has_aux: bool = False) -> Any:
     return (out, pullback, aux) if has_aux else (out, pullback)
 
 
-def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any) -> tuple[Any, Any]:
+def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None
+                 ) -> tuple[Any, Any]:
     """Run-time dispatch for a call whose callee is a value: a rule or a derived VJP.
 
     The pullback returns the adjoint of ``obj`` (the receiver of a method call, else
@@ -306,19 +305,25 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any) -> tuple[Any, Any]
     if rule is not None and rule.vjp is not None and not kwargs:
         value, pb = rule.vjp(*args)
 
-        def rule_pullback(g: Any) -> tuple[Any, ...]:
-            return (None, *pb(g))
+        def rule_pullback(g: Any, inouts: Any = None) -> tuple[Any, ...]:
+            outs = (None, *pb(g)) if g is not None else (None,) * (1 + len(args))
+            if inouts is not None:
+                outs = tuple(runtime.add_adjoint(a, b) for a, b in zip(inouts, outs))
+            return outs
         return value, rule_pullback
     if rule is not None and rule.nondifferentiable:
         value = f(*args, **kwargs)
-        return value, lambda g: (None,) * (1 + len(args) + nk)
+
+        def nondiff_pullback(g: Any, inouts: Any = None) -> tuple[Any, ...]:
+            return inouts if inouts is not None else (None,) * (1 + len(args) + nk)
+        return value, nondiff_pullback
     try:
         fn, bound, bound_kw = unwrap(f)
     except SourceUnavailableError:
         name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
         raise NonDifferentiableError(
             f"{name} has no derivative rule and no Python source, and an active value is "
-            "passed to it", None,
+            "passed to it", site,
             notes=(f"register one with @wengert.derivative(of={name}) returning "
                    "(value, pullback)",)) from None
     full = (*bound, *args)
@@ -328,8 +333,16 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any) -> tuple[Any, Any]
     nb = len(bound)
     has_obj = obj is not None and nb >= 1 and bound[0] is obj
 
-    def pullback(g: Any) -> tuple[Any, ...]:
-        adjs = pb(g)
+    def pullback(g: Any, inouts: Any = None) -> tuple[Any, ...]:
+        ins = None
+        if inouts is not None:
+            # Call-site slots (receiver, arguments, keywords) to parameters.
+            site = [None] * nb + list(inouts[1:])
+            if has_obj:
+                site[0] = inouts[0]
+            ins = [site[where[1]] if where is not None and where[0] == "one" else None
+                   for where in plan]
+        adjs = pb(g, ins)
         slots = [None] * (len(full) + nk)
         for p, where in enumerate(plan):
             if where is None:
@@ -346,7 +359,12 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any) -> tuple[Any, Any]
                     if a is not None and name in a:
                         slots[len(full) + j] = a[name]
         first = slots[0] if has_obj else None
-        return (first, *slots[nb:])
+        out = (first, *slots[nb:])
+        if inouts is not None:
+            # Arguments the callee does not see as parameters keep what came in.
+            out = tuple(o if o is not None else (i if p is None else None)
+                        for o, i, p in zip(out, inouts, [None] * len(out)))
+        return out
 
     return out, pullback
 
@@ -360,7 +378,7 @@ def _plan(fn: Any, npos: int, kwnames: tuple[str, ...]) -> list:
     plan = _PLANS.get(key)
     if plan is not None:
         return plan
-    sig = inspect.signature(fn)
+    sig = inspect.signature(fn, follow_wrapped=False)
     plan = []
     i = 0
     for p in sig.parameters.values():

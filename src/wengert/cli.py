@@ -55,6 +55,37 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _parse_value(text: str) -> Any:
+    """A number from the command line: an int when it looks like one, else a float."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        raise CliError(f"--at expects numbers, got {text!r}") from None
+
+
+def _cmd_grad(args: argparse.Namespace) -> int:
+    import wengert
+
+    fn = load_function(args.target)
+    at = tuple(_parse_value(t) for t in args.at)
+    nums = tuple(args.argnums) if args.argnums else tuple(
+        i for i, v in enumerate(at) if isinstance(v, float))
+    if not nums:
+        raise CliError("nothing to differentiate: give float values with --at, or --argnums")
+    try:
+        value, grads = wengert.value_and_grad(fn, argnums=nums)(*at)
+    except TypeError as exc:
+        raise CliError(str(exc)) from exc
+    print(f"value: {value!r}")
+    for i, g in zip(nums, grads):
+        print(f"grad[{i}]: {g!r}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``wengert`` command."""
     p = argparse.ArgumentParser(prog="wengert",
@@ -65,6 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--mode", default="ir", choices=["ir", "primal", "vjp", "jvp"])
     show.add_argument("--argnums", type=int, nargs="+", default=None)
     show.set_defaults(run=_cmd_show)
+    grad = sub.add_parser("grad", help="print a function's value and gradient at a point")
+    grad.add_argument("target", help="path/to/file.py:function")
+    grad.add_argument("--at", nargs="+", required=True, metavar="X",
+                      help="the arguments (numbers; ints are not differentiated by default)")
+    grad.add_argument("--argnums", type=int, nargs="+", default=None)
+    grad.set_defaults(run=_cmd_grad)
     return p
 
 

@@ -166,6 +166,16 @@ def setattr_adjoint(prev: Any, name: str) -> tuple[Any, Any]:
     return out, out.pop(name, None)
 
 
+def check_list(obj: Any, name: str) -> None:
+    """Reverse mode treats ``obj.append(v)`` as a list append: make sure it is one."""
+    if type(obj) is not list:
+        from wengert.diagnostics import NonDifferentiableError
+
+        raise NonDifferentiableError(
+            f"{type(obj).__name__}.{name}() receives an active value; only list.{name}() "
+            "is differentiated")
+
+
 def item_adjoint(g: Any, k: int) -> Any:
     """Entry ``k`` of a sequence adjoint (``None`` when the whole adjoint is zero)."""
     return None if g is None else g[k]
@@ -239,12 +249,12 @@ def reversed_adjoint(collected: list[Any], iterable: Any) -> Any:
         import numpy
         like = numpy.asarray(iterable, dtype=float)
         return numpy.array([numpy.zeros(like.shape[1:]) if c is None else c for c in items])
-    if isinstance(iterable, list):
-        return items
-    raise TypeError(f"cannot differentiate iteration over {type(iterable).__name__}")
+    # A list, or an iterator (zip, enumerate, a generator): the adjoint of an iterator
+    # is the list of its items' adjoints, which is what the rule that made it expects.
+    return items
 
 
-def vjp_call(f: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+def vjp_call(site: Any, f: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
     """``f(*args, **kwargs)`` and its pullback, for a callee known only at run time.
 
     The pullback returns one adjoint for ``f`` itself (always ``None``) followed by one
@@ -252,11 +262,41 @@ def vjp_call(f: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
     """
     from wengert.api import dispatch_vjp
 
-    return dispatch_vjp(f, args, kwargs, None)
+    return dispatch_vjp(f, args, kwargs, None, site)
 
 
-def vjp_method(obj: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+def vjp_method(site: Any, obj: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
     """``obj.name(*args, **kwargs)`` and its pullback: adjoints of ``obj`` and the arguments."""
     from wengert.api import dispatch_vjp
 
-    return dispatch_vjp(getattr(obj, name), args, kwargs, obj)
+    return dispatch_vjp(getattr(obj, name), args, kwargs, obj, site)
+
+
+def inout(inouts: Any, i: int) -> Any:
+    """The adjoint a caller passes for parameter ``i`` after the call (``None``: zero)."""
+    return None if inouts is None else inouts[i]
+
+
+def as_tuple(x: Any) -> tuple:
+    """``*x`` in a call, made a tuple first so that its length is known to the pullback."""
+    return x if type(x) is tuple else tuple(x)
+
+
+def regroup(outs: Any, layout: tuple[Any, ...]) -> list[Any]:
+    """Regroup a pullback's per-argument adjoints by call operand (``*t`` gets a tuple)."""
+    res, i = [], 0
+    for t in layout:
+        if t is None:
+            res.append(outs[i])
+            i += 1
+        else:
+            res.append(tuple(outs[i:i + len(t)]))
+            i += len(t)
+    return res
+
+
+def like_structure(adj: tuple[Any, ...], x: Any) -> Any:
+    """The adjoint of ``x`` (a list, a tuple, an array) from a tuple of its items' adjoints."""
+    if all(a is None for a in adj):
+        return None
+    return reversed_adjoint(list(adj)[::-1], x)

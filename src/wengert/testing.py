@@ -15,6 +15,10 @@
 
 Any failure raises :class:`AssertionError` naming the function, the arguments and
 the first entry that differs.
+
+:func:`check_grads` checks a whole *transformed* function the same way: the
+reverse-mode ``wengert.vjp`` (and, where it exists, the forward-mode
+``wengert.jvp``) of an arbitrary Python function against central differences.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import numpy
 from wengert import tangents as tree
 from wengert.rules import registry
 
-__all__ = ["check_rule", "numerical_jvp"]
+__all__ = ["check_grads", "check_rule", "numerical_jvp"]
 
 
 def numerical_jvp(
@@ -281,3 +285,242 @@ def _format_args(args: tuple[Any, ...]) -> str:
     if len(text) > 200:
         text = text[:200] + "..."
     return f"({text})"
+
+
+# --------------------------------------------------------------------------
+# check_grads: whole transformed functions against finite differences
+# --------------------------------------------------------------------------
+
+
+def check_grads(
+    f: Callable[..., Any],
+    args: Sequence[Any],
+    order: int = 1,
+    modes: Sequence[str] = ("rev",),
+    argnums: int | Sequence[int] | None = None,
+    eps: float = 1e-6,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    seed: int = 0,
+) -> None:
+    """Check wengert's derivatives of ``f`` at ``args`` against central differences.
+
+    ``"rev"`` mode calls ``wengert.vjp(f, *args)``: the value must be ``f(*args)``,
+    the pullback must return one cotangent per argument with the structure and
+    shapes of that argument, and for random ``u`` and ``v`` the dot-product test
+    ``sum_i <pullback(v)[i], u_i> == <v, J u>`` must hold with ``J u`` computed by
+    :func:`numerical_jvp` (two random directions).  ``"fwd"`` mode compares
+    ``wengert.jvp(f, args, u)`` with :func:`numerical_jvp`.  ``argnums`` picks the
+    arguments that are perturbed (default: every argument with a tangent, i.e.
+    not ints, bools or strings).  ``order >= 2`` also checks, recursively, the
+    function ``a -> pullback of f at a applied to a fixed v`` to ``order - 1``.
+
+    Arguments are deep-copied before every call, so ``f`` may mutate them.
+    Raises :class:`AssertionError` naming ``f``, the arguments, the mode and the
+    first entry that differs.
+    """
+    import wengert  # here, not at the top: wengert imports this module's neighbours
+
+    args = tuple(args)
+    if order < 1:
+        raise ValueError(f"check_grads: order must be at least 1, got {order}")
+    modes = (modes,) if isinstance(modes, str) else tuple(modes)
+    for mode in modes:
+        if mode not in ("rev", "fwd"):
+            raise ValueError(f"check_grads: unknown mode {mode!r}: expected 'rev' or 'fwd'")
+    if argnums is None:
+        wrt = [i for i, a in enumerate(args) if tree.is_differentiable(a)]
+    else:
+        wrt = [argnums] if isinstance(argnums, int) else list(argnums)
+        for i in wrt:
+            if not -len(args) <= i < len(args):
+                raise ValueError(f"check_grads: argnums {i} is out of range for "
+                                 f"{len(args)} arguments")
+        wrt = sorted({i % len(args) for i in wrt})
+    call = f"{_name(f)}{_format_args(args)}"
+    rng = numpy.random.default_rng(seed)
+
+    def fresh() -> tuple[Any, ...]:
+        return copy.deepcopy(args)
+
+    expected = f(*fresh())
+
+    def random_tangents() -> tuple[Any, ...]:
+        return tuple(tree.random_like(a, rng) if i in wrt else None
+                     for i, a in enumerate(args))
+
+    def numeric(u: tuple[Any, ...]) -> Any:
+        return numerical_jvp(f, fresh(), u, eps)
+
+    for mode in modes:
+        where = f"{call} [mode {mode!r}]"
+        if mode == "rev":
+            _check_rev(wengert, f, fresh, expected, wrt, random_tangents, numeric, rng,
+                       where, rtol, atol)
+        else:
+            if not hasattr(wengert, "jvp"):
+                raise NotImplementedError("check_grads: mode 'fwd' needs wengert.jvp "
+                                          "(forward mode), which this version does not have")
+            _check_fwd(wengert, f, fresh, expected, random_tangents, numeric, where,
+                       rtol, atol)
+
+    if order >= 2:
+        # The derivative of the pullback (in a fixed direction v) is a second
+        # derivative of f: check it like any other function.
+        v = tree.random_like(expected, rng)
+
+        def pulled_back(*primals: Any) -> Any:
+            _, pullback = wengert.vjp(f, *primals)
+            return pullback(v)
+
+        pulled_back.__qualname__ = f"pullback_of_{getattr(f, '__name__', 'f')}"
+        check_grads(pulled_back, args, order=order - 1, modes=modes, argnums=argnums,
+                    eps=eps, rtol=rtol, atol=atol, seed=seed + 1)
+
+
+def _check_rev(
+    wengert: Any,
+    f: Callable[..., Any],
+    fresh: Callable[[], tuple[Any, ...]],
+    expected: Any,
+    wrt: list[int],
+    random_tangents: Callable[[], tuple[Any, ...]],
+    numeric: Callable[[tuple[Any, ...]], Any],
+    rng: numpy.random.Generator,
+    where: str,
+    rtol: float,
+    atol: float,
+) -> None:
+    """The reverse-mode half of :func:`check_grads`."""
+    args = fresh()
+    out, pullback = wengert.vjp(f, *fresh())
+    _assert_same_value(out, expected, f"{where}: the value returned by wengert.vjp")
+    for _ in range(2):
+        v = tree.random_like(expected, rng)
+        cotangents = pullback(v)
+        _check_cotangents(args, cotangents, where)
+        u = random_tangents()
+        ju = numeric(u)
+        rhs = tree.vdot(v, ju)
+        terms = [tree.vdot(cotangents[i], u[i]) for i in wrt]
+        lhs = float(sum(terms))
+        # Scale of the sum before cancellation, so that a sum of large terms that
+        # nearly cancel is not held to an absolute tolerance it cannot meet.
+        magnitude = sum(_abs_vdot(tree.materialize(args[i], cotangents[i]), u[i])
+                        for i in wrt) + _abs_vdot(v, ju)
+        if abs(lhs - rhs) <= atol + rtol * max(abs(lhs), abs(rhs), magnitude):
+            continue
+        detail = _first_bad_entry(fresh, numeric, cotangents, v, wrt, rtol, atol)
+        raise AssertionError(
+            f"{where}: the pullback disagrees with finite differences: "
+            f"sum_i <pullback(v)[i], u_i> = {lhs!r} but <v, J u> = {rhs!r} "
+            f"(v = {v!r}, pullback(v) = {cotangents!r}, u = {u!r}); {detail}"
+        )
+
+
+def _check_cotangents(args: tuple[Any, ...], cotangents: Any, where: str) -> None:
+    """One cotangent per argument, each of the structure and shapes of its argument."""
+    if not isinstance(cotangents, tuple) or len(cotangents) != len(args):
+        raise AssertionError(f"{where}: the pullback must return a tuple of {len(args)} "
+                             f"cotangents (one per argument), got {cotangents!r}")
+    for i, (arg, cot) in enumerate(zip(args, cotangents, strict=True)):
+        if not tree.is_differentiable(arg):
+            if tree._kind(arg) == "const" and cot is not None:
+                raise AssertionError(f"{where}: argument {i} ({arg!r}) has no tangent, so its "
+                                     f"cotangent must be None, got {cot!r}")
+            continue
+        if cot is None:
+            raise AssertionError(f"{where}: the cotangent of argument {i} is None; expected "
+                                 f"a value shaped like {arg!r} (zeros where there is no "
+                                 f"dependence)")
+        try:
+            tree.materialize(arg, cot)
+        except ValueError as e:
+            raise AssertionError(f"{where}: the cotangent of argument {i} does not fit "
+                                 f"{arg!r}: {e} (got {cot!r})") from None
+        got, _ = tree.flatten(cot)
+        want, _ = tree.flatten(arg)
+        if len(got) != len(want):
+            raise AssertionError(f"{where}: the cotangent of argument {i} has {len(got)} "
+                                 f"differentiable leaves, expected {len(want)} like {arg!r} "
+                                 f"(got {cot!r})")
+
+
+def _abs_vdot(a: Any, b: Any) -> float:
+    """``<|a|, |b|>``: the scale of ``vdot(a, b)`` before cancellation."""
+    if a is None or b is None:
+        return 0.0
+    la, _ = tree.flatten(a)
+    lb, _ = tree.flatten(b)
+    if len(la) != len(lb):
+        return 0.0
+    total = 0.0
+    for x, y in zip(la, lb, strict=True):
+        if numpy.shape(x) == numpy.shape(y):
+            total += float(numpy.sum(numpy.abs(numpy.multiply(x, y))))
+    return total
+
+
+def _first_bad_entry(
+    fresh: Callable[[], tuple[Any, ...]],
+    numeric: Callable[[tuple[Any, ...]], Any],
+    cotangents: tuple[Any, ...],
+    v: Any,
+    wrt: list[int],
+    rtol: float,
+    atol: float,
+    limit: int = 64,
+) -> str:
+    """Name the first cotangent entry that differs from ``<v, J e_j>`` (finite differences)."""
+    args = fresh()
+    checked = 0
+    for i in wrt:
+        leaves, treedef = tree.flatten(args[i])
+        cot_leaves, _ = tree.flatten(tree.materialize(args[i], cotangents[i]))
+        for j, leaf in enumerate(leaves):
+            for index in numpy.ndindex(numpy.shape(leaf)):
+                if checked >= limit:
+                    return "no single entry among the first ones checked differs"
+                checked += 1
+                units = [numpy.zeros_like(numpy.asarray(x, dtype=float)) for x in leaves]
+                units[j][index] = 1.0
+                units = [u if numpy.ndim(x) else float(u) for u, x in zip(units, leaves,
+                                                                          strict=True)]
+                u = tuple(tree.unflatten(treedef, units) if k == i else None
+                          for k in range(len(args)))
+                want = tree.vdot(v, numeric(u))
+                got = float(numpy.asarray(cot_leaves[j])[index])
+                if not _scalars_close(got, want, rtol, atol):
+                    position = f"[{', '.join(map(str, index))}]" if index else ""
+                    return (f"first differing entry: argument {i}, leaf {j}{position}: "
+                            f"the pullback gives {got!r}, finite differences give {want!r}")
+    return "no single entry differs by more than the tolerance"
+
+
+def _check_fwd(
+    wengert: Any,
+    f: Callable[..., Any],
+    fresh: Callable[[], tuple[Any, ...]],
+    expected: Any,
+    random_tangents: Callable[[], tuple[Any, ...]],
+    numeric: Callable[[tuple[Any, ...]], Any],
+    where: str,
+    rtol: float,
+    atol: float,
+) -> None:
+    """The forward-mode half of :func:`check_grads`."""
+    for _ in range(2):
+        u = random_tangents()
+        # Unperturbed differentiable arguments get zero tangents, as JAX expects.
+        full = tuple(tree.zeros_like(a) if t is None else t for a, t in zip(fresh(), u,
+                                                                             strict=True))
+        out, tangent_out = wengert.jvp(f, fresh(), full)
+        _assert_same_value(out, expected, f"{where}: the value returned by wengert.jvp")
+        try:
+            got = tree.materialize(expected, tangent_out)
+        except ValueError as e:
+            raise AssertionError(f"{where}: the output tangent does not fit the value "
+                                 f"{expected!r}: {e} (got {tangent_out!r})") from None
+        want = tree.materialize(expected, numeric(u))
+        _assert_close(got, want, rtol, atol,
+                      f"{where}: the jvp disagrees with finite differences in direction {u!r}")

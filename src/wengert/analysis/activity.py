@@ -470,7 +470,7 @@ class _Analysis:
 
     # -- useful ------------------------------------------------------------------------------
 
-    def useful(self) -> set[int]:
+    def useful(self, extra: Sequence[n.Value] = ()) -> set[int]:
         """Backward fixpoint from the returned value."""
         us: set[int] = set()
         # Classes whose objects' contents matter: a useful value's and its parts'.
@@ -494,6 +494,8 @@ class _Analysis:
         ret = self.fn.body.terminator
         if isinstance(ret, n.Return):
             mark(ret.value)
+        for v in extra:
+            mark(v)
         changed = True
         while changed:
             changed = False
@@ -613,10 +615,12 @@ class _Analysis:
         return out
 
 
-def activity(fn: n.Function, wrt: Sequence[int]) -> Activity:
+def activity(fn: n.Function, wrt: Sequence[int], outputs: Sequence[int] = ()) -> Activity:
     """Which values of ``fn`` are varied from the parameters ``wrt`` and useful to its result.
 
     ``wrt`` are indices into ``fn.body.args`` (the parameters, in signature order).
+    ``outputs`` are parameters whose objects count as outputs too (a caller sees what the
+    function writes into them).
     Raises ``IndexError`` for an index that names no parameter.
     """
     nparams = len(fn.body.args)
@@ -627,7 +631,7 @@ def activity(fn: n.Function, wrt: Sequence[int]) -> Activity:
     wrt_t = tuple(i % nparams for i in wrt)
     analysis = _Analysis(fn)
     varied = frozenset(analysis.varied(wrt_t))
-    useful = frozenset(analysis.useful())
+    useful = frozenset(analysis.useful([fn.body.args[i] for i in outputs]))
     active = varied & useful
     return Activity(
         fn=fn,

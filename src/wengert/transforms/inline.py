@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy
+
 from wengert.analysis.types import infer_types
 from wengert.diagnostics import SourceLoc
 from wengert.frontend import lower
@@ -41,8 +43,8 @@ class Spec:
     none_outs: set[int]
     pb_free: list[n.Value]
     value_type: type | None
-    #: Whether an adjoint may come out as ``None`` at run time (types not all known).
-    maybe_none: bool
+    #: Per argument: whether its adjoint is surely a number or array (never ``None``).
+    out_sure: list[bool]
 
 
 _LOWERED: dict[int, n.Function | None] = {}
@@ -86,7 +88,7 @@ def _build(rule_fn: Callable, nargs: int, arg_types: list[type | None]) -> Spec 
             rule_fn.__defaults__:
         return None
     fn, _ = clone_function(base)
-    types = specialize(fn, arg_types)
+    specialize(fn, arg_types)
     cleanup(fn, drop_pure_calls=True)
     types = infer_types(fn, arg_types)
     body = fn.body
@@ -133,10 +135,19 @@ def _build(rule_fn: Callable, nargs: int, arg_types: list[type | None]) -> Spec 
     else:
         outs = None
         pb_ops = list(pb_body.ops[:-1])
+    value_type = types.of(value) if value not in body.args else arg_types[body.args.index(value)]
+    # The adjoint of a float is a float: type the pullback from it to know its outputs.
+    free_types = {k: t for k, t in types.by_id.items()}
+    for p, t in zip(body.args, arg_types):
+        if t is not None:
+            free_types[p.id] = t
+    pb_types = infer_types(mk.func, [value_type], free_types)
+    sure = (float, numpy.float64, numpy.ndarray)
+    out_sure = [outs is not None and pb_types.of(v) in sure for v in (outs or [None] * nargs)]
     return Spec(
         params=list(body.args), fwd_ops=fwd_ops, value=value, pb_param=pb_body.args[0],
         pb_ops=pb_ops, outs=outs, out_value=pb_ret.value, none_outs=none_outs,
-        pb_free=free_uses(pb_body), value_type=types.of(value), maybe_none=False)
+        pb_free=free_uses(pb_body), value_type=value_type, out_sure=out_sure)
 
 
 @dataclass

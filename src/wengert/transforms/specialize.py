@@ -27,8 +27,8 @@ def specialize(fn: n.Function, param_types: Sequence[type | None],
     ``param_types`` and ``free_types`` are as for :func:`~wengert.analysis.types.infer_types`.
     Folds ``isinstance`` of a value of known type, ``is``/``is not`` against ``None``,
     ``not`` of a constant, ``If`` on a constant and ``While`` whose condition is a false
-    constant; then runs :func:`cleanup`
-    (keeping unused calls: dropping them is the caller's decision) until nothing changes.
+    constant, then runs :func:`cleanup` (keeping unused calls: dropping them is the
+    caller's decision), until nothing changes.
     """
     while True:
         types = infer_types(fn, param_types, free_types)

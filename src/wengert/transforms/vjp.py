@@ -141,7 +141,8 @@ class Scope:
             return
         cur_none = v.id in self.maybe_none
         if not cur_none and not maybe_none and self.vjp.type_of(v) in _FLOATS:
-            new = self.b.call(self.vjp.const_fn(operator.add), cur, contrib, hint=_bar(v))
+            # Floats are immutable, so ``+=`` is ``+`` and reads like a hand-written adjoint.
+            new = self.b.call(self.vjp.const_fn(operator.iadd), cur, contrib, hint=_bar(v))
         else:
             new = self.b.call(runtime.add_adjoint, cur, contrib, hint=_bar(v), origin="accumulate")
         self.adj[v.id] = new
@@ -160,8 +161,11 @@ class VJP:
                  lifted: int = 0) -> None:
         self.fn = fn
         self.wrt = tuple(wrt)
-        self.act: Activity = activity(fn, self.wrt)
         self.types: Types = infer_types(fn, list(arg_types))
+        # Objects passed in may be written to: what lands in them is an output as well.
+        mutable = [i for i in self.wrt
+                   if self.types.of(fn.body.args[i]) not in (float, int, bool, str, tuple)]
+        self.act: Activity = activity(fn, self.wrt, mutable)
         self.rename: dict[int, n.Value] = {}
         self.renamed_active: set[int] = set()
         self.consts: dict[int, n.Const] = {}
@@ -172,6 +176,8 @@ class VJP:
         self.fwd_parent: dict[int, n.Region] = {}
         self.lifted = lifted
         self.warnings: list[tuple[str, SourceLoc | None]] = []
+        self.check_inplace()
+        self.check_closures()
         for op in n.walk(fn.body):
             for r in op.results:
                 self.defs[r.id] = op
@@ -183,6 +189,72 @@ class VJP:
                 m = self.defs.get(op.fn.id)
                 if isinstance(m, n.GetAttr) and m.name in activity_mutating():
                     self.mutated.add(m.obj.id)
+
+    def check_inplace(self) -> None:
+        """Refuse ``a += b`` on a list or array whose old value is read again afterwards.
+
+        In SSA the old and the new value are different values, but at run time they are
+        one object: reads of the old name see the update, which the adjoint would miss.
+        """
+        order = {id(op): k for k, op in enumerate(n.walk(self.fn.body))}
+        uses: dict[int, list[int]] = {}
+        for op in n.walk(self.fn.body):
+            for v in op.operands():
+                uses.setdefault(v.id, []).append(order[id(op)])
+            if isinstance(op, n.MakeFunction):
+                for v in free_uses(op.func.body):
+                    uses.setdefault(v.id, []).append(order[id(op)])
+        for op in n.walk(self.fn.body):
+            if not isinstance(op, n.Call) or not op.args or \
+                    not any(self.act.is_varied(v) for v in op.args):
+                continue
+            is_c, fn = self.const_value(op.fn)
+            if not is_c or not _hashable(fn) or fn not in _INPLACE:
+                continue
+            a = op.args[0]
+            if self.type_of(a) in (float, int, bool) or not self.act.is_useful(a):
+                continue
+            if any(k > order[id(op)] for k in uses.get(a.id, [])):
+                raise NonDifferentiableError(
+                    "an in-place operator updates a list or array that is still used "
+                    "under its old name", op.loc,
+                    hint="write `x = x + y` (a new object) instead of `x += y`")
+
+    def check_closures(self) -> None:
+        """Refuse a nested function that reads an active value when it escapes.
+
+        Called directly it is differentiated with its captures as inputs; passed on or
+        stored, the callee would see its captures as constants and the derivative with
+        respect to them would silently be lost.
+        """
+        for op in n.walk(self.fn.body):
+            if not isinstance(op, n.MakeFunction):
+                continue
+            reads = [v for v in free_uses(op.func.body) if v.id != op.result.id and
+                     self.act.is_varied(v)] + [d for d in op.operands() if self.act.is_varied(d)]
+            if not reads:
+                continue
+            for user in n.walk(self.fn.body):
+                if user is op:
+                    continue
+                vals = user.operands()
+                if isinstance(user, n.MakeFunction):
+                    vals = vals + free_uses(user.func.body)
+                if op.result not in vals:
+                    continue
+                if isinstance(user, n.Call) and user.fn is op.result and \
+                        op.result not in user.args and \
+                        op.result not in [v for _, v in user.kwargs]:
+                    continue
+                if not self.act.is_useful(op.result) and not any(
+                        self.act.is_useful(r) for r in user.results):
+                    continue
+                name = reads[0].hint or "a value"
+                raise NonDifferentiableError(
+                    f"{op.func.name if not op.is_lambda else 'a lambda'} reads {name!r}, "
+                    "which is being differentiated, and is passed on instead of being called "
+                    "here", user.loc or op.loc,
+                    hint=f"pass {name!r} to it as an argument, or call it directly")
 
     # -- small helpers -------------------------------------------------------------------
 
@@ -235,8 +307,16 @@ class VJP:
         body.ops.pop()  # the Return; re-added after the pullback
         out = ret.value
         pb_param = n.Value(f"{_hint_of(out) or 'out'}_bar")
-        pb_body = n.Region([pb_param], [])
+        inouts = n.Value("inouts")
+        pb_body = n.Region([pb_param, inouts], [])
         top = Scope(self, None, pb_body, None)
+        for i in self.wrt:
+            p = body.args[i]
+            if self.type_of(p) not in (float, int, bool) and self.active(p):
+                # A caller passes the adjoint a mutable argument has after the call.
+                top.adj[p.id] = top.b.call(runtime.inout, inouts, top.b.const(i),
+                                           hint=_bar(p))
+                top.maybe_none.add(p.id)
         if self.active(out):
             top.adj[self.resolve(out).id] = pb_param
             if self.type_of(out) not in _FLOATS:
@@ -249,9 +329,12 @@ class VJP:
             grads.append(adj if adj is not None else top.b.const(None))
         result = top.b.tuple(*grads)
         top.b.emit(n.Return(result))
-        pb_fn = n.Function(f"{fn.name}_pullback", n.Signature(args=[pb_param.hint or "out_bar"]),
+        pb_fn = n.Function(f"{fn.name}_pullback",
+                           n.Signature(args=[pb_param.hint or "out_bar", "inouts"]),
                            pb_body, fn.filename, fn.loc, fn.source_lines)
-        mk = n.MakeFunction(pb_fn, [], [], [n.Value(pb_fn.name)])
+        none = n.Const(None, [n.Value()])
+        body.ops.append(none)
+        mk = n.MakeFunction(pb_fn, [none.result], [], [n.Value(pb_fn.name)])
         body.ops.append(mk)
         pair = n.Build("tuple", [out, mk.result], [n.Value()])
         body.ops.append(pair)
@@ -272,7 +355,8 @@ class VJP:
         actions: list[Action] = []
         b = Builder(region)
         for op in ops:
-            if isinstance(op, n.Const) or not self.act.is_active_op(op):
+            if isinstance(op, n.Const) or not (self.act.is_active_op(op) or
+                                               self.overwrites_active(op)):
                 if isinstance(op, n.Call):
                     self.check_cut(op)
                 region.ops.append(op)
@@ -282,6 +366,16 @@ class VJP:
             if act is not None:
                 actions.append(act)
         return actions
+
+    def overwrites_active(self, op: n.Op) -> bool:
+        """A write into an active container clears an adjoint slot even if what it writes
+        is inactive; an append shifts the slots."""
+        if isinstance(op, (n.SetItem, n.SetAttr)):
+            return self.active(op.obj)
+        if isinstance(op, n.Call):
+            m = self.defs.get(self.resolve(op.fn).id)
+            return isinstance(m, n.GetAttr) and m.name == "append" and self.active(m.obj)
+        return False
 
     def check_cut(self, op: n.Call) -> None:
         for cp in self.act.cut_points:
@@ -302,11 +396,17 @@ class VJP:
             if rule is not None and rule.vjp is not None and simple:
                 return self.call_rule(op, rule, b)
             if rule is None and not _has_source(fn):
+                if all(self.type_of(a) in (int, bool, str) for a in op.operands()[1:]
+                       if self.active(a)):
+                    b.emit(op)  # only integers go in: nothing to differentiate
+                    return None
                 raise _nondiff_error(self, op, fn)
         method = self.defs.get(self.resolve(op.fn).id)
-        if isinstance(method, n.GetAttr) and method.name in _CONTAINER_METHODS and \
-                self.type_of(method.obj) in (list, None) and \
-                self.defs_is_list(method.obj):
+        if isinstance(method, n.GetAttr) and method.name == "append" and \
+                self.type_of(method.obj) in (list, None) and not self.is_module_attr(method):
+            if not self.defs_is_list(method.obj):
+                # Checked when it runs: a user object may have an ``append`` of its own.
+                b.call(runtime.check_list, method.obj, b.const(method.name))
             return self.list_method(op, method, b)
         if isinstance(method, n.MakeFunction):
             return self.call_nested(op, method, b)
@@ -345,7 +445,7 @@ class VJP:
                 if g is None or not any(self.active(a) for a in args):
                     return
                 scope.b.loc = loc
-                outs = scope.b.emit(n.Call(scope.res(pb), [g], [],
+                outs = scope.b.emit(n.Call(scope.res(pb), [scope.need(y)], [],
                                            [n.Value()], loc=loc)).result
                 for k, a in enumerate(args):
                     if self.active(a):
@@ -366,9 +466,9 @@ class VJP:
             g = scope.need(y)
             need = [self.active(a) for a in args]
             outs = inline.emit_pullback(spec, fwd_map, g, scope.res, scope.b, need, loc)
-            for a, c, k in zip(args, outs, need):
+            for a, c, k, sure in zip(args, outs, need, spec.out_sure):
                 if k and c is not None:
-                    scope.accumulate(a, c, maybe_none=spec.maybe_none)
+                    scope.accumulate(a, c, maybe_none=not sure)
         return reverse_inlined
 
     def call_dynamic(self, op: n.Call, b: Builder) -> Action:
@@ -376,40 +476,83 @@ class VJP:
         loc = op.loc
         y = op.result
         method = self.defs.get(self.resolve(op.fn).id)
-        operands = [*op.args, *(v for _, v in op.kwargs)]
+        args = list(op.args)
+        starred = set(op.starred)
+        for i in sorted(starred):
+            # Splatted iterables become tuples first, so their lengths are known later.
+            t = b.call(runtime.as_tuple, args[i], hint=args[i].hint)
+            self.renamed_active.add(t.id) if self.active(args[i]) else None
+            args[i] = t
+        if any(k is None and self.active(v) for k, v in op.kwargs):
+            raise NonDifferentiableError(
+                "a **mapping holding active values in a call is not supported yet", loc,
+                hint="pass the values as named keyword arguments")
+        operands = [*args, *(v for _, v in op.kwargs)]
         if isinstance(method, n.GetAttr) and not self.is_module_attr(method):
             # ``obj.m(args)``: the object is an input too (its fields may be active).
-            call = n.Call(b.const(runtime.vjp_method), [method.obj, b.const(method.name),
-                                                        *op.args],
-                          op.kwargs, [n.Value()], tuple(i + 2 for i in op.starred), loc=loc)
+            call = n.Call(b.const(runtime.vjp_method),
+                          [b.const(loc, origin="site"), method.obj, b.const(method.name), *args],
+                          op.kwargs, [n.Value()], tuple(i + 3 for i in op.starred), loc=loc)
             inputs = [method.obj, *operands]
         else:
-            call = n.Call(b.const(runtime.vjp_call), [op.fn, *op.args], op.kwargs, [n.Value()],
-                          tuple(i + 1 for i in op.starred), loc=loc)
+            call = n.Call(b.const(runtime.vjp_call), [b.const(loc, origin="site"), op.fn, *args],
+                          op.kwargs, [n.Value()], tuple(i + 2 for i in op.starred), loc=loc)
             inputs = [op.fn, *operands]
         b.emit(call)
         unpack = b.emit(n.Unpack(call.result, [n.Value(y.hint), n.Value(f"{y.hint or 'y'}_pb")],
                                  loc=loc))
         self.set_rename(y, unpack.results[0])
         pb = unpack.results[1]
-        starred = set(op.starred)
+        layout = [None] + [args[i] if i in starred else None for i in range(len(args))] + \
+            [None] * len(op.kwargs)
+        originals = [inputs[0], *op.args, *(v for _, v in op.kwargs)]
 
         def reverse(scope: Scope) -> None:
-            g = scope.get(y)
-            if g is None or not any(self.active(a) for a in inputs):
-                return
-            scope.b.loc = loc
-            outs = scope.b.call(scope.res(pb), g)
-            for k, a in enumerate(inputs):
-                if not self.active(a):
-                    continue
-                if k - 1 in starred and a is not method:
-                    raise NonDifferentiableError(
-                        "an active value passed with * to a function is not supported yet",
-                        loc, hint="pass the items as separate arguments")
-                c = scope.b.getitem(outs, scope.b.const(k))
-                scope.accumulate(a, c, maybe_none=True)
+            self.reverse_call(scope, pb, y, inputs, loc, layout, originals)
         return reverse
+
+    def reverse_call(self, scope: Scope, pb: n.Value, y: n.Value, inputs: list[n.Value],
+                     loc: SourceLoc | None, layout: list[n.Value | None] | None = None,
+                     originals: list[n.Value] | None = None) -> None:
+        """Call a runtime pullback: adjoints of floats add up; those of containers and
+        objects go in as ``inouts`` (the callee may have mutated them) and come back whole."""
+        layout = layout or [None] * len(inputs)
+        originals = originals or inputs
+        g = scope.get(y)
+        # Only a value known to be a mutable object goes in and out whole: the callee seeds
+        # its parameter's adjoint from it only when that parameter is one at run time too.
+        inout_idx = [k for k, a in enumerate(inputs) if self.active(a) and layout[k] is None
+                     and self.type_of(a) not in _IMMUTABLE]
+        if g is None and not any(scope.get(inputs[k]) is not None for k in inout_idx):
+            return
+        if not any(self.active(a) for a in inputs):
+            return
+        scope.b.loc = loc
+        g_val = scope.need(y)
+        call_args = [g_val]
+        if inout_idx:
+            ins = [scope.b.const(None)] * len(inputs)
+            for k in inout_idx:
+                cur = scope.get(inputs[k])
+                if cur is not None:
+                    ins[k] = cur
+            call_args.append(scope.b.tuple(*ins))
+        outs = scope.b.call(scope.res(pb), *call_args)
+        if any(x is not None for x in layout):
+            shape = scope.b.tuple(*[scope.res(x) if x is not None else scope.b.const(None)
+                                    for x in layout])
+            outs = scope.b.call(runtime.regroup, outs, shape)
+        for k, a in enumerate(originals):
+            if not self.active(a):
+                continue
+            c = scope.b.getitem(outs, scope.b.const(k), hint=_bar(a))
+            if layout[k] is not None:
+                c = scope.b.call(runtime.like_structure, c, scope.res(a), hint=_bar(a))
+            if k in inout_idx:
+                scope.adj[self.resolve(a).id] = c
+                scope.maybe_none.add(self.resolve(a).id)
+            else:
+                scope.accumulate(a, c, maybe_none=True)
 
     def is_module_attr(self, m: n.GetAttr) -> bool:
         is_c, v = self.const_value(m.obj)
@@ -419,7 +562,7 @@ class VJP:
         """A call of a function defined in this one: VJP of its lambda-lifted body."""
         free = [v for v in free_uses(mk.func.body) if v.id != mk.result.id]
         active_free = [v for v in free if self.active(v)]
-        if not active_free:
+        if not active_free and not any(self.active(d) for d in mk.operands()):
             return self.call_dynamic(op, b)
         if op.kwargs or op.starred or mk.func.signature.vararg or mk.func.signature.kwarg \
                 or mk.func.signature.kwonly:
@@ -431,11 +574,20 @@ class VJP:
                 "a recursive nested function that reads an active value of its enclosing "
                 "function is not supported", op.loc,
                 hint="pass the value as an argument instead")
+        if any(isinstance(x, n.MakeFunction) for x in n.walk(mk.func.body)):
+            raise NonDifferentiableError(
+                "a nested function that reads an active value and defines functions of its "
+                "own is not supported yet", op.loc,
+                hint="move the inner function out, passing what it reads as arguments")
         vjp_fn = self.nested_vjp(mk, active_free)
         loc = op.loc
         y = op.result
         nargs = len(mk.func.body.args)
         args = list(op.args)
+        missing = nargs - len(args)
+        if 0 < missing <= len(mk.defaults):
+            # Defaults are values of this function (``def inner(y, k=x)``): pass them.
+            args += mk.defaults[len(mk.defaults) - missing:]
         if len(args) < nargs:
             raise NonDifferentiableError(
                 "a nested function that reads an active value must be called with all its "
@@ -448,15 +600,7 @@ class VJP:
         inputs = [*args, *active_free]
 
         def reverse(scope: Scope) -> None:
-            g = scope.get(y)
-            if g is None:
-                return
-            scope.b.loc = loc
-            outs = scope.b.call(scope.res(pb), scope.need(y))
-            for k, a in enumerate(inputs):
-                if self.active(a):
-                    c = scope.b.getitem(outs, scope.b.const(k))
-                    scope.accumulate(a, c, maybe_none=True)
+            self.reverse_call(scope, pb, y, inputs, loc)
         return reverse
 
     def nested_vjp(self, mk: n.MakeFunction, active_free: list[n.Value]) -> n.Value:
@@ -512,11 +656,12 @@ class VJP:
                     return
                 scope.b.loc = loc
                 pair = scope.b.call(self.const_fn(runtime.pop_adjoint), xs_bar)
-                rest, last = (scope.b.getitem(pair, scope.b.const(k)) for k in (0, 1))
-                scope.adj[self.resolve(xs).id] = rest
+                scope.adj[self.resolve(xs).id] = scope.b.getitem(pair, scope.b.const(0),
+                                                                 hint=_bar(xs))
                 scope.maybe_none.add(self.resolve(xs).id)
                 if self.active(v):
-                    scope.accumulate(v, last, maybe_none=True)
+                    scope.accumulate(v, scope.b.getitem(pair, scope.b.const(1)),
+                                     maybe_none=True)
             return reverse_append
         raise NonDifferentiableError(
             f"list.{name}() on a list holding active values is not supported yet", loc,
@@ -809,7 +954,13 @@ class VJP:
 
     def loop(self, op: n.For | n.While, b: Builder) -> Action:
         stack_op = n.Build("list", [], [n.Value("loop")], loc=op.loc)
-        b.emit(stack_op)
+        ops = b.region.ops
+        at = len(ops)
+        # Before the computation of the iterable, so ``for i in range(n)`` stays one line.
+        while at > 0 and any(r in op.operands() for r in ops[at - 1].results) and \
+                not isinstance(ops[at - 1], (n.For, n.While, n.If, n.With)):
+            at -= 1
+        ops.insert(at, stack_op)
         b.emit(op)
         actions = self.forward_region(op.body)
         stack = stack_op.result
@@ -852,7 +1003,7 @@ class VJP:
                     (child.maybe_none.add if maybe else child.maybe_none.discard)(
                         self.resolve(v).id)
             # At the end of an iteration the carried values were the yielded ones.
-            for (a, _r, y), arg in zip(carried, rargs):
+            for a, _r, _y in carried:
                 child.adj.pop(self.resolve(a).id, None)
             for (a, _r, y), arg in zip(carried, rargs):
                 if self.active(y):
@@ -911,24 +1062,25 @@ class VJP:
                                                           else "items_bar")
                                                  for kind, v in slots], loc=loc)
             scope.b.emit(rfor)
-            for (kind, v), r in zip(slots, rfor.results):
+            results = list(zip(slots, rfor.results))
+            # Free values first: their slot holds the whole adjoint, carried inits add to it.
+            for (kind, v), r in results:
+                if kind == "free":
+                    scope.adj[self.resolve(v).id] = r
+                    if self.type_of(v) in (float, int, bool):
+                        scope.maybe_none.discard(self.resolve(v).id)
+                    else:
+                        scope.maybe_none.add(self.resolve(v).id)
+            for (kind, v), r in results:
                 if kind == "items":
                     seq = scope.b.call(self.const_fn(runtime.reversed_adjoint), r,
                                        scope.res(op.iterable))
                     scope.accumulate(op.iterable, seq, maybe_none=True)
-                    continue
-                target = v
-                if kind == "carried":
+                elif kind == "carried":
                     # The adjoint of the carried value at loop entry flows to its init.
                     init = op.inits[op.carried_args.index(v)]
                     if self.active(init):
-                        scope.accumulate(init, r, maybe_none=True)
-                    continue
-                scope.adj[self.resolve(target).id] = r
-                if self.type_of(target) in (float, int, bool):
-                    scope.maybe_none.discard(self.resolve(target).id)
-                else:
-                    scope.maybe_none.add(self.resolve(target).id)
+                        scope.accumulate(init, r, maybe_none=self.type_of(v) not in _FLOATS)
         return reverse
 
     def fwd_With(self, op: n.With, b: Builder) -> Action:
@@ -938,7 +1090,7 @@ class VJP:
 
         def reverse(scope: Scope) -> None:
             # The block ran once: its adjoint is its body's, in the enclosing region.
-            for r, y, i in zip(op.results, op.body.terminator.values, op.inits):
+            for r, y, _i in zip(op.results, op.body.terminator.values, op.inits):
                 g = scope.get(r)
                 if g is not None and self.active(y):
                     scope.adj.pop(self.resolve(r).id, None)
@@ -970,6 +1122,20 @@ class VJP:
         return reverse
 
 
+_IMMUTABLE = (None, float, int, bool, str, tuple, type(None), complex, numpy.float64)
+
+_INPLACE = {operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ipow,
+            operator.imatmul, operator.iconcat}
+
+
+def _hashable(v: Any) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
 def activity_mutating() -> frozenset[str]:
     from wengert.analysis.activity import MUTATING_METHODS
     return MUTATING_METHODS
@@ -988,7 +1154,7 @@ def _has_source(fn: Any) -> bool:
     if isinstance(fn, functools.partial):
         return _has_source(fn.func)
     # Callable objects: their __call__ may be Python.
-    call = getattr(type(fn), "__call__", None)
+    call = getattr(type(fn), "__call__", None)  # noqa: B004 - the class attribute, on purpose
     return isinstance(call, types.FunctionType)
 
 

@@ -1,0 +1,373 @@
+"""Reverse mode's diagnostics, and the caches behind ``grad`` that must never go stale.
+
+* ``NonDifferentiableError``: an active value passed to a callable with neither a
+  rule nor Python source is reported like a compiler error (``file:line:col``, the
+  line, a caret, the callee), every time (nothing half-built is cached); the same
+  callable is fine when it only ever sees inactive values.
+* ``NonDifferentiableWarning``: ``int()``/``round()``/``math.floor`` of an active
+  value whose result is used; none for ``int()`` of an inactive value.
+* Stale-cache traps: rebinding a global, redefining a helper (rebinding the module
+  global or re-executing the module), two closures of one ``def`` and a closure
+  variable shadowing a global must each give the gradient of the code as it is now.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import math
+import operator
+import os
+import sys
+import types
+import uuid
+import warnings
+
+import numpy
+import pytest
+
+import wengert
+from wengert import NonDifferentiableError, NonDifferentiableWarning, WengertError
+
+THIS_FILE = os.path.abspath(__file__)
+
+
+def line_of(fn, marker: str) -> int:
+    """The file line number of the line of ``fn``'s source that contains ``marker``."""
+    lines, start = inspect.getsourcelines(fn)
+    for k, text in enumerate(lines):
+        if marker in text:
+            return start + k
+    raise AssertionError(f"{marker!r} not in the source of {fn.__name__}")
+
+
+def assert_located(message: str, fn, marker: str, callee_names: tuple[str, ...]) -> None:
+    """The message points at ``marker``'s line in this file, with a caret and the callee."""
+    line = line_of(fn, marker)
+    assert THIS_FILE in message or os.path.basename(THIS_FILE) in message, message
+    assert f":{line}:" in message, f"expected line {line} in:\n{message}"
+    assert any("^" in text for text in message.splitlines()), message
+    assert any(name in message for name in callee_names), (
+        f"expected one of {callee_names} in:\n{message}")
+    # The offending source line is quoted.
+    source_line = inspect.getsourcelines(fn)[0][line - inspect.getsourcelines(fn)[1]].strip()
+    assert source_line.split("#")[0].strip() in message, message
+
+
+# ---------------------------------------------------------------------------
+# NonDifferentiableError
+# ---------------------------------------------------------------------------
+
+times_two = operator.methodcaller("__mul__", 2.0)  # a C callable: no rule, no source
+vectorized_square = numpy.frompyfunc(lambda t: t * t, 1, 1)  # a ufunc object
+
+
+def active_into_methodcaller(x):
+    y = x * 3.0
+    z = times_two(y)  # MARK-methodcaller
+    return z + x
+
+
+def active_into_gamma(x):
+    return math.gamma(x) * x  # MARK-gamma
+
+
+def active_into_frompyfunc(x):
+    y = vectorized_square(x + 1.0)  # MARK-frompyfunc
+    return y
+
+
+HOLDER = types.SimpleNamespace(gamma=math.gamma)
+
+
+def active_into_attribute_callable(x):
+    return HOLDER.gamma(x) * x  # MARK-attribute
+
+
+def apply_to(g, x):
+    return g(x) + x  # MARK-argument
+
+
+def helper_calling_gamma(t):
+    return math.gamma(t + 1.0)  # MARK-helper
+
+
+def calls_bad_helper(x):
+    return helper_calling_gamma(x * x) + x
+
+
+def inactive_into_methodcaller(x):
+    return times_two(1.5) * x + math.gamma(3.5) * x + vectorized_square(2.0) * x
+
+
+def int_into_gamma(x, n):
+    return math.gamma(n) * x
+
+
+@pytest.mark.parametrize(("fn", "marker", "names"), [
+    (active_into_methodcaller, "MARK-methodcaller", ("times_two", "methodcaller")),
+    (active_into_gamma, "MARK-gamma", ("gamma",)),
+    (active_into_frompyfunc, "MARK-frompyfunc", ("vectorized_square", "frompyfunc")),
+], ids=["methodcaller", "math_gamma", "frompyfunc"])
+def test_active_value_into_c_callable_is_an_error(fn, marker, names):
+    with pytest.raises(NonDifferentiableError) as info:
+        wengert.grad(fn)(1.5)
+    assert isinstance(info.value, WengertError)
+    assert_located(str(info.value), fn, marker, names)
+    # A second attempt fails the same way: nothing half-built was cached.
+    with pytest.raises(NonDifferentiableError) as again:
+        wengert.grad(fn)(1.5)
+    assert str(again.value) == str(info.value)
+    with pytest.raises(NonDifferentiableError):
+        wengert.vjp(fn, 2.5)
+
+
+def test_callee_known_only_at_run_time_is_located_too():
+    # The callee is found by the runtime dispatcher (an attribute of an object, a function
+    # passed in), not at transform time; the error must still point at the call.
+    with pytest.raises(NonDifferentiableError) as info:
+        wengert.grad(active_into_attribute_callable)(1.5)
+    assert_located(str(info.value), active_into_attribute_callable, "MARK-attribute",
+                   ("gamma",))
+    with pytest.raises(NonDifferentiableError) as info:
+        wengert.grad(apply_to, argnums=1)(math.gamma, 1.5)
+    assert_located(str(info.value), apply_to, "MARK-argument", ("gamma",))
+
+
+def test_error_points_into_the_helper():
+    with pytest.raises(NonDifferentiableError) as info:
+        wengert.grad(calls_bad_helper)(0.7)
+    assert_located(str(info.value), helper_calling_gamma, "MARK-helper", ("gamma",))
+    with pytest.raises(NonDifferentiableError):
+        wengert.value_and_grad(calls_bad_helper)(0.7)
+
+
+def test_c_callables_with_inactive_arguments_are_fine():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NonDifferentiableWarning)
+        g = wengert.grad(inactive_into_methodcaller)(0.7)
+        assert g == pytest.approx(3.0 + math.gamma(3.5) + 4.0, rel=1e-12)
+        g = wengert.grad(int_into_gamma)(0.7, 4)
+        assert g == pytest.approx(6.0, rel=1e-12)
+
+
+def test_vjp_int_primal_into_c_callable_is_fine():
+    # wengert.vjp differentiates every primal, but an int has no tangent: inactive.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NonDifferentiableWarning)
+        out, pullback = wengert.vjp(int_into_gamma, 0.7, 4)
+        assert out == pytest.approx(4.2)
+        assert pullback(1.0) == (pytest.approx(6.0), None)
+
+
+# ---------------------------------------------------------------------------
+# NonDifferentiableWarning
+# ---------------------------------------------------------------------------
+
+
+def int_of_active_used(x):
+    return int(x) * x + x  # MARK-int
+
+
+def round_of_active_used(x):
+    k = round(x * 2.0)  # MARK-round
+    return k * x
+
+
+def floor_of_active_used(x):
+    return math.floor(x) + x * x  # MARK-floor
+
+
+def int_of_inactive(x, n):
+    return x * int(n * 1.5) + x * round(n / 3) + math.floor(n * 0.5) * x
+
+
+@pytest.mark.parametrize(("fn", "marker", "x", "expected"), [
+    (int_of_active_used, "MARK-int", 2.5, 2.0 + 1.0),
+    (round_of_active_used, "MARK-round", 1.3, 3.0),
+    (floor_of_active_used, "MARK-floor", 1.7, 3.4),
+], ids=["int", "round", "math_floor"])
+def test_derivative_cutting_call_on_active_value_warns(fn, marker, x, expected):
+    with pytest.warns(NonDifferentiableWarning) as record:
+        g = wengert.grad(fn)(x)
+    assert g == pytest.approx(expected, rel=1e-12)
+    messages = [str(w.message) for w in record if issubclass(w.category,
+                                                            NonDifferentiableWarning)]
+    assert any(f":{line_of(fn, marker)}:" in m for m in messages), messages
+
+
+def test_derivative_cutting_call_on_inactive_value_does_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NonDifferentiableWarning)
+        g = wengert.grad(int_of_inactive)(1.5, 4)
+    assert g == pytest.approx(6.0 + 1.0 + 2.0, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# Stale-cache traps
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def load_module(tmp_path):
+    """``load(source)`` writes ``source`` to a fresh module file and imports it."""
+    names = []
+
+    def load(source: str, name: str | None = None):
+        name = name or f"wengert_vjp_cache_{uuid.uuid4().hex}"
+        path = tmp_path / f"{name}.py"
+        path.write_text(source)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        names.append(name)
+        spec.loader.exec_module(module)
+        return module
+
+    yield load
+    for name in names:
+        sys.modules.pop(name, None)
+
+
+def rewrite_and_reexecute(module, source: str):
+    """Rewrite ``module``'s file and re-execute it in the same module dict (like reload)."""
+    path = module.__file__
+    old = os.stat(path)
+    with open(path, "w") as fh:
+        fh.write(source)
+    # A later mtime, so neither linecache nor the bytecode cache reuse the old text.
+    os.utime(path, (old.st_atime + 10, old.st_mtime + 10))
+    module.__spec__.loader.exec_module(module)
+    return module
+
+
+GLOBAL_SCALE_SOURCE = """
+FACTOR = 2.0
+
+
+def f(x):
+    return FACTOR * x * x
+"""
+
+
+def test_rebinding_a_global_changes_the_gradient(load_module):
+    mod = load_module(GLOBAL_SCALE_SOURCE)
+    g = wengert.grad(mod.f)
+    assert g(1.5) == pytest.approx(2.0 * 2.0 * 1.5)
+    mod.FACTOR = 3.0
+    assert wengert.grad(mod.f)(1.5) == pytest.approx(3.0 * 2.0 * 1.5)
+    assert g(1.5) == pytest.approx(3.0 * 2.0 * 1.5)  # the same grad object sees it too
+    out, pullback = wengert.vjp(mod.f, 1.5)
+    assert out == pytest.approx(3.0 * 2.25)
+    assert pullback(1.0)[0] == pytest.approx(9.0)
+    mod.FACTOR = 2.0
+    assert g(1.5) == pytest.approx(6.0)
+
+
+HELPER_SOURCE = """
+import math
+
+
+def helper(t):
+    return t * t
+
+
+def f(x):
+    return helper(x) + x
+"""
+
+HELPER_SOURCE_REDEFINED = """
+import math
+
+
+def helper(t):
+    return math.sin(t) * 3.0  # a longer line, so the file's size changes too
+
+
+def f(x):
+    return helper(x) + x
+"""
+
+
+def test_rebinding_a_helper_changes_the_gradient(load_module):
+    mod = load_module(HELPER_SOURCE)
+    g = wengert.grad(mod.f)
+    assert g(0.5) == pytest.approx(2.0 * 0.5 + 1.0)
+    mod.helper = lambda t: t * t * t
+    assert wengert.grad(mod.f)(0.5) == pytest.approx(3.0 * 0.25 + 1.0)
+    assert g(0.5) == pytest.approx(3.0 * 0.25 + 1.0)
+
+
+def test_reexecuting_the_module_changes_the_gradient(load_module):
+    mod = load_module(HELPER_SOURCE)
+    old_f = mod.f
+    assert wengert.grad(old_f)(0.5) == pytest.approx(2.0)
+    mod = rewrite_and_reexecute(mod, HELPER_SOURCE_REDEFINED)
+    expected = 3.0 * math.cos(0.5) + 1.0
+    assert wengert.grad(mod.f)(0.5) == pytest.approx(expected)
+    # The old function object shares the (re-executed) module dict: it now calls the
+    # new helper, and its gradient must say so.
+    assert wengert.grad(old_f)(0.5) == pytest.approx(expected)
+
+
+def test_reexecuting_a_module_with_a_changed_function_body(load_module):
+    mod = load_module("def f(x):\n    return x * x\n")
+    assert wengert.grad(mod.f)(1.5) == pytest.approx(3.0)
+    mod = rewrite_and_reexecute(mod, "def f(x):\n    return x * x * x * 2.0\n")
+    assert wengert.grad(mod.f)(1.5) == pytest.approx(6.0 * 2.25)
+
+
+def make_scaled_square(k):
+    def scaled_square(x):
+        return k * x * x
+
+    return scaled_square
+
+
+def make_applier(g):
+    def applied(x):
+        return g(x) * 2.0
+
+    return applied
+
+
+def test_two_closures_of_one_def_give_different_gradients():
+    two, three = make_scaled_square(2.0), make_scaled_square(3.0)
+    assert two.__code__ is three.__code__
+    assert wengert.grad(two)(1.0) == pytest.approx(4.0)
+    assert wengert.grad(three)(1.0) == pytest.approx(6.0)
+    assert wengert.grad(two)(1.0) == pytest.approx(4.0)
+    sin_applied, cos_applied = make_applier(math.sin), make_applier(math.cos)
+    assert wengert.grad(sin_applied)(0.3) == pytest.approx(2.0 * math.cos(0.3))
+    assert wengert.grad(cos_applied)(0.3) == pytest.approx(-2.0 * math.sin(0.3))
+
+
+scale = 10.0  # a module global with the same name as the closure variable below
+
+
+def make_closure_scaled(scale):
+    def closure_scaled(x):
+        return scale * x * x
+
+    return closure_scaled
+
+
+def global_scaled(x):
+    return scale * x * x
+
+
+def test_closure_variable_and_global_of_the_same_name_do_not_mix():
+    local = make_closure_scaled(2.0)
+    assert wengert.grad(local)(1.0) == pytest.approx(4.0)
+    assert wengert.grad(global_scaled)(1.0) == pytest.approx(20.0)
+    assert wengert.grad(make_closure_scaled(3.0))(1.0) == pytest.approx(6.0)
+    assert wengert.grad(local)(1.0) == pytest.approx(4.0)
+
+
+def test_same_code_object_with_other_globals():
+    # One code object, two globals dicts: the cache must tell them apart.
+    other = types.FunctionType(global_scaled.__code__, {**globals(), "scale": 4.0})
+    assert wengert.grad(global_scaled)(1.0) == pytest.approx(20.0)
+    assert wengert.grad(other)(1.0) == pytest.approx(8.0)
+    assert wengert.grad(global_scaled)(1.0) == pytest.approx(20.0)
