@@ -97,8 +97,10 @@ class LineCount:
 class Settings:
     """How long to time each method."""
 
-    min_time: float = 0.2  # seconds per repeat
-    repeats: int = 7
+    # Many short repeats rather than a few long ones: each ratio pairs a method repeat with the
+    # primal repeat just before it, and short pairs see the same load on a busy machine.
+    min_time: float = 0.1  # seconds per repeat
+    repeats: int = 11
     first_calls: int = 3  # fresh copies timed for the wengert first call (median)
     peers: bool = True
     jit: bool = True
@@ -701,7 +703,7 @@ def run_cli(args: argparse.Namespace) -> int:
     """Run the benchmarks as ``args`` say and print the report; 1 if wengert.grad failed."""
     settings = Settings(peers=not args.no_peers, jit=not args.no_jit, slow_jit=args.slow_jit)
     if args.quick:
-        settings.min_time, settings.repeats = 0.05, 3
+        settings.min_time, settings.repeats = 0.05, 5
     programs = [p for p in PROGRAMS if args.program is None or p.name in args.program]
     report = run(programs, settings, lambda s: print(f"  ... {s}", file=sys.stderr, flush=True))
     print(render(report, args.markdown))
