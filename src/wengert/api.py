@@ -8,6 +8,7 @@ Nothing is cached when a transform fails.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import inspect
@@ -181,6 +182,12 @@ def _param_types(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, ...] | None:
     return out
 
 
+def _shapes_of(args: tuple) -> tuple:
+    """Copies of container arguments the function may change the length of (``append``):
+    their cotangents take the structure the arguments had when the call began."""
+    return tuple(copy.deepcopy(a) if isinstance(a, (list, dict)) else a for a in args)
+
+
 def _call_vjp(fn: Any, wrt: tuple[int, ...] | None, args: tuple, kwargs: dict
               ) -> tuple[Any, Any, int]:
     types_ = _param_types(fn, args, kwargs)
@@ -242,6 +249,7 @@ def value_and_grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = Fal
         kw = {**bound_kw, **kwargs}
         nparams = len(_primal_entry(fn).ir.body.args)
         wrt = _wrt(argnums, len(bound), nparams)
+        before = _shapes_of(full)
         out, pb, _ = _call_vjp(fn, wrt, full, kw)
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
@@ -252,7 +260,7 @@ def value_and_grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = Fal
         else:
             value = out
             adjs = pb(_seed(value))
-        grads = tuple(_finish(full[i], adjs[i]) for i in wrt)
+        grads = tuple(_finish(before[i], adjs[i]) for i in wrt)
         g = grads[0] if single else grads
         return ((value, aux), g) if has_aux else (value, g)
 
@@ -279,6 +287,7 @@ def vjp(f: Any, *primals: Any, has_aux: bool = False) -> Any:
     full = (*bound, *primals)
     nparams = len(_primal_entry(fn).ir.body.args)
     wrt = tuple(range(len(bound), min(len(full), nparams)))
+    before = _shapes_of(full)
     out, pb, _ = _call_vjp(fn, wrt, full, dict(bound_kw))
     if has_aux:
         if not (isinstance(out, tuple) and len(out) == 2):
@@ -288,7 +297,7 @@ def vjp(f: Any, *primals: Any, has_aux: bool = False) -> Any:
     def pullback(out_bar: Any) -> tuple[Any, ...]:
         ct = tangents.materialize(out, out_bar)
         adjs = pb((ct, None) if has_aux else ct)
-        return tuple(_finish(full[i], adjs[i]) for i in wrt)
+        return tuple(_finish(before[i], adjs[i]) for i in wrt)
 
     return (out, pullback, aux) if has_aux else (out, pullback)
 

@@ -53,12 +53,10 @@ _NUMPY_RULES = registry.lookup(numpy.sum) is not None
 
 #: Constructs reverse mode does not handle yet. Each must fail with a located
 #: ``WengertError`` (never a wrong gradient); when one becomes supported, move it back.
-KNOWN_BUGS = frozenset({
-    "list_append_while_iterating_copy", "list_branch_on_emptiness",
-    "np_inplace_alias",
-})
 
 UNSUPPORTED = frozenset({
+    'nested_list_mutation',
+    'np_inplace_alias',
     "dataclass_read_then_overwrite",
     'helper_double_star_call',
     'bound_method_as_value',
@@ -87,12 +85,6 @@ UNSUPPORTED = frozenset({
 
 @pytest.mark.parametrize(("case", "index"), _params(corpus.CASES))
 def test_vjp_corpus(case, index):
-    if case.name in KNOWN_BUGS:
-        # Open bugs: these crash inside wengert today. The test pins that they fail loudly
-        # rather than return a wrong gradient; a fix moves them back into the corpus.
-        with pytest.raises(Exception):  # noqa: B017, PT011
-            wengert.vjp(case.make(), *copy.deepcopy(case.inputs[index]))[1](1.0)
-        return
     if case.name in UNSUPPORTED:
         with pytest.raises(wengert.WengertError):
             wengert.vjp(case.make(), *copy.deepcopy(case.inputs[index]))[1](1.0)
@@ -143,7 +135,7 @@ def assert_gradient(got, f, args, i, label):
 
 @pytest.mark.parametrize(("case", "index"), _scalar_params())
 def test_grad_matches_numerical_gradient(case, index):
-    if case.name in UNSUPPORTED or case.name in KNOWN_BUGS:
+    if case.name in UNSUPPORTED:
         return  # test_vjp_corpus checks that these fail cleanly
     f = case.make()
     args = case.inputs[index]

@@ -1610,9 +1610,7 @@ def nested_list_mutation(rows, x):
     return rows[0][1] * rows[1][0] + rows[1][1]
 
 
-# Silently wrong today (a list nested in a list, mutated through the inner name): see the
-# closing note of issue 3. Re-enable once the transform refuses or handles it.
-# case(nested_list_mutation, ([[0.5, 1.5], [-2.0, 3.0]], 0.7), ([[1.0, 2.0], [0.5, -1.0]], -1.2))
+case(nested_list_mutation, ([[0.5, 1.5], [-2.0, 3.0]], 0.7), ([[1.0, 2.0], [0.5, -1.0]], -1.2))
 
 
 def param_rebinding(x, y):

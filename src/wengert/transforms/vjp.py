@@ -176,8 +176,6 @@ class VJP:
         self.fwd_parent: dict[int, n.Region] = {}
         self.lifted = lifted
         self.warnings: list[tuple[str, SourceLoc | None]] = []
-        self.check_inplace()
-        self.check_closures()
         for op in n.walk(fn.body):
             for r in op.results:
                 self.defs[r.id] = op
@@ -189,6 +187,12 @@ class VJP:
                 m = self.defs.get(op.fn.id)
                 if isinstance(m, n.GetAttr) and m.name in activity_mutating():
                     self.mutated.add(m.obj.id)
+                c = self.consts.get(op.fn.id)
+                if c is not None and _hashable(c.value) and c.value in _INPLACE and op.args:
+                    self.mutated.add(op.args[0].id)
+        self.check_inplace()
+        self.check_closures()
+        self.check_nested_writes()
 
     def check_inplace(self) -> None:
         """Refuse ``a += b`` on a list or array whose old value is read again afterwards.
@@ -219,6 +223,42 @@ class VJP:
                     "an in-place operator updates a list or array that is still used "
                     "under its old name", op.loc,
                     hint="write `x = x + y` (a new object) instead of `x += y`")
+
+    def check_nested_writes(self) -> None:
+        """Refuse writes into an object that was itself read out of a container or object.
+
+        ``rows[0][1] = v`` writes into ``rows[0]``: the adjoint of that inner list is kept
+        apart from the adjoint of ``rows``, so the write would not clear the slot the
+        outer adjoint sees, and the gradient would silently be wrong.
+        """
+        loop_items = set()
+        for op in n.walk(self.fn.body):
+            if isinstance(op, n.For):
+                loop_items.add(op.body.args[0].id)
+        for op in n.walk(self.fn.body):
+            if isinstance(op, (n.SetItem, n.SetAttr)):
+                target = op.obj
+            elif isinstance(op, n.Call):
+                m = self.defs.get(op.fn.id)
+                c = self.consts.get(op.fn.id)
+                if isinstance(m, n.GetAttr) and m.name in activity_mutating():
+                    target = m.obj
+                elif c is not None and _hashable(c.value) and c.value in _INPLACE and \
+                        op.args and self.type_of(op.args[0]) not in _IMMUTABLE:
+                    target = op.args[0]
+                else:
+                    continue
+            else:
+                continue
+            if not self.active(target):
+                continue
+            src = self.defs.get(target.id)
+            if isinstance(src, (n.GetItem, n.GetAttr, n.Unpack)) or target.id in loop_items:
+                raise NonDifferentiableError(
+                    "a write into an object read out of another container or object is not "
+                    "supported yet in reverse mode", op.loc,
+                    hint="build a new inner object and store it back "
+                         "(`rows[0] = [rows[0][0], v]`)")
 
     def check_closures(self) -> None:
         """Refuse a nested function that reads an active value when it escapes.
@@ -824,6 +864,11 @@ class VJP:
     # Structured ops ---------------------------------------------------------------------
 
     def fwd_If(self, op: n.If, b: Builder) -> Action:
+        if self.type_of(op.cond) is not bool:
+            # ``if acc:`` on a list appended to later: the pullback must see the truth
+            # value the branch was taken on, not re-test the object.
+            op.cond = b.call(operator.truth, op.cond, hint="taken")
+            self.extra_types[op.cond.id] = bool
         b.emit(op)
         then_actions = self.forward_region(op.then)
         else_actions = self.forward_region(op.orelse)
