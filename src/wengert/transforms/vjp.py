@@ -688,21 +688,7 @@ class VJP:
         xs = m.obj
         name = m.name
         if name == "append" and len(op.args) == 1 and not op.kwargs:
-            v = op.args[0]
-
-            def reverse_append(scope: Scope) -> None:
-                xs_bar = scope.get(xs)
-                if xs_bar is None:
-                    return
-                scope.b.loc = loc
-                pair = scope.b.call(self.const_fn(runtime.pop_adjoint), xs_bar)
-                scope.adj[self.resolve(xs).id] = scope.b.getitem(pair, scope.b.const(0),
-                                                                 hint=_bar(xs))
-                scope.maybe_none.add(self.resolve(xs).id)
-                if self.active(v):
-                    scope.accumulate(v, scope.b.getitem(pair, scope.b.const(1)),
-                                     maybe_none=True)
-            return reverse_append
+            return self.overwrite(xs, op.args[0], runtime.pop_adjoint, lambda scope: [], loc)
         raise NonDifferentiableError(
             f"list.{name}() on a list holding active values is not supported yet", loc,
             hint="build the list with append(), indexing or a comprehension")
@@ -746,40 +732,38 @@ class VJP:
             scope.maybe_none.discard(self.resolve(obj).id)
         return reverse
 
-    def fwd_SetItem(self, op: n.SetItem, b: Builder) -> Action:
-        b.emit(op)
-        obj, index, value, loc = op.obj, op.index, op.value, op.loc
+    def overwrite(self, obj: n.Value, value: n.Value | None, helper: Callable,
+                  key: Callable[[Scope], list[n.Value]], loc: SourceLoc | None) -> Action:
+        """The reverse of a write into ``obj`` (``x[i] = v``, ``o.a = v``, ``xs.append(v)``).
 
+        ``helper(obj_bar, *key)`` returns the adjoint of ``obj`` before the write and the
+        adjoint of what was written, which flows to ``value``.
+        """
         def reverse(scope: Scope) -> None:
             prev = scope.get(obj)
             if prev is None:
                 return
             scope.b.loc = loc
-            pair = scope.b.call(self.const_fn(runtime.setitem_adjoint), prev, scope.res(index))
-            rest, item = (scope.b.getitem(pair, scope.b.const(k)) for k in (0, 1))
-            scope.adj[self.resolve(obj).id] = rest
+            pair = scope.b.call(helper, prev, *key(scope))
+            scope.adj[self.resolve(obj).id] = scope.b.getitem(pair, scope.b.const(0),
+                                                              hint=_bar(obj))
             scope.maybe_none.add(self.resolve(obj).id)
-            if self.active(value):
-                scope.accumulate(value, item, maybe_none=True)
+            if value is not None and self.active(value):
+                scope.accumulate(value, scope.b.getitem(pair, scope.b.const(1)),
+                                 maybe_none=True)
         return reverse
+
+    def fwd_SetItem(self, op: n.SetItem, b: Builder) -> Action:
+        b.emit(op)
+        index = op.index
+        return self.overwrite(op.obj, op.value, runtime.setitem_adjoint,
+                              lambda scope: [scope.res(index)], op.loc)
 
     def fwd_SetAttr(self, op: n.SetAttr, b: Builder) -> Action:
         b.emit(op)
-        obj, name, value, loc = op.obj, op.name, op.value, op.loc
-
-        def reverse(scope: Scope) -> None:
-            prev = scope.get(obj)
-            if prev is None:
-                return
-            scope.b.loc = loc
-            pair = scope.b.call(self.const_fn(runtime.setattr_adjoint), prev,
-                                scope.b.const(name))
-            rest, item = (scope.b.getitem(pair, scope.b.const(k)) for k in (0, 1))
-            scope.adj[self.resolve(obj).id] = rest
-            scope.maybe_none.add(self.resolve(obj).id)
-            if self.active(value):
-                scope.accumulate(value, item, maybe_none=True)
-        return reverse
+        name = op.name
+        return self.overwrite(op.obj, op.value, runtime.setattr_adjoint,
+                              lambda scope: [scope.b.const(name)], op.loc)
 
     def fwd_Build(self, op: n.Build, b: Builder) -> Action:
         b.emit(op)
