@@ -20,11 +20,13 @@ from typing import Any
 import numpy
 
 from wengert import runtime, tangents
+from wengert.analysis.types import infer_types, return_type
 from wengert.codegen.emit import generate
 from wengert.diagnostics import (
     NonDifferentiableError,
     NonDifferentiableWarning,
     SourceUnavailableError,
+    WengertError,
 )
 from wengert.frontend.lower import lower_with_deps
 from wengert.frontend.source import Dependency, unwrap
@@ -122,12 +124,128 @@ class _VJPEntry:
     source: str
     code: Any
     globals: Any
+    #: What the derivatives it calls directly (and the result types it used) resolved.
+    linked: list[Any] = dataclasses.field(default_factory=list)
 
     def valid(self, fn: Any) -> bool:
-        return self.primal.valid(fn)
+        return self.primal.valid(fn) and all(d.still_valid() for d in self.linked)
 
 
 _VJP_CACHE: dict[Any, _VJPEntry] = {}
+
+
+class _CodeDep:
+    """A function linked to by identity: stale if its code object is replaced."""
+
+    __slots__ = ("fn", "code")
+
+    def __init__(self, fn: Any) -> None:
+        self.fn, self.code = fn, fn.__code__
+
+    def still_valid(self) -> bool:
+        return self.fn.__code__ is self.code
+
+
+def _unique(deps: list[Any]) -> list[Any]:
+    seen: set[int] = set()
+    return [d for d in deps if id(d) not in seen and not seen.add(id(d))]  # type: ignore
+
+
+class _Linker:
+    """What one VJP build links to: the derived VJPs of user functions it calls with
+    arguments of known types (called directly, no dispatcher), and the result types of
+    such calls. Whatever those resolved becomes part of the caller's entry, so the
+    caller is rebuilt when any of them changes."""
+
+    def __init__(self) -> None:
+        self.deps: list[Any] = []
+        self.cyclic = False
+        #: Result types of calls still being inferred that this build assumed.
+        self.consulted: set[Any] = set()
+
+    def result_type(self, fn: Any, arg_types: list[Any]) -> Any:
+        found = _result_type(fn, tuple(arg_types), self.consulted)
+        if found is None:
+            return None
+        self.deps.extend(found[1])
+        return found[0]
+
+    def direct(self, fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> Any:
+        """The compiled VJP of ``fn`` for these types, a :class:`runtime.Later` for one
+        being built (recursion), or ``None`` (the call goes through the dispatcher)."""
+        key = (_key(fn), wrt, arg_types)
+        later = _BUILDING.get(key)
+        if later is not None:
+            self.cyclic = True
+            self.deps.extend([_CodeDep(fn), *_primal_entry(fn).deps])
+            return later
+        try:
+            entry = _vjp_entry(fn, wrt, arg_types)
+        except WengertError:
+            return None  # reported by the dispatcher if the call ever runs
+        self.deps.extend([_CodeDep(fn), *entry.primal.deps, *entry.linked])
+        return entry.compiled
+
+
+_RESULT_TYPES: dict[Any, tuple[Any, list[Any]]] = {}
+#: Result types being inferred, with the type assumed for recursive calls meanwhile.
+_RESULT_GUESS: dict[Any, Any] = {}
+
+
+def _result_type(fn: Any, arg_types: tuple[Any, ...], consulted: set[Any] | None = None
+                 ) -> tuple[Any, list[Any]] | None:
+    """The exact type ``fn`` returns for arguments of these types, and what that rests on.
+
+    A recursive call is assumed to return a guess (unknown, then ``float``, then an array);
+    a guess is kept only when the body, under it, returns exactly that type: then every
+    call returns it, by induction on the depth of the recursion.
+    """
+    key = (_key(fn), arg_types)
+    hit = _RESULT_TYPES.get(key)
+    if hit is not None and all(d.still_valid() for d in hit[1]):
+        return hit
+    if key in _RESULT_GUESS:
+        if consulted is not None:
+            consulted.add(key)
+        return _RESULT_GUESS[key], []
+    if not _has_plain_signature(fn, len(arg_types)):
+        return None
+    try:
+        prim = _primal_entry(fn)
+    except WengertError:
+        return None
+    for guess in (None, float, numpy.ndarray):
+        linker = _Linker()
+        _RESULT_GUESS[key] = guess
+        try:
+            inferred = infer_types(prim.ir, list(arg_types), callee=linker.result_type)
+        finally:
+            del _RESULT_GUESS[key]
+        t = return_type(prim.ir, inferred)
+        if t is not None and (guess is None or t is guess):
+            break
+    else:
+        t = None
+    found = (t, _unique([_CodeDep(fn), *prim.deps, *linker.deps]))
+    linker.consulted.discard(key)
+    if consulted is not None:
+        consulted |= linker.consulted
+    if not linker.consulted:  # else it rests on a caller's guess, still unconfirmed
+        _RESULT_TYPES[key] = found
+    return found
+
+
+def _has_plain_signature(fn: Any, nargs: int) -> bool:
+    """Whether ``fn(a1, ..., an)`` binds its arguments to its parameters one to one."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and code.co_flags & 0x0C == 0 and not code.co_kwonlyargcount \
+        and code.co_argcount == nargs
+
+
+#: VJPs being generated, by cache key: a recursive call links to the ``Later``.
+_BUILDING: dict[Any, runtime.Later] = {}
+#: Entries finished while an outer build is still going (cleared when it ends).
+_BUILT: list[tuple[Any, _VJPEntry, _Linker]] = []
 
 
 def _vjp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> _VJPEntry:
@@ -137,17 +255,41 @@ def _vjp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> _VJ
         return entry
     _VJP_CACHE.pop(key, None)
     prim = _primal_entry(fn)
-    ir, warnings_found = vjp_transform(prim.ir, wrt, arg_types)
-    compiled, source = generate(ir, f"{fn.__qualname__}:vjp")
+    later = runtime.Later(f"{fn.__name__}_vjp")
+    _BUILDING[key] = later
+    start = len(_BUILT)
+    linker = _Linker()
+    try:
+        ir, warnings_found = vjp_transform(prim.ir, wrt, arg_types, linker)
+        compiled, source = generate(ir, f"{fn.__qualname__}:vjp")
+    except BaseException:
+        # Derivatives finished inside this one may link to its ``Later``: drop them too.
+        for k, _, _ in _BUILT[start:]:
+            _VJP_CACHE.pop(k, None)
+        del _BUILT[start:]
+        raise
+    finally:
+        del _BUILDING[key]
     compiled.__defaults__ = fn.__defaults__
     compiled.__kwdefaults__ = fn.__kwdefaults__
+    later.fn = compiled
     for name, loc in warnings_found:
         warnings.warn(NonDifferentiableWarning(
             f"an active value passes through {name}(), which has no derivative; "
             "the gradient through it is zero", loc,
             hint="use wengert.stop_gradient() to say this is intended"), stacklevel=4)
-    entry = _VJPEntry(prim, compiled, source, fn.__code__, fn.__globals__)
+    entry = _VJPEntry(prim, compiled, source, fn.__code__, fn.__globals__,
+                      _unique(linker.deps))
     _VJP_CACHE[key] = entry
+    _BUILT.append((key, entry, linker))
+    if not _BUILDING:
+        group = _BUILT[:]
+        _BUILT.clear()
+        if any(lk.cyclic for _, _, lk in group):
+            # Mutually recursive derivatives call each other: each is stale when any is.
+            union = _unique([d for _, e, _ in group for d in [*e.primal.deps, *e.linked]])
+            for _, e, _ in group:
+                e.linked = union
     return entry
 
 

@@ -300,3 +300,14 @@ def like_structure(adj: tuple[Any, ...], x: Any) -> Any:
     if all(a is None for a in adj):
         return None
     return reversed_adjoint(list(adj)[::-1], x)
+
+
+class Later:
+    """A derived function still being generated when a caller links to it (recursion):
+    generated code calls ``later.fn``, which is set once the function exists."""
+
+    __slots__ = ("fn", "__name__")
+
+    def __init__(self, name: str) -> None:
+        self.fn: Any = None
+        self.__name__ = name

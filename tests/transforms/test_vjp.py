@@ -61,7 +61,6 @@ UNSUPPORTED = frozenset({
     'helper_double_star_call',
     'bound_method_as_value',
     'closure_from_factory_inside',
-    'compose_inside',
     'dataclass_bound_method',
     'dataclass_created_inside',
     'dataclass_method',

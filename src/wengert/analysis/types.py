@@ -42,20 +42,34 @@ def join(a: Type, b: Type) -> Type:
 
 
 def infer_types(fn: n.Function, param_types: Sequence[Type],
-                free_types: Mapping[int, type] | None = None) -> Types:
+                free_types: Mapping[int, type] | None = None,
+                callee: Callable[[Any, list[Type]], Type] | None = None) -> Types:
     """Infer the types of ``fn``'s values (and its nested functions') from its parameters'.
 
     ``param_types[i]`` is the type of ``fn.body.args[i]`` (``None``: unknown);
-    ``free_types`` types values defined outside ``fn`` that its body reads.
+    ``free_types`` types values defined outside ``fn`` that its body reads;
+    ``callee(f, arg_types)`` gives the result type of a call of a known function the
+    tables here do not cover (a user function with source), or ``None``.
     """
     if len(param_types) != len(fn.body.args):
         raise ValueError(f"{fn.name}: {len(param_types)} parameter types for "
                          f"{len(fn.body.args)} parameters")
-    inf = _Inference(dict(free_types or {}))
+    inf = _Inference(dict(free_types or {}), callee)
     for a, t in zip(fn.body.args, param_types):
         inf.set(a, t)
     inf.region(fn.body)
     return Types(types.MappingProxyType(inf.types))
+
+
+def return_type(fn: n.Function, inferred: Types) -> Type:
+    """The type ``fn`` returns (joined over its returns), given its inferred types."""
+    rets = [op.value for op in fn.body.ops if isinstance(op, n.Return)]
+    if not rets:
+        return None
+    t = inferred.of(rets[0])
+    for v in rets[1:]:
+        t = join(t, inferred.of(v))
+    return t
 
 
 # ----------------------------------------------------------------------------- call tables
@@ -224,8 +238,10 @@ def _diverges(region: n.Region) -> bool:
 class _Inference:
     """Abstract interpretation of a function body in program order (one handler per op kind)."""
 
-    def __init__(self, known: dict[int, type]) -> None:
+    def __init__(self, known: dict[int, type],
+                 callee: Callable[[Any, list[Type]], Type] | None = None) -> None:
         self.types = known
+        self.callee = callee
         self.consts: dict[int, Any] = {}
         self.handlers: dict[type, Callable[[Any], None]] = {
             n.Const: self.const, n.Call: self.call, n.Build: self.build,
@@ -267,7 +283,12 @@ class _Inference:
         t = None
         if op.fn.id in self.consts:
             simple = not op.starred and not op.kwargs
-            t = _call(self.consts[op.fn.id], [self.get(a) for a in op.args], simple)
+            fn = self.consts[op.fn.id]
+            args = [self.get(a) for a in op.args]
+            t = _call(fn, args, simple)
+            if t is None and simple and self.callee is not None and \
+                    isinstance(fn, types.FunctionType):
+                t = self.callee(fn, args)
         self.set(op.result, t)
 
     def getitem(self, op: n.GetItem) -> None:

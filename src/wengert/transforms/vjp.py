@@ -31,7 +31,7 @@ import math
 import operator
 import types
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy
 
@@ -50,6 +50,14 @@ Action = Callable[["Scope"], None]
 
 _FLOATS = (float, numpy.float64, numpy.float32)
 _CONTAINER_METHODS = {"append", "extend", "insert", "pop", "copy"}
+
+
+#: Types whose values have no tangent space.
+_NO_TANGENT = frozenset({int, bool, str, bytes, type(None), range})
+
+
+def _no_adjoint(scope: Scope) -> None:
+    """The reverse of an op whose inputs have no adjoints."""
 
 
 def _zero_for(t: type | None) -> Any:
@@ -158,10 +166,12 @@ class VJP:
     """Builds the VJP function of one (already cloned) primal function."""
 
     def __init__(self, fn: n.Function, wrt: Sequence[int], arg_types: Sequence[type | None],
-                 lifted: int = 0) -> None:
+                 lifted: int = 0, linker: Linker | None = None) -> None:
         self.fn = fn
         self.wrt = tuple(wrt)
-        self.types: Types = infer_types(fn, list(arg_types))
+        self.linker = linker
+        self.types: Types = infer_types(fn, list(arg_types),
+                                        callee=linker.result_type if linker else None)
         # Objects passed in may be written to: what lands in them is an output as well.
         mutable = [i for i in self.wrt
                    if self.types.of(fn.body.args[i]) not in (float, int, bool, str, tuple)]
@@ -326,6 +336,9 @@ class VJP:
     def set_rename(self, old: n.Value, new: n.Value) -> None:
         """``old`` is now computed as ``new`` (an inlined rule's value, an unpacked pair)."""
         self.rename[old.id] = new
+        t = self.types.of(old)
+        if t is not None and new.id not in self.extra_types:
+            self.extra_types[new.id] = t
         if self.act.is_active(old) or self.is_wrt(old):
             self.renamed_active.add(new.id)
         if old.hint is not None or new.hint is None:
@@ -365,6 +378,10 @@ class VJP:
             act(top)
         grads: list[n.Value] = []
         for a in body.args:
+            if self.is_wrt(a) and self.type_of(a) in _FLOATS:
+                # Never ``None``: a caller linked to this VJP adds it with a plain ``+=``.
+                grads.append(top.need(a))
+                continue
             adj = top.get(a) if self.is_wrt(a) else None
             grads.append(adj if adj is not None else top.b.const(None))
         result = top.b.tuple(*grads)
@@ -441,6 +458,10 @@ class VJP:
                     b.emit(op)  # only integers go in: nothing to differentiate
                     return None
                 raise _nondiff_error(self, op, fn)
+            if rule is None and simple:
+                act = self.call_direct(op, fn, b)
+                if act is not None:
+                    return act
         method = self.defs.get(self.resolve(op.fn).id)
         if isinstance(method, n.GetAttr) and method.name == "append" and \
                 self.type_of(method.obj) in (list, None) and not self.is_module_attr(method):
@@ -511,6 +532,44 @@ class VJP:
                     scope.accumulate(a, c, maybe_none=not sure)
         return reverse_inlined
 
+    def call_direct(self, op: n.Call, fn: Any, b: Builder) -> Action | None:
+        """A user function whose argument types are known: call its derived VJP directly
+        (linked when this one is generated), with no dispatcher in between."""
+        args = list(op.args)
+        types_ = tuple(self.type_of(a) for a in args)
+        code = getattr(fn, "__code__", None)
+        if self.linker is None or not isinstance(fn, types.FunctionType) or \
+                None in types_ or code.co_flags & 0x0C or code.co_kwonlyargcount or \
+                code.co_argcount != len(args):
+            return None
+        # Activity does not know types: an int argument may be "active" but has no adjoint.
+        wrt = tuple(i for i, a in enumerate(args)
+                    if self.active(a) and types_[i] not in _NO_TANGENT)
+        if not wrt:
+            b.emit(op)  # nothing that goes in has an adjoint
+            return _no_adjoint
+        target = self.linker.direct(fn, wrt, types_)
+        if target is None:
+            return None
+        loc, y = op.loc, op.result
+        name = f"{fn.__name__}_vjp"
+        if isinstance(target, runtime.Later):  # recursion: the function is not made yet
+            callee = b.emit(n.GetAttr(b.const(target, origin=f"{name}_later"), "fn", [n.Value()],
+                                      loc=loc)).result
+        else:
+            callee = b.const(target, origin=name)
+        pair = b.emit(n.Call(callee, args, [], [n.Value()], loc=loc)).result
+        unpack = b.emit(n.Unpack(pair, [n.Value(y.hint), n.Value(f"{y.hint or 'y'}_pb")],
+                                 loc=loc))
+        self.set_rename(y, unpack.results[0])
+        pb = unpack.results[1]
+
+        sure = {i for i in wrt if types_[i] in _FLOATS}
+
+        def reverse(scope: Scope) -> None:
+            self.reverse_call(scope, pb, y, args, loc, sure=sure)
+        return reverse
+
     def call_dynamic(self, op: n.Call, b: Builder) -> Action:
         """A callee known at run time (or a user function): the runtime dispatcher."""
         loc = op.loc
@@ -534,10 +593,12 @@ class VJP:
                           [b.const(loc, origin="site"), method.obj, b.const(method.name), *args],
                           op.kwargs, [n.Value()], tuple(i + 3 for i in op.starred), loc=loc)
             inputs = [method.obj, *operands]
+            callee_slot = False
         else:
             call = n.Call(b.const(runtime.vjp_call), [b.const(loc, origin="site"), op.fn, *args],
                           op.kwargs, [n.Value()], tuple(i + 2 for i in op.starred), loc=loc)
             inputs = [op.fn, *operands]
+            callee_slot = True
         b.emit(call)
         unpack = b.emit(n.Unpack(call.result, [n.Value(y.hint), n.Value(f"{y.hint or 'y'}_pb")],
                                  loc=loc))
@@ -548,12 +609,15 @@ class VJP:
         originals = [inputs[0], *op.args, *(v for _, v in op.kwargs)]
 
         def reverse(scope: Scope) -> None:
-            self.reverse_call(scope, pb, y, inputs, loc, layout, originals)
+            self.reverse_call(scope, pb, y, inputs, loc, layout, originals,
+                              skip=frozenset({0}) if callee_slot else frozenset())
         return reverse
 
     def reverse_call(self, scope: Scope, pb: n.Value, y: n.Value, inputs: list[n.Value],
                      loc: SourceLoc | None, layout: list[n.Value | None] | None = None,
-                     originals: list[n.Value] | None = None) -> None:
+                     originals: list[n.Value] | None = None,
+                     sure: set[int] | frozenset[int] = frozenset(),
+                     skip: frozenset[int] = frozenset()) -> None:
         """Call a runtime pullback: adjoints of floats add up; those of containers and
         objects go in as ``inouts`` (the callee may have mutated them) and come back whole."""
         layout = layout or [None] * len(inputs)
@@ -562,7 +626,7 @@ class VJP:
         # Only a value known to be a mutable object goes in and out whole: the callee seeds
         # its parameter's adjoint from it only when that parameter is one at run time too.
         inout_idx = [k for k, a in enumerate(inputs) if self.active(a) and layout[k] is None
-                     and self.type_of(a) not in _IMMUTABLE]
+                     and self.type_of(a) not in _IMMUTABLE and k not in skip]
         if g is None and not any(scope.get(inputs[k]) is not None for k in inout_idx):
             return
         if not any(self.active(a) for a in inputs):
@@ -583,7 +647,7 @@ class VJP:
                                     for x in layout])
             outs = scope.b.call(runtime.regroup, outs, shape)
         for k, a in enumerate(originals):
-            if not self.active(a):
+            if not self.active(a) or self.type_of(a) in _NO_TANGENT or k in skip:
                 continue
             c = scope.b.getitem(outs, scope.b.const(k), hint=_bar(a))
             if layout[k] is not None:
@@ -592,7 +656,7 @@ class VJP:
                 scope.adj[self.resolve(a).id] = c
                 scope.maybe_none.add(self.resolve(a).id)
             else:
-                scope.accumulate(a, c, maybe_none=True)
+                scope.accumulate(a, c, maybe_none=k not in sure)
 
     def is_module_attr(self, m: n.GetAttr) -> bool:
         is_c, v = self.const_value(m.obj)
@@ -659,7 +723,7 @@ class VJP:
         lifted.signature = n.Signature(args=[*mk.func.signature.names(),
                                              *[f"{v.hint or 'c'}" for v in active_free]])
         arg_types = [None] * len(mk.func.body.args) + [self.type_of(v) for v in active_free]
-        inner = VJP(lifted, range(len(lifted.body.args)), arg_types)
+        inner = VJP(lifted, range(len(lifted.body.args)), arg_types, linker=self.linker)
         vjp_fn = inner.build()
         self.warnings.extend(inner.warnings)
         new = n.MakeFunction(vjp_fn, [], [], [n.Value(vjp_fn.name)], loc=mk.loc)
@@ -1208,15 +1272,25 @@ def _nondiff_error(vjp: VJP, op: n.Call, fn: Any) -> NonDifferentiableError:
                "(value, pullback)",))
 
 
-def vjp_transform(fn: n.Function, wrt: Sequence[int],
-                  arg_types: Sequence[type | None]) -> tuple[n.Function, list]:
+class Linker(Protocol):
+    """How a VJP links to derivatives of the user functions it calls (see ``api``)."""
+
+    def result_type(self, fn: Any, arg_types: list[type | None]) -> type | None:
+        """The exact type ``fn`` returns for arguments of these types, if known."""
+
+    def direct(self, fn: Any, wrt: tuple[int, ...], arg_types: tuple[type, ...]) -> Any:
+        """``fn``'s derived VJP (or a ``runtime.Later``), or ``None`` for the dispatcher."""
+
+
+def vjp_transform(fn: n.Function, wrt: Sequence[int], arg_types: Sequence[type | None],
+                  linker: Linker | None = None) -> tuple[n.Function, list]:
     """The VJP of the primal IR ``fn`` (not modified) for parameters ``wrt``.
 
     Returns the VJP function and the warnings found (callee name, location).
     """
     from wengert.ir.clone import clone_function
     cloned, _ = clone_function(fn)
-    v = VJP(cloned, wrt, arg_types)
+    v = VJP(cloned, wrt, arg_types, linker=linker)
     out = v.build()
     return out, v.warnings
 
