@@ -170,6 +170,15 @@ class _Linker:
         self.deps.extend(found[1])
         return found[0]
 
+    def callee_ir(self, fn: Any) -> n.Function | None:
+        """The IR of a user function to inline (``None``: it has none)."""
+        try:
+            prim = _primal_entry(fn)
+        except WengertError:
+            return None
+        self.deps.extend([_CodeDep(fn), *prim.deps])
+        return prim.ir
+
     def direct(self, fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> Any:
         """The compiled VJP of ``fn`` for these types, a :class:`runtime.Later` for one
         being built (recursion), or ``None`` (the call goes through the dispatcher)."""
@@ -179,10 +188,7 @@ class _Linker:
             self.cyclic = True
             self.deps.extend([_CodeDep(fn), *_primal_entry(fn).deps])
             return later
-        try:
-            entry = _vjp_entry(fn, wrt, arg_types)
-        except WengertError:
-            return None  # reported by the dispatcher if the call ever runs
+        entry = _vjp_entry(fn, wrt, arg_types)  # its errors are the caller's, like a compiler
         self.deps.extend([_CodeDep(fn), *entry.primal.deps, *entry.linked])
         return entry.compiled
 

@@ -38,6 +38,12 @@ class Attrs(dict):
     """The adjoint of an object's attributes (a dataclass or a plain object): name -> adjoint."""
 
 
+def add_floats(a: Any, b: Any) -> Any:
+    """``a + b`` for two adjoints known to be floats: generated code shows it as
+    ``a_bar += b`` when the sum keeps the name, else as ``a + b`` (never a call)."""
+    return a + b
+
+
 def add_adjoint(a: Any, b: Any) -> Any:
     """``a + b`` for adjoints of any structure; ``None`` is zero; dict keys may differ."""
     if a is None:
@@ -311,3 +317,239 @@ class Later:
     def __init__(self, name: str) -> None:
         self.fn: Any = None
         self.__name__ = name
+
+
+# ------------------------------------------------------------------------------------------
+# Tangent helpers called by generated JVPs (forward mode).  ``None`` is a zero tangent;
+# containers of tangents hold ``None`` at zero entries.  A tangent may carry leading batch
+# axes (many directions at once): axes of array tangents are counted from the right.
+# Unlike the adjoint helpers above, writes mutate tangent containers in place, so that
+# aliases of a mutated object see the change in its tangent too.
+# ------------------------------------------------------------------------------------------
+
+
+def _batch_index(t: Any, x: Any, index: Any) -> Any:
+    """``index`` into the tangent ``t`` of the array ``x``, past ``t``'s batch axes."""
+    batch = t.ndim - x.ndim
+    if batch <= 0:
+        return index
+    lead = (slice(None),) * batch
+    return lead + index if isinstance(index, tuple) else (*lead, index)
+
+
+def _tangent_error(message: str, site: Any = None) -> NoReturn:
+    from wengert.diagnostics import NonDifferentiableError
+
+    raise NonDifferentiableError(message, site)
+
+
+def apply_rule(rule: Any, args: tuple, dots: tuple) -> tuple[Any, Any]:
+    """Call the forward rule ``rule`` at run time: ``(value, tangent)``.
+
+    The differential is called only when some tangent is not ``None``.
+    """
+    value, differential = rule(*args)
+    if all(d is None for d in dots):
+        return value, None
+    return value, differential(*dots)
+
+
+def nonzero_tangent(t: Any, x: Any) -> Any:
+    """``t``, or a zero tangent for the number or array ``x`` when ``t`` is ``None``."""
+    if t is not None:
+        return t
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        import numpy
+
+        return numpy.zeros(numpy.shape(x), dtype=numpy.result_type(x, float))
+    return 0.0
+
+
+def real_tangent(t: Any, x: Any) -> Any:
+    """A tangent for the mutable object ``x`` that later writes can fill in place."""
+    if t is not None:
+        return t
+    if type(x) is list:
+        return [None] * len(x)
+    if isinstance(x, dict):
+        return dict.fromkeys(x)
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        import numpy
+
+        if numpy.issubdtype(numpy.asarray(x).dtype, numpy.inexact):
+            return numpy.zeros(numpy.shape(x), dtype=numpy.result_type(x, float))
+        return None
+    if hasattr(x, "__dict__") and not isinstance(x, type) and not callable(x):
+        return Attrs()
+    return None
+
+
+def seq_tangent(t: Any, x: Any) -> Any:
+    """The tangent of a sequence spelled out item by item (``None`` items for a zero)."""
+    if t is not None:
+        return t
+    return [None] * len(x)
+
+
+def getitem_tangent(t: Any, x: Any, index: Any) -> Any:
+    """The tangent of ``x[index]`` given the tangent ``t`` of ``x``."""
+    if t is None:
+        return None
+    if hasattr(x, "shape") and hasattr(t, "shape"):
+        if not hasattr(x, "ndim"):
+            return None
+        return t[_batch_index(t, x, index)]
+    if isinstance(x, dict):
+        return t.get(index)
+    if isinstance(x, (list, tuple)):
+        return t[index]
+    if isinstance(x, (str, bytes, range)):
+        return None
+    _tangent_error(f"indexing a {type(x).__name__} holding active values has no derivative")
+
+
+def child_tangent(t: Any, x: Any, index: Any) -> Any:
+    """The tangent of ``x[index]``, made real and stored in ``t`` so that writes reach it."""
+    c = getitem_tangent(t, x, index)
+    if c is not None or t is None:
+        return c
+    c = real_tangent(None, x[index])
+    if c is not None:
+        if isinstance(t, tuple):
+            _tangent_error("a write into an object held in a tuple is not supported")
+        t[index] = c
+    return c
+
+
+def getattr_tangent(t: Any, x: Any, name: str) -> Any:
+    """The tangent of ``x.name`` given the tangent ``t`` of ``x``."""
+    if t is None:
+        return None
+    if hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(t, dict):
+        if name == "T":
+            import numpy
+
+            batch = t.ndim - x.ndim
+            return numpy.transpose(t, (*range(batch), *range(t.ndim - 1, batch - 1, -1)))
+        if name == "real":
+            return t
+        return None
+    if isinstance(t, dict):
+        return t.get(name)
+    return None
+
+
+def child_attr_tangent(t: Any, x: Any, name: str) -> Any:
+    """The tangent of ``x.name``, made real and stored in ``t`` so that writes reach it."""
+    c = getattr_tangent(t, x, name)
+    if c is not None or t is None or not isinstance(t, dict):
+        return c
+    c = real_tangent(None, getattr(x, name))
+    if c is not None:
+        t[name] = c
+    return c
+
+
+def setitem_tangent(t: Any, x: Any, index: Any, v: Any) -> Any:
+    """Mirror ``x[index] = v`` on the tangent ``t`` of ``x`` (in place); return ``t``."""
+    if t is None:
+        if v is None:
+            return None
+        _tangent_error("a write of an active value into an object whose tangent was not "
+                       "prepared (an alias the transform could not see)")
+    if hasattr(x, "shape") and hasattr(t, "shape"):
+        if v is not None and t.ndim < x.ndim + (getattr(v, "ndim", 0) -
+                                                getattr(x[index], "ndim", 0)):
+            _tangent_error("a batched tangent is written into an array whose zero tangent "
+                           "has no batch axis")
+        t[_batch_index(t, x, index)] = 0.0 if v is None else v
+        return t
+    if isinstance(index, slice) and isinstance(t, list):
+        t[index] = [None] * len(x[index]) if v is None else v
+        return t
+    t[index] = v
+    return t
+
+
+def setattr_tangent(t: Any, name: str, v: Any) -> Any:
+    """Mirror ``x.name = v`` on the tangent ``t`` (an :class:`Attrs`) of ``x``; return ``t``."""
+    if t is None:
+        if v is None:
+            return None
+        _tangent_error("a write of an active value into an object whose tangent was not "
+                       "prepared (an alias the transform could not see)")
+    t[name] = v
+    return t
+
+
+def append_tangent(t: Any, v: Any) -> Any:
+    """Mirror ``xs.append(v)`` on the tangent ``t`` of the list ``xs``."""
+    if t is None:
+        if v is None:
+            return None
+        _tangent_error("an append of an active value to a list whose tangent was not prepared")
+    t.append(v)
+    return t
+
+
+def extend_tangent(t: Any, v: Any, items: Any) -> Any:
+    """Mirror ``xs.extend(items)`` (or ``xs += items``) on the tangent ``t`` of ``xs``."""
+    if t is None:
+        if v is None:
+            return None
+        _tangent_error("an extend with active values of a list whose tangent was not prepared")
+    t.extend([None] * len(items) if v is None else v)
+    return t
+
+
+def unpack_tangent(t: Any, x: Any, n: int, star: int | None) -> list[Any]:
+    """Tangents of the ``n`` targets of ``a, *b, c = x`` from the tangent ``t`` of ``x``."""
+    if t is None:
+        if star is None:
+            return [None] * n
+        out: list[Any] = [None] * n
+        out[star] = [None] * (len(x) - (n - 1))
+        return out
+    if hasattr(x, "shape") and hasattr(t, "shape"):
+        import numpy
+
+        batch = t.ndim - x.ndim
+        items = list(numpy.moveaxis(t, batch, 0)) if batch else list(t)
+    elif isinstance(x, dict):
+        items = [None] * len(x)  # unpacking a dict yields its keys
+    else:
+        items = list(t)
+    if star is None:
+        return items
+    k = len(items) - (n - 1)
+    return [*items[:star], items[star:star + k], *items[star + k:]]
+
+
+def iter_tangent(it: Any, t: Any) -> Any:
+    """Pairs ``(item, item tangent)`` for ``for item in it`` given the tangent ``t`` of ``it``."""
+    import itertools
+
+    if t is None or isinstance(it, dict):
+        return zip(it, itertools.repeat(None))
+    if hasattr(it, "shape") and hasattr(t, "shape"):
+        import numpy
+
+        batch = t.ndim - it.ndim
+        return zip(it, numpy.moveaxis(t, batch, 0) if batch else t)
+    return zip(it, t)
+
+
+def jvp_call(site: Any, f: Any, args: tuple, dots: tuple, kw_dots: Any = None,
+             **kwargs: Any) -> tuple[Any, Any]:
+    """``f(*args, **kwargs)`` and its tangent, for a callee known only at run time."""
+    from wengert.api import dispatch_jvp
+
+    return dispatch_jvp(f, args, dots, kwargs, kw_dots, None, None, site)
+
+
+def jvp_method(site: Any, obj: Any, obj_dot: Any, name: str, args: tuple, dots: tuple,
+               kw_dots: Any = None, **kwargs: Any) -> tuple[Any, Any]:
+    """``obj.name(*args, **kwargs)`` and its tangent; writes reach ``obj_dot`` in place."""
+    from wengert.api import dispatch_jvp
+
+    return dispatch_jvp(getattr(obj, name), args, dots, kwargs, kw_dots, obj, obj_dot, site)

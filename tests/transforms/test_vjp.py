@@ -71,7 +71,6 @@ UNSUPPORTED = frozenset({
     'functions_in_list',
     'functools_partial_inside',
     'helper_kwargs',
-    'lambda_passed_to_helper',
     'list_in_place_extend',
     'method_of_object_created_inside',
     'nested_def_recursive',

@@ -28,7 +28,7 @@ import numpy
 import pytest
 
 import wengert
-from wengert import NonDifferentiableError, NonDifferentiableWarning, WengertError
+from wengert import NonDifferentiableError, NonDifferentiableWarning, WengertError, api
 
 THIS_FILE = os.path.abspath(__file__)
 
@@ -316,6 +316,97 @@ def test_reexecuting_a_module_with_a_changed_function_body(load_module):
     assert wengert.grad(mod.f)(1.5) == pytest.approx(3.0)
     mod = rewrite_and_reexecute(mod, "def f(x):\n    return x * x * x * 2.0\n")
     assert wengert.grad(mod.f)(1.5) == pytest.approx(6.0 * 2.25)
+
+
+TWO_LEVEL_SOURCE = """
+SCALE = 2.0
+
+
+def inner(t):
+    return SCALE * t * t
+
+
+def middle(t):
+    return inner(t) + t
+
+
+def f(x):
+    return middle(x) * 3.0
+"""
+
+
+def test_a_global_read_two_calls_down_is_seen(load_module):
+    # ``f`` links to ``middle``'s VJP, which links to ``inner``'s: a change that only
+    # ``inner`` sees must still reach ``f``'s gradient.
+    mod = load_module(TWO_LEVEL_SOURCE)
+    g = wengert.grad(mod.f)
+    assert g(0.5) == pytest.approx(3.0 * (2.0 * 2.0 * 0.5 + 1.0))
+    mod.SCALE = 5.0
+    assert g(0.5) == pytest.approx(3.0 * (2.0 * 5.0 * 0.5 + 1.0))
+    mod.inner = lambda t: t * t * t
+    assert g(0.5) == pytest.approx(3.0 * (3.0 * 0.25 + 1.0))
+
+
+def test_replacing_a_linked_helpers_code_is_seen(load_module):
+    mod = load_module(TWO_LEVEL_SOURCE)
+    g = wengert.grad(mod.f)
+    assert g(0.5) == pytest.approx(3.0 * (2.0 * 2.0 * 0.5 + 1.0))
+    mod.inner.__code__ = (lambda t: 4.0 * t).__code__
+    assert g(0.5) == pytest.approx(3.0 * (4.0 + 1.0))
+
+
+MUTUAL_SOURCE = """
+def even(x, n):
+    if n == 0:
+        return x * x
+    return WEIGHT * odd(x, n - 1)
+
+
+def odd(x, n):
+    if n == 0:
+        return x
+    return even(x, n - 1) + x
+
+
+WEIGHT = 1.0
+"""
+
+
+def _mutual(x, n, weight):
+    if n == 0:
+        return x * x
+    return weight * (_mutual(x, n - 2, weight) + x if n - 1 else x)
+
+
+def test_mutual_recursion_links_and_stays_fresh(load_module):
+    mod = load_module(MUTUAL_SOURCE)
+    g = wengert.grad(mod.even)
+    for weight in (1.0, 3.0):
+        mod.WEIGHT = weight
+        expected = (_mutual(0.7 + 1e-6, 5, weight) - _mutual(0.7 - 1e-6, 5, weight)) / 2e-6
+        assert mod.even(0.7, 5) == pytest.approx(_mutual(0.7, 5, weight))
+        assert g(0.7, 5) == pytest.approx(expected, rel=1e-6)
+        # ``odd`` was derived while ``even`` was being derived: its cache entry must
+        # go stale with ``even``'s global too.
+        assert wengert.grad(mod.odd)(0.7, 4) == pytest.approx(
+            (mod.odd(0.7 + 1e-6, 4) - mod.odd(0.7 - 1e-6, 4)) / 2e-6, rel=1e-6)
+
+
+def test_a_helper_that_cannot_be_differentiated_fails_at_transform_time():
+    # Like a compiler: the error comes when ``f`` is transformed (it links to ``uses``),
+    # whether or not the branch runs, and points into the helper; nothing is cached.
+    def uses(x, flag):
+        if flag:
+            return math.gamma(x) * 2.0
+        return x * 3.0
+
+    def f(x, flag):
+        return uses(x, flag) + x
+
+    for flag in (False, True, False):
+        with pytest.raises(wengert.NonDifferentiableError, match="math.gamma"):
+            wengert.grad(f)(0.5, flag)
+    assert not [e for e in api._VJP_CACHE.values() if e.compiled.__name__ == "uses_vjp"]
 
 
 def make_scaled_square(k):

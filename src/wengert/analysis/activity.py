@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import builtins
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -193,8 +193,10 @@ class _Analysis:
     item, what ``list(a)`` returns) is a read part of it, and may be any of its parts.
     """
 
-    def __init__(self, fn: n.Function) -> None:
+    def __init__(self, fn: n.Function,
+                 scalar: Callable[[n.Value], bool] | None = None) -> None:
         self.fn = fn
+        self.scalar = scalar
         self.ops = list(_ops(fn.body))
         self.defs: dict[int, n.Op] = {}
         for op in self.ops:
@@ -261,7 +263,8 @@ class _Analysis:
             return False
         if isinstance(op, n.Call) and self.calls[id(op)].cut:
             return False
-        return True
+        # A value known to be a float (an int, a string) is never an object anyone writes to.
+        return self.scalar is None or not self.scalar(v)
 
     def find(self, v: n.Value) -> int:
         """The class representative of ``v`` (path halving)."""
@@ -615,12 +618,14 @@ class _Analysis:
         return out
 
 
-def activity(fn: n.Function, wrt: Sequence[int], outputs: Sequence[int] = ()) -> Activity:
+def activity(fn: n.Function, wrt: Sequence[int], outputs: Sequence[int] = (),
+             scalar: Callable[[n.Value], bool] | None = None) -> Activity:
     """Which values of ``fn`` are varied from the parameters ``wrt`` and useful to its result.
 
     ``wrt`` are indices into ``fn.body.args`` (the parameters, in signature order).
     ``outputs`` are parameters whose objects count as outputs too (a caller sees what the
-    function writes into them).
+    function writes into them). ``scalar(v)`` says ``v`` is known to be an immutable
+    scalar (from type inference): no call can write into it.
     Raises ``IndexError`` for an index that names no parameter.
     """
     nparams = len(fn.body.args)
@@ -629,7 +634,7 @@ def activity(fn: n.Function, wrt: Sequence[int], outputs: Sequence[int] = ()) ->
             raise IndexError(f"wrt index {i} out of range for {fn.name!r} "
                              f"with {nparams} parameter(s)")
     wrt_t = tuple(i % nparams for i in wrt)
-    analysis = _Analysis(fn)
+    analysis = _Analysis(fn, scalar)
     varied = frozenset(analysis.varied(wrt_t))
     useful = frozenset(analysis.useful([fn.body.args[i] for i in outputs]))
     active = varied & useful

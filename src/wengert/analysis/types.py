@@ -82,8 +82,9 @@ _PLAIN = frozenset({bool, int, float, complex, str, bytes, type(None), tuple, li
 
 _ARITH = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
           operator.mod, operator.pow, operator.iadd, operator.isub, operator.imul,
-          operator.itruediv, operator.ifloordiv, operator.imod, operator.ipow}
-_ADDS = {operator.add, operator.iadd, operator.concat, operator.iconcat}
+          operator.itruediv, operator.ifloordiv, operator.imod, operator.ipow,
+          runtime.add_floats}
+_ADDS = {operator.add, operator.iadd, operator.concat, operator.iconcat, runtime.add_floats}
 _MULS = {operator.mul, operator.imul}
 _DIVS = {operator.truediv, operator.itruediv}
 _POWS = {operator.pow, operator.ipow}

@@ -28,14 +28,14 @@ BIN_AST: dict[Any, type] = {
     operator.truediv: ast.Div, operator.floordiv: ast.FloorDiv, operator.mod: ast.Mod,
     operator.pow: ast.Pow, operator.matmul: ast.MatMult, operator.lshift: ast.LShift,
     operator.rshift: ast.RShift, operator.or_: ast.BitOr, operator.xor: ast.BitXor,
-    operator.and_: ast.BitAnd,
+    operator.and_: ast.BitAnd, runtime.add_floats: ast.Add,
 }
 AUG_AST: dict[Any, type] = {
     operator.iadd: ast.Add, operator.isub: ast.Sub, operator.imul: ast.Mult,
     operator.itruediv: ast.Div, operator.ifloordiv: ast.FloorDiv, operator.imod: ast.Mod,
     operator.ipow: ast.Pow, operator.imatmul: ast.MatMult, operator.ilshift: ast.LShift,
     operator.irshift: ast.RShift, operator.ior: ast.BitOr, operator.ixor: ast.BitXor,
-    operator.iand: ast.BitAnd,
+    operator.iand: ast.BitAnd, runtime.add_floats: ast.Add,
 }
 UNARY_AST: dict[Any, type] = {
     operator.neg: ast.USub, operator.pos: ast.UAdd, operator.invert: ast.Invert,

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy
 
+from wengert import runtime
 from wengert.rules.registry import defjvp, defvjp, mark_pure, nondifferentiable
 
 # --------------------------------------------------------------------------------------
@@ -1099,3 +1100,9 @@ nondifferentiable(
 for _name in ("is_none", "is_not_none"):  # Python 3.14+
     if hasattr(operator, _name):
         nondifferentiable(getattr(operator, _name), warn=False, pure=True)
+
+# Float adjoints accumulate through ``runtime.add_floats`` (``+`` in generated code): the
+# same derivative as ``+``, so generated pullbacks differentiate again.
+defvjp(runtime.add_floats)(add_vjp)
+defjvp(runtime.add_floats)(add_jvp)
+mark_pure(runtime.add_floats)

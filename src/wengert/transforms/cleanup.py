@@ -7,6 +7,8 @@ generated code reads like the user's.
 
 from __future__ import annotations
 
+import operator
+
 from wengert.ir import nodes as n
 from wengert.rules import registry
 
@@ -19,7 +21,8 @@ def cleanup(fn: n.Function, drop_pure_calls: bool = False) -> None:
     too. Transforms pass ``True`` for code they generate themselves.
     """
     while True:
-        changed = forward_trivial(fn, drop_pure_calls)
+        changed = fold_constants(fn)
+        changed |= forward_trivial(fn, drop_pure_calls)
         changed |= dce(fn, drop_pure_calls)
         if not changed:
             return
@@ -76,6 +79,50 @@ def free_uses(region: n.Region, extra_defined: tuple[n.Value, ...] = ()) -> list
 
 
 # ----------------------------------------------------------------------------- forwarding
+
+
+_FOLDABLE = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg,
+             operator.pos}
+
+
+def fold_constants(fn: n.Function) -> bool:
+    """Compute float arithmetic on literal constants once (``0.5 * dt`` with ``dt = 0.01``),
+    so a loop does not redo it, and record it, every iteration. Only floats: the result is
+    the very one Python computes at run time, and nothing can raise or take long."""
+    changed = False
+
+    def region(r: n.Region, consts: dict[int, object]) -> None:
+        nonlocal changed
+        for k, op in enumerate(r.ops):
+            if isinstance(op, n.Const):
+                consts[op.result.id] = op.value
+            elif isinstance(op, n.Call) and not op.kwargs and not op.starred and \
+                    op.fn.id in consts and _hashable(consts[op.fn.id]) and \
+                    consts[op.fn.id] in _FOLDABLE and \
+                    all(a.id in consts and type(consts[a.id]) is float for a in op.args):
+                try:
+                    value = consts[op.fn.id](*(consts[a.id] for a in op.args))
+                except ArithmeticError:
+                    continue
+                r.ops[k] = n.Const(value, op.results)
+                consts[op.result.id] = value
+                changed = True
+            if isinstance(op, n.MakeFunction):
+                region(op.func.body, dict(consts))
+            else:
+                for sub in op.regions():
+                    region(sub, consts)
+
+    region(fn.body, {})
+    return changed
+
+
+def _hashable(v: object) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
 
 
 def forward_trivial(fn: n.Function, drop_pure_calls: bool = False) -> bool:

@@ -197,3 +197,125 @@ def emit_pullback(spec: Spec, fwd: Forward, g: n.Value, res: Callable[[n.Value],
         return [b.getitem(whole, b.const(k)) if need[k] else None for k in range(len(need))]
     return [cl.value(v) if need[k] and k not in spec.none_outs else None
             for k, v in enumerate(spec.outs)]
+
+
+# ----------------------------------------------------------------------------- forward rules
+
+
+@dataclass
+class JSpec:
+    """A forward rule specialised on argument and tangent types, split into its two parts.
+
+    ``params``/``fwd_ops``/``value`` are as in :class:`Spec` (so :func:`emit_forward`
+    clones the primal part); ``diff_params``, ``diff_ops`` and ``diff_out`` are the
+    differential's body specialised on the tangents' types (``NoneType`` for a
+    symbolic zero), and ``diff_free`` the rule's values it reads.
+    """
+
+    params: list[n.Value]
+    fwd_ops: list[n.Op]
+    value: n.Value
+    diff_params: list[n.Value]
+    diff_ops: list[n.Op]
+    diff_out: n.Value
+    diff_free: list[n.Value]
+    value_type: type | None
+    #: Whether the tangent is surely a number or an array (never ``None``).
+    out_sure: bool
+
+
+_JSPECS: dict[tuple[int, tuple[Any, ...]], JSpec | None] = {}
+
+
+def specialized_jvp(rule_fn: Callable, nargs: int, arg_types: Sequence[type | None],
+                    tangent_types: Sequence[type | None] | None = None) -> JSpec | None:
+    """The inlinable form of the forward rule ``rule_fn`` for these argument types, or ``None``.
+
+    ``tangent_types[i]`` is the exact type of argument ``i``'s tangent where known
+    (``type(None)`` for a symbolic zero, ``None`` for unknown). ``None`` means: call the
+    rule at run time (its shape is not ``return value, differential``, it takes
+    ``*args``, or its arguments' types are unknown).
+    """
+    ttypes = tuple(tangent_types) if tangent_types is not None else (None,) * nargs
+    key = (id(rule_fn), (nargs, tuple(arg_types), ttypes))
+    if key in _JSPECS:
+        return _JSPECS[key]
+    spec = None
+    if all(t is not None for t in arg_types):
+        spec = _build_jvp(rule_fn, nargs, list(arg_types), list(ttypes))
+    _JSPECS[key] = spec
+    return spec
+
+
+def _build_jvp(rule_fn: Callable, nargs: int, arg_types: list[type | None],
+               ttypes: list[type | None]) -> JSpec | None:
+    base = _lowered(rule_fn)
+    if base is None:
+        return None
+    sig = base.signature
+    if sig.vararg or sig.kwarg or sig.kwonly or sig.posonly or len(sig.args) != nargs or \
+            rule_fn.__defaults__:
+        return None
+    fn, _ = clone_function(base)
+    specialize(fn, arg_types)
+    cleanup(fn, drop_pure_calls=True)
+    types = infer_types(fn, arg_types)
+    body = fn.body
+    ret = body.ops[-1]
+    if not isinstance(ret, n.Return):
+        return None
+    defs = {r.id: op for op in body.ops for r in op.results}
+    pair = defs.get(ret.value.id)
+    if not (isinstance(pair, n.Build) and pair.kind == "tuple" and len(pair.items) == 2
+            and not pair.starred):
+        return None
+    value, dv = pair.items
+    mk = defs.get(dv.id)
+    if not isinstance(mk, n.MakeFunction) or mk.defaults or \
+            len(mk.func.body.args) != nargs or mk.func.signature.vararg or \
+            mk.func.signature.kwarg or mk.func.signature.kwonly:
+        return None
+    if any(mk.result in op.operands() for op in n.walk(mk.func.body)):
+        return None
+    if [op for op in body.ops if dv in op.operands()] != [pair]:
+        return None
+    fwd_ops = [op for op in body.ops if op is not mk and op is not pair and op is not ret]
+    if value not in body.args and not any(value.id == r.id for op in fwd_ops
+                                          for r in op.results):
+        return None
+    free_types = dict(types.by_id)
+    for p, t in zip(body.args, arg_types):
+        if t is not None:
+            free_types[p.id] = t
+    diff = mk.func
+    specialize(diff, ttypes, free_types)
+    cleanup(diff, drop_pure_calls=True)
+    d_ret = diff.body.ops[-1]
+    if not isinstance(d_ret, n.Return) or any(
+            isinstance(op, n.Return) for op in diff.body.ops[:-1]):
+        return None
+    d_types = infer_types(diff, ttypes, free_types)
+    value_type = types.of(value) if value not in body.args else arg_types[body.args.index(value)]
+    sure = d_types.of(d_ret.value) in (float, numpy.float64, numpy.ndarray)
+    return JSpec(
+        params=list(body.args), fwd_ops=fwd_ops, value=value,
+        diff_params=list(diff.body.args), diff_ops=list(diff.body.ops[:-1]),
+        diff_out=d_ret.value, diff_free=free_uses(diff.body), value_type=value_type,
+        out_sure=sure)
+
+
+def emit_differential(spec: JSpec, fwd: Forward, dots: Sequence[n.Value], b: Builder,
+                      loc: SourceLoc | None) -> n.Value:
+    """Clone the differential's body into ``b`` with its parameters bound to ``dots``;
+    return the tangent of the rule's value."""
+    mapping = {p.id: d for p, d in zip(spec.diff_params, dots)}
+    for v in spec.diff_free:
+        mapping[v.id] = fwd.cloner.value(v)
+    cl = Cloner(mapping)
+    ops = cl.ops(spec.diff_ops)
+    _stamp(ops, loc)
+    for op in n.walk(n.Region([], ops)):
+        for r in op.results:
+            r.hint = None
+    b.region.ops.extend(ops)
+    return cl.value(spec.diff_out)

@@ -45,12 +45,17 @@ from wengert.ir.clone import Cloner, defined_in, substitute
 from wengert.rules import registry
 from wengert.transforms import inline
 from wengert.transforms.cleanup import cleanup, free_uses, replace_uses
+from wengert.transforms.inline_calls import inline_calls
 
 Action = Callable[["Scope"], None]
 
 _FLOATS = (float, numpy.float64, numpy.float32)
 _CONTAINER_METHODS = {"append", "extend", "insert", "pop", "copy"}
 
+
+#: Immutable scalar types: nothing can be written into a value of one of them.
+_SCALARS = frozenset({float, int, bool, str, bytes, complex, type(None), numpy.float64,
+                      numpy.float32, numpy.int64, numpy.bool_})
 
 #: Types whose values have no tangent space.
 _NO_TANGENT = frozenset({int, bool, str, bytes, type(None), range})
@@ -150,7 +155,8 @@ class Scope:
         cur_none = v.id in self.maybe_none
         if not cur_none and not maybe_none and self.vjp.type_of(v) in _FLOATS:
             # Floats are immutable, so ``+=`` is ``+`` and reads like a hand-written adjoint.
-            new = self.b.call(self.vjp.const_fn(operator.iadd), cur, contrib, hint=_bar(v))
+            new = self.b.call(self.vjp.const_fn(runtime.add_floats), cur, contrib,
+                              hint=_bar(v))
         else:
             new = self.b.call(runtime.add_adjoint, cur, contrib, hint=_bar(v), origin="accumulate")
         self.adj[v.id] = new
@@ -170,12 +176,15 @@ class VJP:
         self.fn = fn
         self.wrt = tuple(wrt)
         self.linker = linker
+        if linker is not None:
+            inline_calls(fn, linker.callee_ir)
         self.types: Types = infer_types(fn, list(arg_types),
                                         callee=linker.result_type if linker else None)
         # Objects passed in may be written to: what lands in them is an output as well.
         mutable = [i for i in self.wrt
                    if self.types.of(fn.body.args[i]) not in (float, int, bool, str, tuple)]
-        self.act: Activity = activity(fn, self.wrt, mutable)
+        self.act: Activity = activity(fn, self.wrt, mutable,
+                                      scalar=lambda v: self.types.of(v) in _SCALARS)
         self.rename: dict[int, n.Value] = {}
         self.renamed_active: set[int] = set()
         self.consts: dict[int, n.Const] = {}
@@ -186,6 +195,8 @@ class VJP:
         self.fwd_parent: dict[int, n.Region] = {}
         self.lifted = lifted
         self.warnings: list[tuple[str, SourceLoc | None]] = []
+        #: Loop records: (forward body, record tuple, reverse body, its unpacking).
+        self.records: list[tuple[n.Region, n.Build, n.Region, n.Unpack]] = []
         for op in n.walk(fn.body):
             for r in op.results:
                 self.defs[r.id] = op
@@ -400,8 +411,35 @@ class VJP:
                             fn.source_lines)
         replace_uses(vjp_fn, self.rename)
         cleanup(pb_fn, drop_pure_calls=True)
+        self.prune_records(vjp_fn)
         cleanup(vjp_fn)
         return vjp_fn
+
+    def prune_records(self, vjp_fn: n.Function) -> None:
+        """Drop the fields of loop records that the cleaned-up pullback no longer reads
+        (the adjoint that read them turned out to be zero): nothing is saved for nothing."""
+        used: set[int] = set()
+        for op in n.walk(vjp_fn.body):
+            used.update(v.id for v in op.operands())
+            if isinstance(op, n.MakeFunction):
+                used.update(v.id for o in n.walk(op.func.body) for v in o.operands())
+        mapping: dict[int, n.Value] = {}
+        for fwd_region, record_op, rev_region, unpack in self.records:
+            keep = [k for k, r in enumerate(unpack.results) if r.id in used]
+            if len(keep) == len(unpack.results) or not keep:
+                continue
+            if len(keep) == 1:
+                # One field: the record is the value itself, no tuple on either side.
+                (k,) = keep
+                mapping[record_op.result.id] = record_op.items[k]
+                mapping[unpack.results[k].id] = unpack.value
+                unpack.value.hint = unpack.results[k].hint or unpack.value.hint
+                fwd_region.ops.remove(record_op)
+                rev_region.ops.remove(unpack)
+                continue
+            record_op.items = [record_op.items[k] for k in keep]
+            unpack.results = [unpack.results[k] for k in keep]
+        replace_uses(vjp_fn, mapping)
 
     # -- forward phase -------------------------------------------------------------------
 
@@ -1121,6 +1159,7 @@ class VJP:
             if fields:
                 if len(fields) == 1:
                     mapping[child.placeholders[fields[0].id].id] = rec
+                    rec.hint = fields[0].hint or rec.hint
                     record = fields[0]
                 else:
                     unpacked = [n.Value(f.hint) for f in fields]
@@ -1130,6 +1169,7 @@ class VJP:
                     record_op = n.Build("tuple", fields, [n.Value()])
                     op.body.ops.insert(len(op.body.ops) - 1, record_op)
                     record = record_op.result
+                    self.records.append((op.body, record_op, body, body.ops[0]))
                 if len(fields) == 1:
                     pass
             else:
@@ -1274,6 +1314,9 @@ def _nondiff_error(vjp: VJP, op: n.Call, fn: Any) -> NonDifferentiableError:
 
 class Linker(Protocol):
     """How a VJP links to derivatives of the user functions it calls (see ``api``)."""
+
+    def callee_ir(self, fn: Any) -> n.Function | None:
+        """The IR of the user function ``fn``, to inline it (``None``: not possible)."""
 
     def result_type(self, fn: Any, arg_types: list[type | None]) -> type | None:
         """The exact type ``fn`` returns for arguments of these types, if known."""
