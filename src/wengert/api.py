@@ -333,11 +333,14 @@ def _param_types(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, ...] | None:
 def _shapes_of(args: tuple) -> tuple:
     """Copies of container arguments the function may change the length of (``append``):
     their cotangents take the structure the arguments had when the call began."""
-    return tuple(copy.deepcopy(a) if isinstance(a, (list, dict)) else a for a in args)
+    for a in args:
+        if isinstance(a, (list, dict)):
+            return tuple(copy.deepcopy(a) if isinstance(a, (list, dict)) else a for a in args)
+    return args
 
 
 def _call_vjp(fn: Any, wrt: tuple[int, ...] | None, args: tuple, kwargs: dict
-              ) -> tuple[Any, Any, int]:
+              ) -> tuple[Any, Any, _VJPEntry]:
     types_ = _param_types(fn, args, kwargs)
     nparams = len(_primal_entry(fn).ir.body.args)
     if types_ is None:
@@ -348,11 +351,13 @@ def _call_vjp(fn: Any, wrt: tuple[int, ...] | None, args: tuple, kwargs: dict
         wrt = tuple(range(nparams))
     entry = _vjp_entry(fn, wrt, types_)
     out, pb = entry.compiled(*args, **kwargs)
-    return out, pb, nparams
+    return out, pb, entry
 
 
 def _finish(x: Any, adj: Any) -> Any:
     """An adjoint in the structure of the primal ``x``, zeros materialised."""
+    if type(adj) is float and type(x) is float:
+        return adj
     if isinstance(adj, runtime.Attrs):
         if dataclasses.is_dataclass(x) and not isinstance(x, type):
             fields = [_finish(getattr(x, f.name), adj.get(f.name)) for f in dataclasses.fields(x)]
@@ -390,15 +395,29 @@ def value_and_grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = Fal
     """``f`` and its gradient with respect to ``argnums`` at once (JAX conventions)."""
     single = isinstance(argnums, int)
 
+    #: Argument types -> (function, entry, wrt, bound arguments) of earlier calls: a call
+    #: with the same types and a still-valid entry skips binding and lookups.
+    fast: dict[tuple[type, ...], tuple[Any, _VJPEntry, tuple[int, ...], tuple]] = {}
+
     @functools.wraps(f)
     def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
-        fn, bound, bound_kw = unwrap(f)
-        full = (*bound, *args)
-        kw = {**bound_kw, **kwargs}
-        nparams = len(_primal_entry(fn).ir.body.args)
-        wrt = _wrt(argnums, len(bound), nparams)
-        before = _shapes_of(full)
-        out, pb, _ = _call_vjp(fn, wrt, full, kw)
+        hit = None if kwargs else fast.get(tuple(map(type, args)))
+        if hit is not None and hit[1].valid(hit[0]):
+            fn, entry, wrt, bound = hit
+            full = (*bound, *args) if bound else args
+            before = _shapes_of(full)
+            out, pb = entry.compiled(*full)
+        else:
+            fn, bound, bound_kw = unwrap(f)
+            full = (*bound, *args)
+            kw = {**bound_kw, **kwargs}
+            nparams = len(_primal_entry(fn).ir.body.args)
+            wrt = _wrt(argnums, len(bound), nparams)
+            before = _shapes_of(full)
+            out, pb, entry = _call_vjp(fn, wrt, full, kw)
+            if not kw and len(full) == fn.__code__.co_argcount and \
+                    not fn.__code__.co_flags & 0x0C:
+                fast[tuple(map(type, args))] = (fn, entry, wrt, tuple(bound))
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise TypeError("has_aux=True requires the function to return a pair "
@@ -485,7 +504,7 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None
                    "(value, pullback)",)) from None
     full = (*bound, *args)
     kw = {**bound_kw, **kwargs}
-    out, pb, nparams = _call_vjp(fn, None, full, kw)
+    out, pb, _ = _call_vjp(fn, None, full, kw)
     plan = _plan(fn, len(full), tuple(kw))
     nb = len(bound)
     has_obj = obj is not None and nb >= 1 and bound[0] is obj
