@@ -4,7 +4,7 @@ from wengert import (
     api,  # noqa: F401
     rules,  # noqa: F401  (registers the built-in rules)
 )
-from wengert.api import grad, show, value_and_grad, vjp
+from wengert.api import grad, jacfwd, jacrev, jvp, linearize, show, value_and_grad, vjp
 from wengert.diagnostics import (
     NonDifferentiableError,
     NonDifferentiableWarning,
@@ -20,6 +20,10 @@ __all__ = [
     "UnsupportedSyntaxError",
     "WengertError",
     "grad",
+    "jacfwd",
+    "jacrev",
+    "jvp",
+    "linearize",
     "show",
     "value_and_grad",
     "vjp",

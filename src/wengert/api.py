@@ -12,6 +12,7 @@ import copy
 import dataclasses
 import functools
 import inspect
+import types
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -94,10 +95,11 @@ def primal(f: Any) -> Any:
 
 def show(f: Any, mode: str = "ir", argnums: int | Sequence[int] = 0,
          arg_types: Sequence[type | None] | None = None) -> str:
-    """Text of what wengert makes of ``f``: ``"ir"``, ``"primal"`` or ``"vjp"``.
+    """Text of what wengert makes of ``f``: ``"ir"``, ``"primal"``, ``"vjp"`` or ``"jvp"``.
 
     ``"vjp"`` shows the generated forward code and pullback for ``argnums``,
-    specialised on ``arg_types`` (default: ``float`` for every parameter).
+    specialised on ``arg_types`` (default: ``float`` for every parameter); ``"jvp"``
+    the generated forward-mode code, likewise.
     """
     fn, bound, _ = unwrap(f)
     if mode == "ir":
@@ -111,7 +113,9 @@ def show(f: Any, mode: str = "ir", argnums: int | Sequence[int] = 0,
             arg_types = [float] * nparams
         wrt = _wrt(argnums, len(bound), nparams)
         return _vjp_entry(fn, wrt, tuple(arg_types)).source or ""
-    raise ValueError(f"unknown mode {mode!r}: expected 'ir', 'primal' or 'vjp'")
+    if mode == "jvp":
+        return _show_jvp(fn, argnums, len(bound), arg_types)
+    raise ValueError(f"unknown mode {mode!r}: expected 'ir', 'primal', 'vjp' or 'jvp'")
 
 
 # ----------------------------------------------------------------------------- reverse mode
@@ -378,6 +382,18 @@ def _finish(x: Any, adj: Any) -> Any:
     return tangents.materialize(x, adj)
 
 
+def _as_adjoint(ct: Any) -> Any:
+    """A cotangent in the form generated pullbacks use: dataclasses become ``Attrs``."""
+    if dataclasses.is_dataclass(ct) and not isinstance(ct, type):
+        return runtime.Attrs({f.name: _as_adjoint(getattr(ct, f.name))
+                              for f in dataclasses.fields(ct)})
+    if type(ct) in (list, tuple):
+        return type(ct)(_as_adjoint(c) for c in ct)
+    if type(ct) is dict:
+        return {k: _as_adjoint(c) for k, c in ct.items()}
+    return ct
+
+
 def _seed(out: Any) -> Any:
     if isinstance(out, (float, numpy.floating)):
         return type(out)(1.0)
@@ -462,7 +478,7 @@ def vjp(f: Any, *primals: Any, has_aux: bool = False) -> Any:
         out, aux = out
 
     def pullback(out_bar: Any) -> tuple[Any, ...]:
-        ct = tangents.materialize(out, out_bar)
+        ct = _as_adjoint(tangents.materialize(out, out_bar))
         adjs = pb((ct, None) if has_aux else ct)
         return tuple(_finish(before[i], adjs[i]) for i in wrt)
 
@@ -581,5 +597,502 @@ def _hashable_callable(f: Any) -> bool:
     try:
         hash(f)
     except TypeError:
+        return False
+    return True
+
+
+# ----------------------------------------------------------------------------- forward mode
+# JVPs are cached like VJPs (same entries, same invalidation), keyed by the function, the
+# parameters with tangents, their types, and whether tangents carry a batch axis. A derived
+# JVP takes every parameter positionally (``*args`` as a tuple, ``**kwargs`` as a dict)
+# followed by one tangent per differentiated parameter; tangents of numbers and arrays are
+# never ``None`` when they come in (zeros are materialised by the caller).
+
+_JVP_CACHE: dict[Any, _VJPEntry] = {}
+_JVP_BUILDING: dict[Any, runtime.Later] = {}
+_JVP_BUILT: list[tuple[Any, _VJPEntry, _Linker]] = []
+
+
+class _JVPLinker(_Linker):
+    """What one JVP build links to: derived JVPs of the user functions it calls directly."""
+
+    def direct_jvp(self, fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...],
+                   batched: bool) -> Any:
+        """The compiled JVP of ``fn`` for these types, a ``Later`` (recursion), or ``None``."""
+        key = (_key(fn), wrt, arg_types, batched)
+        later = _JVP_BUILDING.get(key)
+        if later is not None:
+            self.cyclic = True
+            self.deps.extend([_CodeDep(fn), *_primal_entry(fn).deps])
+            return later
+        try:
+            entry = _jvp_entry(fn, wrt, arg_types, batched)
+        except WengertError:
+            return None  # reported by the dispatcher if the call ever runs
+        self.deps.extend([_CodeDep(fn), *entry.primal.deps, *entry.linked])
+        return entry.compiled
+
+
+def _jvp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...],
+               batched: bool = False) -> _VJPEntry:
+    from wengert.transforms.jvp import jvp_transform
+
+    key = (_key(fn), wrt, arg_types, batched)
+    entry = _JVP_CACHE.get(key)
+    if entry is not None and entry.valid(fn):
+        return entry
+    _JVP_CACHE.pop(key, None)
+    prim = _primal_entry(fn)
+    later = runtime.Later(f"{fn.__name__}_jvp")
+    _JVP_BUILDING[key] = later
+    start = len(_JVP_BUILT)
+    linker = _JVPLinker()
+    try:
+        ir, warnings_found = jvp_transform(prim.ir, wrt, arg_types, linker, batched=batched)
+        compiled, source = generate(ir, f"{fn.__qualname__}:jvp")
+    except BaseException:
+        for k, _, _ in _JVP_BUILT[start:]:
+            _JVP_CACHE.pop(k, None)
+        del _JVP_BUILT[start:]
+        raise
+    finally:
+        del _JVP_BUILDING[key]
+    later.fn = compiled
+    for name, loc in warnings_found:
+        warnings.warn(NonDifferentiableWarning(
+            f"an active value passes through {name}(), which has no derivative; "
+            "the tangent through it is zero", loc,
+            hint="use wengert.stop_gradient() to say this is intended"), stacklevel=4)
+    entry = _VJPEntry(prim, compiled, source, fn.__code__, fn.__globals__,
+                      _unique(linker.deps))
+    _JVP_CACHE[key] = entry
+    _JVP_BUILT.append((key, entry, linker))
+    if not _JVP_BUILDING:
+        group = _JVP_BUILT[:]
+        _JVP_BUILT.clear()
+        if any(lk.cyclic for _, _, lk in group):
+            union = _unique([d for _, e, _ in group for d in [*e.primal.deps, *e.linked]])
+            for _, e, _ in group:
+                e.linked = union
+    return entry
+
+
+_NO_TANGENT_TYPES = (int, bool, str, bytes, type(None), range)
+
+
+def _bind_params(fn: Any, args: tuple, kwargs: dict) -> list[Any]:
+    """The value of each parameter of ``fn`` for this call, in signature order."""
+    code = fn.__code__
+    if not kwargs and code.co_flags & 0x0C == 0 and not code.co_kwonlyargcount and \
+            len(args) == code.co_argcount:
+        return list(args)
+    try:
+        bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
+    except TypeError:
+        fn(*args, **kwargs)  # let Python report the bad call
+        raise
+    bound.apply_defaults()
+    return list(bound.arguments.values())
+
+
+def _bind_dots(fn: Any, args: tuple, kwargs: dict, dots: tuple, kw_dots: dict) -> list[Any]:
+    """The tangent of each parameter, laid out like :func:`_bind_params`."""
+    code = fn.__code__
+    if not kwargs and code.co_flags & 0x0C == 0 and not code.co_kwonlyargcount and \
+            len(args) == code.co_argcount:
+        return list(dots)
+    sig = inspect.signature(fn, follow_wrapped=False)
+    bound = sig.bind(*args, **kwargs)
+    out: list[Any] = [None] * len(sig.parameters)
+    names = list(sig.parameters)
+    i = 0
+    for p in sig.parameters.values():
+        k = names.index(p.name)
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            if i < len(args):
+                out[k] = dots[i]
+                i += 1
+            else:
+                out[k] = kw_dots.get(p.name)
+        elif p.kind == p.VAR_POSITIONAL:
+            out[k] = tuple(dots[i:])
+            i = len(args)
+        elif p.kind == p.KEYWORD_ONLY:
+            out[k] = kw_dots.get(p.name)
+        else:
+            out[k] = {name: kw_dots.get(name) for name in bound.arguments.get(p.name, {})}
+    return out
+
+
+def _is_batched(values: list[Any], dots: list[Any]) -> bool:
+    for v, d in zip(values, dots):
+        if isinstance(d, numpy.ndarray) and (isinstance(v, (float, numpy.floating)) or (
+                isinstance(v, numpy.ndarray) and d.ndim > v.ndim)):
+            return True
+    return False
+
+
+def _call_jvp(fn: Any, args: tuple, kwargs: dict, dots: tuple, kw_dots: dict,
+              batched: bool | None = None) -> tuple[Any, Any]:
+    """Run ``fn``'s derived JVP on internal tangents (``None`` zeros, ``Attrs`` objects)."""
+    values = _bind_params(fn, args, kwargs)
+    vdots = _bind_dots(fn, args, kwargs, dots, kw_dots)
+    if batched is None:
+        batched = _is_batched(values, vdots)
+    wrt = tuple(i for i, (v, d) in enumerate(zip(values, vdots))
+                if d is not None and not isinstance(v, _NO_TANGENT_TYPES))
+    types_ = tuple(type(v) for v in values)
+    entry = _jvp_entry(fn, wrt, types_, batched)
+    ins = [runtime.nonzero_tangent(vdots[i], values[i])
+           if isinstance(values[i], (float, numpy.floating, numpy.ndarray)) else vdots[i]
+           for i in wrt]
+    return entry.compiled(*values, *ins)
+
+
+def _internal(x: Any, t: Any) -> Any:
+    """A materialised tangent in the form generated code uses (fresh containers, ``Attrs``)."""
+    if t is None:
+        return None
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return runtime.Attrs({f.name: _internal(getattr(x, f.name), getattr(t, f.name))
+                              for f in dataclasses.fields(x)})
+    if isinstance(x, list):
+        return [_internal(a, b) for a, b in zip(x, t)]
+    if isinstance(x, tuple):
+        return tuple(_internal(a, b) for a, b in zip(x, t))
+    if isinstance(x, dict):
+        return {k: _internal(v, t.get(k)) for k, v in x.items()}
+    if isinstance(t, numpy.ndarray):
+        return t.copy()
+    return t
+
+
+def _external(x: Any, t: Any, batch: tuple[int, ...] = ()) -> Any:
+    """A tangent from generated code in the structure of the primal ``x``, zeros materialised."""
+    if isinstance(t, runtime.Attrs) or (t is not None and dataclasses.is_dataclass(x) and
+                                        isinstance(t, dict)):
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            out = object.__new__(type(x))
+            for f in dataclasses.fields(x):
+                object.__setattr__(out, f.name, _external(getattr(x, f.name), t.get(f.name),
+                                                          batch))
+            return out
+        return None
+    if isinstance(x, (list, tuple)) and isinstance(t, (list, tuple)) and len(x) == len(t):
+        items = [_external(a, b, batch) for a, b in zip(x, t)]
+        t = tuple(items) if isinstance(x, tuple) else items
+        if hasattr(type(x), "_fields"):
+            t = type(x)(*items)
+    elif isinstance(x, dict) and isinstance(t, dict):
+        t = {k: _external(v, t.get(k), batch) for k, v in x.items()}
+    elif isinstance(x, (float, numpy.floating, numpy.ndarray)) and t is not None:
+        want = (*batch, *numpy.shape(x))
+        if numpy.shape(t) != want:
+            t = numpy.array(numpy.broadcast_to(t, want), dtype=numpy.result_type(x, float))
+        if want == () and isinstance(x, float):
+            t = float(t)
+    return tangents.materialize(x, t, batch)
+
+
+def _check_tangents(primals: Any, tangents_: Any) -> tuple[tuple, tuple]:
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents_, (tuple, list)):
+        raise TypeError("primals and tangents must be tuples (or lists) of arguments, got "
+                        f"{type(primals).__name__} and {type(tangents_).__name__}")
+    if len(primals) != len(tangents_):
+        raise TypeError(f"jvp: {len(primals)} primals but {len(tangents_)} tangents")
+    out = []
+    for k, (p, t) in enumerate(zip(primals, tangents_)):
+        try:
+            out.append(tangents.materialize(p, t))
+        except ValueError as e:
+            raise ValueError(f"jvp: the tangent of argument {k} does not fit its primal "
+                             f"{p!r}: {e}") from None
+    return tuple(primals), tuple(out)
+
+
+def jvp(f: Any, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
+        ) -> Any:
+    """``(f(*primals), J·tangents)``: the value and the Jacobian-vector product (JAX style).
+
+    ``tangents`` has one entry per primal, of the same structure (a zero for arguments not
+    perturbed). The output tangent has the structure of the output, zeros materialised.
+    With ``has_aux=True`` ``f`` returns ``(value, aux)`` and the result is
+    ``(value, value_dot, aux)``.
+    """
+    primals, ts = _check_tangents(primals, tangents)
+    return _jvp_run(f, primals, tuple(_internal(p, t) for p, t in zip(primals, ts)), (),
+                    has_aux)
+
+
+def _jvp_run(f: Any, primals: tuple, dots: tuple, batch: tuple[int, ...], has_aux: bool
+             ) -> Any:
+    fn, bound, bound_kw = unwrap(f)
+    full = (*bound, *primals)
+    full_dots = (*([None] * len(bound)), *dots)
+    kw_dots = dict.fromkeys(bound_kw)
+    out, out_dot = _call_jvp(fn, full, dict(bound_kw), full_dots, kw_dots,
+                             batched=bool(batch))
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise TypeError("has_aux=True requires the function to return a pair (value, aux)")
+        value, aux = out
+        value_dot = out_dot[0] if out_dot is not None else None
+        return value, _external(value, value_dot, batch), aux
+    return out, _external(out, out_dot, batch)
+
+
+def linearize(f: Any, *primals: Any) -> tuple[Any, Any]:
+    """``(f(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals``."""
+    zeros = tuple(tangents.zeros_like(p) for p in primals)
+    out, _ = jvp(f, primals, zeros)
+
+    def f_jvp(*tangents_: Any) -> Any:
+        return jvp(f, primals, tangents_)[1]
+
+    return out, f_jvp
+
+
+def _jac_layout(out: Any, rows: list[Any], x: Any, cols: list[int]) -> Any:
+    """Jacobian blocks in JAX's layout: ``out`` structure of ``x`` structures, each leaf
+    of shape ``out_leaf.shape + x_leaf.shape`` (floats for scalar by scalar).
+
+    ``rows[j]`` is output leaf ``j``'s derivative with the input scalars as leading axis
+    (shape ``(k, *out_leaf.shape)``); ``cols`` are the offsets of ``x``'s leaves in ``k``.
+    """
+    out_leaves, out_def = tangents.flatten(out)
+    x_leaves, x_def = tangents.flatten(x)
+    blocks = []
+    for ol, r in zip(out_leaves, rows):
+        per_x = []
+        for xl, o in zip(x_leaves, cols):
+            size = int(numpy.size(xl))
+            part = numpy.asarray(r)[o:o + size]
+            part = numpy.moveaxis(part.reshape((size, *numpy.shape(ol))), 0, -1)
+            part = part.reshape((*numpy.shape(ol), *numpy.shape(xl)))
+            per_x.append(float(part) if part.ndim == 0 and not isinstance(
+                xl, numpy.ndarray) and not isinstance(ol, numpy.ndarray) else part)
+        blocks.append(tangents.unflatten(x_def, per_x) if x_leaves else None)
+    return _replace_leaves(out_def, blocks)
+
+
+def _replace_leaves(treedef: Any, leaves: list[Any]) -> Any:
+    """``treedef`` rebuilt with arbitrary objects at its leaves (``None`` at constants)."""
+    it = iter(leaves)
+
+    def build(td: Any) -> Any:
+        if td.kind == "leaf":
+            return next(it)
+        if td.kind == "const":
+            return None
+        children = [build(c) for c in td.children]
+        meta = td.meta
+        if isinstance(meta, list):
+            return children
+        if isinstance(meta, tuple):
+            return type(meta)(*children) if hasattr(type(meta), "_fields") else tuple(children)
+        if isinstance(meta, dict):
+            return dict(zip(meta.keys(), children))
+        return children
+    return build(treedef)
+
+
+def _argnums_tuple(argnums: int | Sequence[int]) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for a in nums:
+        if not isinstance(a, int):
+            raise TypeError(f"argnums must be ints, got {a!r}")
+    return nums
+
+
+def jacfwd(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Any:
+    """The Jacobian of ``f`` by forward mode: one batched JVP pass carrying one direction
+    per input scalar. Layout as in JAX (``out.shape + in.shape``; tuples for tuple argnums).
+    """
+    single = isinstance(argnums, int)
+    nums = _argnums_tuple(argnums)
+
+    @functools.wraps(f)
+    def jacfwd_f(*args: Any) -> Any:
+        for a in nums:
+            if not -len(args) <= a < len(args):
+                raise ValueError(f"argnums {a} is out of range for {len(args)} argument(s)")
+        idx = [a % len(args) for a in nums]
+        k = 0
+        offsets: dict[int, list[int]] = {}
+        leaves_of: dict[int, tuple[list[Any], Any]] = {}
+        for i in idx:
+            leaves, td = tangents.flatten(args[i])
+            leaves_of[i] = (leaves, td)
+            offsets[i] = []
+            for leaf in leaves:
+                offsets[i].append(k)
+                k += int(numpy.size(leaf))
+        dots: list[Any] = [None] * len(args)
+        for i in idx:
+            leaves, td = leaves_of[i]
+            tl = []
+            for leaf, o in zip(leaves, offsets[i]):
+                size = int(numpy.size(leaf))
+                t = numpy.zeros((k, size), dtype=numpy.result_type(leaf, float))
+                t[o:o + size] = numpy.eye(size)
+                tl.append(t.reshape((k, *numpy.shape(leaf))))
+            dots[i] = _internal(args[i], tangents.materialize(
+                args[i], tangents.unflatten(td, tl), (k,)))
+        res = _jvp_run(f, tuple(args), tuple(dots), (k,), has_aux)
+        out, out_dot = res[0], res[1]
+        rows, _ = tangents.flatten(out_dot)
+        jacs = tuple(_jac_layout(out, rows, args[i], offsets[i]) for i in idx)
+        jac = jacs[0] if single else jacs
+        return (jac, res[2]) if has_aux else jac
+
+    return jacfwd_f
+
+
+def jacrev(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Any:
+    """The Jacobian of ``f`` by reverse mode: one pullback per output scalar.
+    Layout as in JAX (``out.shape + in.shape``; tuples for tuple argnums)."""
+    single = isinstance(argnums, int)
+    nums = _argnums_tuple(argnums)
+
+    @functools.wraps(f)
+    def jacrev_f(*args: Any) -> Any:
+        for a in nums:
+            if not -len(args) <= a < len(args):
+                raise ValueError(f"argnums {a} is out of range for {len(args)} argument(s)")
+        idx = [a % len(args) for a in nums]
+        res = vjp(f, *args, has_aux=has_aux)
+        out, pullback = res[0], res[1]
+        out_leaves, out_def = tangents.flatten(out)
+        sizes = [int(numpy.size(leaf)) for leaf in out_leaves]
+        m = sum(sizes)
+        # grads[i][r] = the cotangent of argument i for output scalar r, flattened.
+        grads: dict[int, list[list[Any]]] = {i: [] for i in idx}
+        unit_leaves = [numpy.zeros(numpy.shape(leaf)) for leaf in out_leaves]
+        for r in range(m):
+            j, o = 0, r
+            while o >= sizes[j]:
+                o -= sizes[j]
+                j += 1
+            units = [numpy.zeros(numpy.shape(leaf)) for leaf in out_leaves]
+            units[j].reshape(-1)[o] = 1.0
+            units = [u if isinstance(leaf, numpy.ndarray) else type(leaf)(u)
+                     for u, leaf in zip(units, out_leaves)]
+            cts = pullback(tangents.unflatten(out_def, units))
+            for i in idx:
+                g = tangents.materialize(args[i], cts[i])
+                grads[i].append(tangents.flatten(g)[0])
+        del unit_leaves
+        jacs = []
+        for i in idx:
+            x_leaves, _ = tangents.flatten(args[i])
+            offsets, k = [], 0
+            for leaf in x_leaves:
+                offsets.append(k)
+                k += int(numpy.size(leaf))
+            # One row per input scalar (k), per output leaf: shape (k, *out_leaf.shape).
+            flat = numpy.array([numpy.concatenate([numpy.ravel(g) for g in row])
+                                if row else numpy.zeros(0) for row in grads[i]])
+            flat = flat.reshape(m, k).T if m else numpy.zeros((k, 0))
+            rows, start = [], 0
+            for leaf, size in zip(out_leaves, sizes):
+                rows.append(flat[:, start:start + size].reshape((k, *numpy.shape(leaf))))
+                start += size
+            jacs.append(_jac_layout(out, rows, args[i], offsets))
+        jac = jacs[0] if single else tuple(jacs)
+        return (jac, res[2]) if has_aux else jac
+
+    return jacrev_f
+
+
+def dispatch_jvp(f: Any, args: tuple, dots: tuple, kwargs: dict, kw_dots: Any, obj: Any,
+                 obj_dot: Any, site: Any = None) -> tuple[Any, Any]:
+    """Run-time dispatch for a call whose callee is a value: a rule or a derived JVP.
+
+    ``dots`` are the arguments' tangents, ``kw_dots`` those of keyword arguments (or
+    ``None``), ``obj``/``obj_dot`` the receiver of a method call and its tangent.
+    """
+    kw_dots = kw_dots or {}
+    rule = registry.lookup(f) if _hashable_callable(f) else None
+    if rule is not None and rule.nondifferentiable:
+        return f(*args, **kwargs), None
+    if rule is not None and rule.jvp is not None:
+        if any(d is not None for d in kw_dots.values()):
+            raise NonDifferentiableError(
+                "an active keyword argument of a primitive has no derivative", site)
+        value, differential = rule.jvp(*args, **kwargs)
+        if all(d is None for d in dots):
+            return value, None
+        return value, differential(*dots)
+    if isinstance(f, type) and f.__module__ not in ("builtins", "numpy") and \
+            any(d is not None for d in (*dots, *kw_dots.values())):
+        return _construct_jvp(f, args, dots, kwargs, kw_dots, site)
+    try:
+        fn, bound, bound_kw = unwrap(f)
+    except SourceUnavailableError:
+        name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+        if all(d is None for d in (*dots, *kw_dots.values(), obj_dot)):
+            return f(*args, **kwargs), None
+        raise NonDifferentiableError(
+            f"{name} has no derivative rule and no Python source, and an active value is "
+            "passed to it", site,
+            notes=(f"register one with @wengert.derivative(of={name}, mode='forward') "
+                   "returning (value, differential)",)) from None
+    nb = len(bound)
+    has_obj = obj is not None and nb >= 1 and bound[0] is obj
+    full = (*bound, *args)
+    full_dots = (*[obj_dot if has_obj and k == 0 else None for k in range(nb)], *dots)
+    kw = {**bound_kw, **kwargs}
+    kwd = {**dict.fromkeys(bound_kw), **{k: kw_dots.get(k) for k in kwargs}}
+    return _call_jvp(fn, full, kw, full_dots, kwd)
+
+
+def _show_jvp(fn: Any, argnums: int | Sequence[int], nbound: int,
+              arg_types: Sequence[type | None] | None) -> str:
+    nparams = len(_primal_entry(fn).ir.body.args)
+    if arg_types is None:
+        arg_types = [float] * nparams
+    wrt = _wrt(argnums, nbound, nparams)
+    return _jvp_entry(fn, wrt, tuple(arg_types)).source or ""
+
+
+def _construct_jvp(cls: type, args: tuple, dots: tuple, kwargs: dict, kw_dots: dict,
+                   site: Any) -> tuple[Any, Any]:
+    """``cls(*args, **kwargs)`` and its tangent (an ``Attrs`` of its attributes'): a
+    dataclass's generated ``__init__`` stores its arguments; a Python ``__init__`` is
+    differentiated like any method, writing into the new object's tangent."""
+    init = cls.__dict__.get("__init__") if "__init__" in cls.__dict__ else None
+    for klass in cls.__mro__:
+        if "__init__" in klass.__dict__:
+            init = klass.__dict__["__init__"]
+            break
+    if dataclasses.is_dataclass(cls) and getattr(init, "__qualname__", "").endswith(
+            "__create_fn__.<locals>.__init__") or (
+            dataclasses.is_dataclass(cls) and not _has_source_code(init)):
+        if hasattr(cls, "__post_init__"):
+            raise NonDifferentiableError(
+                f"constructing {cls.__name__} (a dataclass with __post_init__) from active "
+                "values is not supported yet", site)
+        value = cls(*args, **kwargs)
+        bound = inspect.signature(cls).bind(*args, **kwargs)
+        names = list(bound.arguments)
+        t = runtime.Attrs()
+        for k, name in enumerate(names):
+            d = dots[k] if k < len(args) else kw_dots.get(name)
+            if d is not None:
+                t[name] = d
+        return value, t
+    if isinstance(init, types.FunctionType) and cls.__new__ is object.__new__:
+        obj = object.__new__(cls)
+        t = runtime.Attrs()
+        _call_jvp(init, (obj, *args), dict(kwargs), (t, *dots), dict(kw_dots))
+        return obj, t
+    raise NonDifferentiableError(
+        f"constructing {cls.__name__} from active values is not supported", site)
+
+
+def _has_source_code(fn: Any) -> bool:
+    try:
+        inspect.getsource(fn)
+    except (OSError, TypeError):
         return False
     return True

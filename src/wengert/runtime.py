@@ -164,6 +164,12 @@ def getattr_adjoint(prev: Any, obj: Any, name: str, g: Any) -> Any:
     return out
 
 
+def field_adjoint(g: Any, name: str) -> Any:
+    """The adjoint of the constructor argument stored in field ``name`` (``g``: the new
+    object's adjoint, an :class:`Attrs` or ``None``)."""
+    return None if g is None else g.get(name)
+
+
 def setattr_adjoint(prev: Any, name: str) -> tuple[Any, Any]:
     """The reverse of ``obj.name = v``: (adjoint of ``obj`` before, adjoint of ``v``)."""
     if prev is None:
@@ -525,9 +531,18 @@ def unpack_tangent(t: Any, x: Any, n: int, star: int | None) -> list[Any]:
     return [*items[:star], items[star:star + k], *items[star + k:]]
 
 
-def iter_tangent(it: Any, t: Any) -> Any:
-    """Pairs ``(item, item tangent)`` for ``for item in it`` given the tangent ``t`` of ``it``."""
+def iter_tangent(it: Any, t: Any, real: bool = False) -> Any:
+    """Pairs ``(item, item tangent)`` for ``for item in it`` given the tangent ``t`` of ``it``.
+
+    ``real``: the loop may write into its items, so zero item tangents of a list are made
+    real containers first (and stored in ``t``, which aliases of the list share).
+    """
     import itertools
+
+    if real and type(t) is list and type(it) is list:
+        for j, x in enumerate(it):
+            if t[j] is None:
+                t[j] = real_tangent(None, x)
 
     if t is None or isinstance(it, dict):
         return zip(it, itertools.repeat(None))
@@ -550,6 +565,57 @@ def jvp_call(site: Any, f: Any, args: tuple, dots: tuple, kw_dots: Any = None,
 def jvp_method(site: Any, obj: Any, obj_dot: Any, name: str, args: tuple, dots: tuple,
                kw_dots: Any = None, **kwargs: Any) -> tuple[Any, Any]:
     """``obj.name(*args, **kwargs)`` and its tangent; writes reach ``obj_dot`` in place."""
+    if type(obj) is dict and name in _DICT_METHODS and not kwargs:
+        return _dict_method(obj, obj_dot, name, args, dots)
+    if type(obj) is list and name in _LIST_METHODS and not kwargs:
+        return _list_method(obj, obj_dot, name, args, dots, site)
     from wengert.api import dispatch_jvp
 
     return dispatch_jvp(getattr(obj, name), args, dots, kwargs, kw_dots, obj, obj_dot, site)
+
+
+_DICT_METHODS = frozenset({"items", "values", "keys", "get", "copy"})
+_LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "copy", "index", "count"})
+
+
+def _dict_method(d: dict, t: Any, name: str, args: tuple, dots: tuple) -> tuple[Any, Any]:
+    """Dict methods that read: their tangents come from the dict's tangent."""
+    value = getattr(d, name)(*args)
+    if name == "keys":
+        return value, None
+    if name == "get":
+        if args[0] in d:
+            return value, None if t is None else t.get(args[0])
+        return value, dots[1] if len(dots) > 1 else None
+    if t is None:
+        return value, None
+    if name == "items":
+        return value, [(None, t.get(k)) for k in d]
+    if name == "values":
+        return value, [t.get(k) for k in d]
+    return value, dict(t)
+
+
+def _list_method(xs: list, t: Any, name: str, args: tuple, dots: tuple,
+                 site: Any) -> tuple[Any, Any]:
+    """List methods on a list known to be one only at run time: mirrored on its tangent."""
+    if name in ("index", "count"):
+        return getattr(xs, name)(*args), None
+    if t is None and any(d is not None for d in dots):
+        _tangent_error(f"list.{name}() with an active value on a list without a tangent",
+                       site)
+    value = getattr(xs, name)(*args)
+    if t is None:
+        return value, None
+    if name == "append":
+        t.append(dots[0])
+        return value, None
+    if name == "extend":
+        t.extend([None] * (len(xs) - len(t)) if dots[0] is None else dots[0])
+        return value, None
+    if name == "insert":
+        t.insert(args[0], dots[1])
+        return value, None
+    if name == "pop":
+        return value, t.pop(*args)
+    return value, list(t)

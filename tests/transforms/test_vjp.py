@@ -56,15 +56,10 @@ _NUMPY_RULES = registry.lookup(numpy.sum) is not None
 
 UNSUPPORTED = frozenset({
     'nested_list_mutation',
+    'with_nullcontext_value',
     'np_inplace_alias',
-    "dataclass_read_then_overwrite",
     'helper_double_star_call',
-    'bound_method_as_value',
     'closure_from_factory_inside',
-    'dataclass_bound_method',
-    'dataclass_created_inside',
-    'dataclass_method',
-    'dataclass_output',
     'dict_comprehension_items',
     'dict_get',
     'for_dict_items',
@@ -72,12 +67,8 @@ UNSUPPORTED = frozenset({
     'functools_partial_inside',
     'helper_kwargs',
     'list_in_place_extend',
-    'method_of_object_created_inside',
     'nested_def_recursive',
     'nested_def_two_levels',
-    'plain_object_attribute_write',
-    'plain_object_inside',
-    'with_nullcontext_value',
 })
 
 

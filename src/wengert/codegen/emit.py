@@ -651,7 +651,10 @@ def compile_source(source: str, ns: Namespace, label: str) -> dict[str, Any]:
 def generate(fn: n.Function, label: str | None = None) -> tuple[types.FunctionType, str]:
     """Compile an IR function to a Python function; return it with its source."""
     ns = Namespace()
-    em = FunctionEmitter(fn, ns)
+    # The def binds its own name in the module: no constant may be bound to it too.
+    name = sanitize(fn.name if fn.name != "<lambda>" else "lambda_")
+    ns.avoid.add(name)
+    em = FunctionEmitter(fn, ns, name=name)
     fdef = em.function_def()
     source = to_source([fdef])
     values = compile_source(source, ns, label or em.name)

@@ -26,6 +26,7 @@ floats are never ``None`` on the fast path.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import inspect
 import math
 import operator
@@ -36,7 +37,7 @@ from typing import Any, Protocol
 import numpy
 
 from wengert import runtime, tangents
-from wengert.analysis.activity import Activity, activity
+from wengert.analysis.activity import READONLY_METHODS, Activity, activity
 from wengert.analysis.types import Types, infer_types
 from wengert.diagnostics import NonDifferentiableError, SourceLoc
 from wengert.ir import nodes as n
@@ -133,6 +134,8 @@ class Scope:
         t = self.vjp.type_of(v)
         if t is float:
             return self.b.const(0.0)
+        if t is type(None):
+            return self.b.const(None)
         if t in (int, bool):
             return self.b.const(0)
         if allow_none and t is not numpy.ndarray:
@@ -383,7 +386,10 @@ class VJP:
                 top.adj[p.id] = top.b.call(runtime.inout, inouts, top.b.const(i),
                                            hint=_bar(p))
                 top.maybe_none.add(p.id)
-        if self.active(out):
+        if self.active(out) and self.resolve(out).id in top.adj:
+            # ``return self``: the result is the mutated argument, one object, one adjoint.
+            top.accumulate(out, pb_param, maybe_none=True)
+        elif self.active(out):
             top.adj[self.resolve(out).id] = pb_param
             if self.type_of(out) not in _FLOATS:
                 top.maybe_none.add(self.resolve(out).id)
@@ -562,8 +568,12 @@ class VJP:
         if isinstance(op, (n.SetItem, n.SetAttr)):
             return self.active(op.obj)
         if isinstance(op, n.Call):
+            # A method that may change an active object is differentiated even when what
+            # goes in is inactive: ``acc.scale(2.0)`` transforms what is there, and
+            # ``d.update(...)`` overwrites it (then refused by the dispatcher, not ignored).
             m = self.defs.get(self.resolve(op.fn).id)
-            return isinstance(m, n.GetAttr) and m.name == "append" and self.active(m.obj)
+            return isinstance(m, n.GetAttr) and self.active(m.obj) and \
+                m.name not in READONLY_METHODS and not self.is_module_attr(m)
         return False
 
     def check_cut(self, op: n.Call) -> None:
@@ -584,6 +594,10 @@ class VJP:
                 return None
             if rule is not None and rule.vjp is not None and simple:
                 return self.call_rule(op, rule, b)
+            if rule is None and isinstance(fn, type):
+                act = self.call_class(op, fn, b)
+                if act is not None:
+                    return act
             if rule is None and not _has_source(fn):
                 if all(self.type_of(a) in (int, bool, str) for a in op.operands()[1:]
                        if self.active(a)):
@@ -663,6 +677,51 @@ class VJP:
                 if k and c is not None:
                     scope.accumulate(a, c, maybe_none=not sure)
         return reverse_inlined
+
+    def call_class(self, op: n.Call, cls: type, b: Builder) -> Action | None:
+        """``cls(args)`` for a user class: a dataclass's generated ``__init__`` stores
+        each argument in a field, so each argument's adjoint is its field's; a class with
+        its own Python ``__init__`` is ``object.__new__(cls)`` then a call of ``__init__``,
+        which writes into the new object (its adjoint goes in and out of the call)."""
+        if type(cls).__call__ is not type.__call__ or cls.__new__ is not object.__new__ or \
+                op.starred or any(k is None for k, _ in op.kwargs):
+            return None
+        init = cls.__init__
+        if dataclasses.is_dataclass(cls) and not hasattr(cls, "__post_init__") and \
+                getattr(getattr(init, "__code__", None), "co_filename", "") == "<string>":
+            names = [f.name for f in dataclasses.fields(cls) if f.init]
+            if len(op.args) > len(names):
+                return None
+            inputs = [*zip(names, op.args), *op.kwargs]
+            b.emit(op)
+            y, loc = op.result, op.loc
+
+            def reverse(scope: Scope) -> None:
+                g = scope.get(y)
+                if g is None:
+                    return
+                scope.b.loc = loc
+                for name, a in inputs:
+                    if self.active(a):
+                        c = scope.b.call(runtime.field_adjoint, g, scope.b.const(name),
+                                         hint=_bar(a))
+                        scope.accumulate(a, c, maybe_none=True)
+            return reverse
+        if not isinstance(init, types.FunctionType):
+            return None
+        obj = b.call(object.__new__, self.emit_const(b, cls), hint=op.result.hint)
+        self.set_rename(op.result, obj)
+        self.extra_types[obj.id] = cls
+        call = n.Call(self.emit_const(b, init), [obj, *op.args], op.kwargs, [n.Value()],
+                      loc=op.loc)
+        self.extra_types[call.result.id] = type(None)
+        return self.fwd_Call(call, b)
+
+    def emit_const(self, b: Builder, value: Any) -> n.Value:
+        """A constant the handlers recognise as one (a callee known when transforming)."""
+        v = b.const(value)
+        self.consts[v.id] = self.defs[v.id] = b.region.ops[-1]  # type: ignore[assignment]
+        return v
 
     def call_direct(self, op: n.Call, fn: Any, b: Builder) -> Action | None:
         """A user function whose argument types are known: call its derived VJP directly
@@ -1312,6 +1371,12 @@ class VJP:
         return reverse
 
     def fwd_With(self, op: n.With, b: Builder) -> Action:
+        target = op.body.args[0]
+        if self.active(op.manager) and any(target in o.operands() for o in n.walk(op.body)):
+            raise NonDifferentiableError(
+                "the value of a `with` statement whose context manager holds active values "
+                "is not supported yet", op.loc,
+                hint="use the value directly rather than through the `as` target")
         b.emit(op)
         actions = self.forward_region(op.body)
         loc = op.loc

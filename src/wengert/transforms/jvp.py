@@ -1,0 +1,974 @@
+"""Forward mode: the JVP of an IR function, as a new IR function returning ``(value, tangent)``.
+
+A line-by-line transformation (DESIGN §4): the (cloned) primal is walked once and
+every active op gets its tangent computed right beside it, by the ``do_<Op>``
+handler of its kind; inactive ops stay as they are and control flow is unchanged
+(``If``/``With`` results, loop-carried values and loop items carry their tangents
+as extra results, carried values and pairs). The generated function is
+``f_jvp(<primal params...>, <one tangent param per wrt param>)``.
+
+Tangents are symbolic zeros (absent from :attr:`JVP.tan`) until something makes
+them nonzero. At run time ``None`` is a zero too: containers of tangents hold
+``None`` for zero entries, and a tangent read out of one may be ``None``. The
+transform tracks which tangents are *sure* (never ``None``: numbers and arrays on
+the fast path) and feeds rules only sure tangents or static zeros, so inlined
+differentials specialise to straight-line arithmetic.
+
+Mutation is mirrored on the tangent structures, in place: the tangent of a list is
+a list, of a dict a dict, of an object a :class:`runtime.Attrs`, and a write into
+the object writes into its tangent. Every active object that is written to (or
+that a callee may write to) gets a *real* tangent (a container, not ``None``) where
+it is defined, so aliases of the object share its tangent, as they share the object.
+
+Tangents may carry a leading batch axis (``batched=True``): the rules are written
+for that, and the runtime helpers count array axes from the right.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import types
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy
+
+from wengert import runtime
+from wengert.analysis.activity import MUTATING_METHODS, Activity, activity
+from wengert.analysis.types import Types, infer_types
+from wengert.codegen.naming import tangent_name
+from wengert.diagnostics import NonDifferentiableError, SourceLoc
+from wengert.ir import nodes as n
+from wengert.ir.builder import Builder
+from wengert.ir.clone import Cloner, clone_function, substitute
+from wengert.rules import registry
+from wengert.transforms import inline
+from wengert.transforms.cleanup import cleanup, free_uses, replace_uses
+from wengert.transforms.vjp import _INPLACE, _has_source, _hashable
+
+_FLOATS = (float, numpy.float64, numpy.float32)
+_NUMERIC = (float, numpy.float64, numpy.float32, numpy.ndarray)
+#: Types whose values have no tangent space.
+_NO_TANGENT = frozenset({int, bool, str, bytes, type(None), range})
+#: Types a callee cannot write into.
+_IMMUTABLE = frozenset({float, int, bool, str, bytes, tuple, type(None), complex,
+                        numpy.float64, numpy.float32, range})
+_LIST_METHODS = {"append", "extend", "insert", "pop"}
+
+#: Runtime helpers whose calls only compute a tangent (dropped when unused).
+_PURE_HELPERS = frozenset({
+    runtime.nonzero_tangent, runtime.seq_tangent, runtime.getitem_tangent,
+    runtime.getattr_tangent, runtime.unpack_tangent, runtime.iter_tangent,
+})
+
+
+class Linker(Protocol):
+    """How a JVP links to derivatives of the user functions it calls (see ``api``)."""
+
+    def result_type(self, fn: Any, arg_types: list[type | None]) -> type | None:
+        """The exact type ``fn`` returns for arguments of these types, if known."""
+
+    def direct_jvp(self, fn: Any, wrt: tuple[int, ...], arg_types: tuple[type, ...],
+                   batched: bool) -> Any:
+        """``fn``'s derived JVP (or a ``runtime.Later``), or ``None`` for the dispatcher."""
+
+
+def _dot(v: n.Value) -> str | None:
+    return tangent_name(v.hint) if v.hint and not v.hint.startswith(".") else None
+
+
+class JVP:
+    """Builds the JVP function of one (already cloned) primal function."""
+
+    def __init__(self, fn: n.Function, wrt: Sequence[int], arg_types: Sequence[type | None],
+                 linker: Linker | None = None, batched: bool = False) -> None:
+        self.fn = fn
+        self.wrt = tuple(wrt)
+        self.linker = linker
+        self.batched = batched
+        self.types: Types = infer_types(fn, list(arg_types),
+                                        callee=linker.result_type if linker else None)
+        mutable = [i for i in self.wrt if self.types.of(fn.body.args[i]) not in _IMMUTABLE]
+        self.act: Activity = activity(fn, self.wrt, mutable)
+        self.wrt_ids = {fn.body.args[i].id for i in self.wrt}
+        #: Primal value id -> its tangent (absent: a symbolic zero).
+        self.tan: dict[int, n.Value] = {}
+        #: Ids of tangent values that are never ``None`` at run time.
+        self.sure: set[int] = set()
+        self.rename: dict[int, n.Value] = {}
+        self.extra_types: dict[int, type] = {}
+        self.defs: dict[int, n.Op] = {}
+        self.consts: dict[int, n.Const] = {}
+        self.uses: dict[int, list[n.Op]] = {}
+        #: Ops added by the transform that only compute values (removed when unused).
+        self.mine: set[int] = set()
+        #: Ops added by the transform that write into tangents (never removed).
+        self.keep: set[int] = set()
+        self.warnings: list[tuple[str, SourceLoc | None]] = []
+        self.nested: dict[Any, n.Value] = {}
+        for op in n.walk(fn.body):
+            for r in op.results:
+                self.defs[r.id] = op
+            if isinstance(op, n.Const):
+                self.consts[op.result.id] = op
+            vals = op.operands()
+            if isinstance(op, n.MakeFunction):
+                vals = vals + free_uses(op.func.body)
+            for v in vals:
+                self.uses.setdefault(v.id, []).append(op)
+        for cp in self.act.cut_points:
+            self.warnings.append((self.callee_name(cp.op), cp.op.loc))
+        self.check_closures()
+        self.check_inplace()
+        self.needs_real = self.real_values()
+
+    # -- checks --------------------------------------------------------------------------
+
+    def check_closures(self) -> None:
+        """Refuse a nested function that reads an active value when it escapes.
+
+        Called directly it is differentiated with its captures as inputs; passed on or
+        stored, the callee would see its captures as constants.
+        """
+        for op in n.walk(self.fn.body):
+            if not isinstance(op, n.MakeFunction):
+                continue
+            reads = [v for v in free_uses(op.func.body) if v.id != op.result.id and
+                     self.act.is_varied(v)] + [d for d in op.operands() if self.act.is_varied(d)]
+            if not reads:
+                continue
+            for user in self.uses.get(op.result.id, []):
+                if isinstance(user, n.Call) and user.fn is op.result and \
+                        op.result not in user.args and \
+                        op.result not in [v for _, v in user.kwargs]:
+                    continue
+                if user is op:
+                    continue
+                name = reads[0].hint or "a value"
+                raise NonDifferentiableError(
+                    f"{op.func.name if not op.is_lambda else 'a lambda'} reads {name!r}, "
+                    "which is being differentiated, and is passed on instead of being called "
+                    "here", user.loc or op.loc,
+                    hint=f"pass {name!r} to it as an argument, or call it directly")
+
+    def check_inplace(self) -> None:
+        """Refuse ``a += b`` on an array whose old value is read again afterwards (the
+        old and the new value are one object at run time)."""
+        order = {id(op): k for k, op in enumerate(n.walk(self.fn.body))}
+        for op in n.walk(self.fn.body):
+            if not isinstance(op, n.Call) or not op.args or \
+                    not any(self.act.is_varied(v) for v in op.args):
+                continue
+            is_c, fn = self.const_value(op.fn)
+            if not is_c or not _hashable(fn) or fn not in _INPLACE:
+                continue
+            a = op.args[0]
+            if self.type_of(a) in (float, int, bool, list) or not self.act.is_useful(a):
+                continue
+            if any(order.get(id(u), -1) > order[id(op)] for u in self.uses.get(a.id, [])):
+                raise NonDifferentiableError(
+                    "an in-place operator updates an array that is still used under its "
+                    "old name", op.loc,
+                    hint="write `x = x + y` (a new object) instead of `x += y`")
+
+    def real_values(self) -> set[int]:
+        """Ids of active values whose tangent must be a real container: something writes
+        into them (or may: a callee, a method), or into an object read out of them."""
+        out: set[int] = set()
+        work: list[n.Value] = []
+
+        def mark(v: n.Value) -> None:
+            if v.id not in out and self.active(v) and self.type_of(v) not in _IMMUTABLE:
+                out.add(v.id)
+                work.append(v)
+
+        for op in n.walk(self.fn.body):
+            if isinstance(op, (n.SetItem, n.SetAttr)):
+                mark(op.obj)
+            elif isinstance(op, n.Call):
+                m = self.defs.get(op.fn.id)
+                is_c, fn = self.const_value(op.fn)
+                if isinstance(m, n.GetAttr) and not self.is_module_attr(m):
+                    mark(m.obj)
+                    if m.name not in _LIST_METHODS:
+                        for a in op.args:
+                            mark(a)
+                elif is_c and _hashable(fn) and fn in _INPLACE and op.args:
+                    mark(op.args[0])
+                elif not is_c or registry.lookup(fn) is None:
+                    for a in [*op.args, *(v for _, v in op.kwargs)]:
+                        mark(a)
+        while work:
+            v = work.pop()
+            d = self.defs.get(v.id)
+            if isinstance(d, (n.GetItem, n.GetAttr, n.Unpack)):
+                mark(d.obj if not isinstance(d, n.Unpack) else d.value)
+            elif isinstance(d, n.If):
+                k = d.results.index(v)
+                mark(d.then.terminator.values[k])
+                mark(d.orelse.terminator.values[k])
+            elif isinstance(d, (n.For, n.While, n.With)):
+                k = d.results.index(v)
+                mark(d.inits[k])
+                mark(d.body.terminator.values[k])
+            elif isinstance(d, n.Call):
+                is_c, fn = self.const_value(d.fn)
+                if is_c and _hashable(fn) and fn in _INPLACE and d.args:
+                    mark(d.args[0])
+            for op in n.walk(self.fn.body):
+                if isinstance(op, n.For) and op.body.args[0] is v:
+                    mark(op.iterable)
+                if isinstance(op, (n.For, n.While)) and v in op.carried_args:
+                    k = op.carried_args.index(v)
+                    mark(op.inits[k])
+                    mark(op.body.terminator.values[k])
+        return out
+
+    # -- small helpers -------------------------------------------------------------------
+
+    def resolve(self, v: n.Value) -> n.Value:
+        while v.id in self.rename:
+            v = self.rename[v.id]
+        return v
+
+    def type_of(self, v: n.Value) -> type | None:
+        t = self.extra_types.get(v.id)
+        return t if t is not None else self.types.of(v)
+
+    def const_value(self, v: n.Value) -> tuple[bool, Any]:
+        c = self.consts.get(v.id)
+        return (True, c.value) if c is not None else (False, None)
+
+    def active(self, v: n.Value) -> bool:
+        return v.id in self.wrt_ids or self.act.is_active(v)
+
+    def is_module_attr(self, m: n.GetAttr) -> bool:
+        is_c, v = self.const_value(m.obj)
+        return is_c and isinstance(v, types.ModuleType)
+
+    def callee_name(self, op: n.Call) -> str:
+        c = self.consts.get(op.fn.id)
+        if c is not None and c.origin:
+            return c.origin
+        fn = c.value if c is not None else None
+        return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+
+    def tangent_type(self, v: n.Value) -> type | None:
+        """The exact type of ``v``'s tangent when it is sure (for specialising rules)."""
+        t = self.type_of(v)
+        if t in _FLOATS:
+            return numpy.ndarray if self.batched else t
+        if t is numpy.ndarray:
+            return t
+        return None
+
+    def set_tan(self, v: n.Value, t: n.Value | None, sure: bool = False) -> None:
+        if t is None:
+            self.tan.pop(v.id, None)
+            return
+        self.tan[v.id] = t
+        if t.hint is None:
+            t.hint = _dot(v)
+        if sure:
+            self.sure.add(t.id)
+
+    def get(self, v: n.Value) -> n.Value | None:
+        """The tangent of ``v``, or ``None`` for a symbolic zero."""
+        return self.tan.get(v.id)
+
+    def is_sure(self, t: n.Value | None) -> bool:
+        return t is not None and t.id in self.sure
+
+    def zero(self, v: n.Value, b: Builder, sure: bool = False) -> n.Value:
+        """A materialised zero tangent for ``v``: ``0.0`` for a float, else ``None``
+        (a zero array when ``sure`` is asked for an array)."""
+        t = self.type_of(v)
+        if t in _FLOATS:
+            z = b.const(0.0)
+            self.sure.add(z.id)
+            return z
+        if sure and t is numpy.ndarray:
+            z = b.call(runtime.nonzero_tangent, b.const(None), v, hint=_dot(v))
+            self.sure.add(z.id)
+            return z
+        return b.const(None)
+
+    def arg_dot(self, v: n.Value, b: Builder, sure: bool = False) -> n.Value:
+        """The tangent of ``v`` as a value (zero materialised); numbers made sure if asked."""
+        t = self.get(v)
+        if t is None:
+            return self.zero(v, b, sure)
+        if sure and not self.is_sure(t) and self.type_of(v) in _NUMERIC:
+            s = b.call(runtime.nonzero_tangent, t, v, hint=t.hint)
+            self.sure.add(s.id)
+            return s
+        return t
+
+    def set_rename(self, old: n.Value, new: n.Value) -> None:
+        self.rename[old.id] = new
+        t = self.types.of(old)
+        if t is not None:
+            self.extra_types[new.id] = t
+        if old.hint is not None or new.hint is None:
+            new.hint = old.hint
+
+    def make_real(self, v: n.Value, b: Builder) -> None:
+        """Give ``v`` a real tangent container where it is defined (writes will fill it)."""
+        if v.id not in self.needs_real:
+            return
+        t = self.get(v)
+        if t is not None and t.id in self.real:
+            return
+        r = b.call(runtime.real_tangent, t if t is not None else b.const(None), v,
+                   hint=_dot(v))
+        self.real.add(r.id)
+        self.set_tan(v, r)
+
+    # -- driver --------------------------------------------------------------------------
+
+    def build(self) -> n.Function:
+        """The JVP function: the primal with tangents, returning ``(value, tangent)``."""
+        fn = self.fn
+        body = fn.body
+        self.real: set[int] = set()
+        ret = body.ops[-1]
+        assert isinstance(ret, n.Return)
+        dots: list[n.Value] = []
+        entry: list[n.Op] = []
+        eb = Builder(n.Region([], entry))
+        for i in self.wrt:
+            p = body.args[i]
+            d = n.Value(_dot(p) or f"arg{i}_dot", p.loc)
+            dots.append(d)
+            # Callers pass numbers and arrays as zeros, never ``None`` (see ``api``).
+            self.set_tan(p, d, sure=self.type_of(p) in _NUMERIC)
+            self.make_real(p, eb)
+        self.region(body)
+        body.ops[:0] = entry
+        body.ops.pop()
+        b = Builder(body)
+        b.loc = ret.loc
+        out = ret.value
+        t = self.get(out)
+        if t is None:
+            t = self.zero(out, b, sure=True)
+        elif self.type_of(out) in _NUMERIC and not self.is_sure(t):
+            t = self.arg_dot(out, b, sure=True)
+        pair = b.tuple(out, t)
+        b.emit(n.Return(pair, loc=ret.loc))
+        names = fn.signature.names()
+        sig = n.Signature(args=[*names, *self.dot_names(names)])
+        out_fn = n.Function(f"{fn.name}_jvp", sig, n.Region([*body.args, *dots], body.ops),
+                            fn.filename, fn.loc, fn.source_lines)
+        replace_uses(out_fn, self.rename)
+        self.sweep(out_fn.body)
+        cleanup(out_fn)
+        return out_fn
+
+    def dot_names(self, names: list[str]) -> list[str]:
+        taken = set(names)
+        out = []
+        for i in self.wrt:
+            name = tangent_name(names[i])
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            out.append(name)
+        return out
+
+    def sweep(self, region: n.Region) -> None:
+        """Drop ops the transform added whose results nobody reads (dead tangents)."""
+        while True:
+            used: set[int] = set()
+            for op in n.walk(region):
+                used.update(v.id for v in op.operands())
+                if isinstance(op, n.MakeFunction):
+                    used.update(v.id for v in free_uses(op.func.body))
+            removed = False
+            for op in list(n.walk(region)):
+                if id(op) in self.mine and op.results and self.removable(op) and \
+                        not any(r.id in used for r in op.results):
+                    for r in self._regions_holding(region, op):
+                        r.ops.remove(op)
+                    removed = True
+            if not removed:
+                return
+
+    def removable(self, op: n.Op) -> bool:
+        """Whether ``op``, once unused, can go: it computes a value and changes nothing."""
+        if isinstance(op, (n.Const, n.GetItem, n.GetAttr, n.Build, n.BuildDict, n.Unpack)):
+            return True
+        if isinstance(op, n.Call):
+            is_c, fn = self.const_value(op.fn)
+            if not is_c:
+                c = next((o for o in n.walk(self.fn.body) if isinstance(o, n.Const)
+                          and o.result is op.fn), None)
+                if c is None:
+                    return False
+                fn = c.value
+            return _hashable(fn) and (fn in _PURE_HELPERS or registry.is_pure(fn))
+        return False
+
+    def _regions_holding(self, region: n.Region, op: n.Op) -> list[n.Region]:
+        if op in region.ops:
+            return [region]
+        for o in region.ops:
+            for r in o.regions():
+                found = self._regions_holding(r, op)
+                if found:
+                    return found
+        return []
+
+    def region(self, region: n.Region) -> None:
+        """Rewrite ``region`` in place: each active op followed by its tangent code."""
+        ops = region.ops
+        region.ops = []
+        b = Builder(region)
+        for op in ops:
+            if isinstance(op, n.Const) or isinstance(op, n.TERMINATORS) or \
+                    not (self.act.is_active_op(op) or self.writes_active(op) or
+                         any(r.id in self.needs_real for r in op.results)):
+                region.ops.append(op)
+                continue
+            start = len(region.ops)
+            b.loc = op.loc
+            getattr(self, f"do_{type(op).__name__}")(op, b)
+            for new in region.ops[start:]:
+                if new is not op and not new.regions() and id(new) not in self.keep:
+                    self.mine.add(id(new))
+            for r in op.results:
+                self.make_real(r, b)
+
+    def writes_active(self, op: n.Op) -> bool:
+        """A write into an active object clears a tangent slot even if what it writes is
+        inactive; an append shifts the slots."""
+        if isinstance(op, (n.SetItem, n.SetAttr)):
+            return self.active(op.obj)
+        if isinstance(op, n.Call):
+            m = self.defs.get(op.fn.id)
+            return isinstance(m, n.GetAttr) and m.name in MUTATING_METHODS and \
+                self.active(m.obj)
+        return False
+
+    def effect(self, op: n.Op, b: Builder) -> n.Op:
+        """Emit ``op``, a write into a tangent that must stay even though nobody reads it."""
+        b.emit(op)
+        self.keep.add(id(op))
+        return op
+
+    # -- calls ---------------------------------------------------------------------------
+
+    def do_Call(self, op: n.Call, b: Builder) -> None:
+        is_const, fn = self.const_value(op.fn)
+        simple = not op.kwargs and not op.starred
+        if is_const:
+            rule = registry.lookup(fn) if _hashable(fn) else None
+            if rule is not None and rule.nondifferentiable:
+                b.emit(op)
+                return
+            if fn is functools.partial and any(self.active(a) for a in op.operands()[1:]):
+                raise NonDifferentiableError(
+                    "functools.partial() binding a value that is being differentiated is not "
+                    "supported yet", op.loc, hint="call the function with the value directly")
+            if rule is not None and rule.jvp is not None and simple:
+                self.call_rule(op, rule, b)
+                return
+            if rule is None and not _has_source(fn):
+                if all(self.type_of(a) in (int, bool, str) for a in op.operands()[1:]
+                       if self.active(a)):
+                    b.emit(op)
+                    return
+                name = self.callee_name(op)
+                raise NonDifferentiableError(
+                    f"{name} has no derivative rule and no Python source, and an active value "
+                    "is passed to it", op.loc,
+                    notes=(f"register one with @wengert.derivative(of={name}, "
+                           "mode='forward') returning (value, differential)",))
+            if rule is None and simple and self.call_direct(op, fn, b):
+                return
+        method = self.defs.get(op.fn.id)
+        if isinstance(method, n.GetAttr) and not self.is_module_attr(method):
+            if method.name in _LIST_METHODS and self.type_of(method.obj) is list and simple:
+                self.list_method(op, method, b)
+            else:
+                self.call_dynamic(op, b, method)
+            return
+        if isinstance(method, n.MakeFunction):
+            self.call_nested(op, method, b)
+            return
+        self.call_dynamic(op, b, None)
+
+    def call_rule(self, op: n.Call, rule: registry.Rule, b: Builder) -> None:
+        """A primitive with a forward rule: inline it when types allow, else call it."""
+        args = list(op.args)
+        y = op.result
+        dots = [self.get(a) if self.active(a) else None for a in args]
+        if all(d is None for d in dots):
+            b.emit(op)
+            return
+        is_c, fn = self.const_value(op.fn)
+        if fn in (operator.iadd, operator.iconcat) and self.type_of(args[0]) is list:
+            # The list is extended in place: so is its tangent, which aliases share.
+            b.emit(op)
+            t = self.arg_dot(args[0], b)
+            if t.id not in self.real:
+                t = b.call(runtime.real_tangent, t, args[0])
+            self.effect(n.Call(b.const(runtime.extend_tangent),
+                               [t, self.arg_dot(args[1], b), args[1]], [], [n.Value()]), b)
+            self.set_tan(y, t)
+            self.real.add(t.id)
+            return
+        types_ = [self.type_of(a) for a in args]
+        ttypes: list[type | None] = []
+        ready: list[n.Value | None] = []
+        inline_ok = True
+        for a, d in zip(args, dots):
+            if d is None:
+                ttypes.append(type(None))
+                ready.append(None)
+            elif self.type_of(a) in _NUMERIC:
+                s = self.arg_dot(a, b, sure=True)
+                ttypes.append(self.tangent_type(a))
+                ready.append(s)
+            else:
+                if not self.is_sure(d) and len(args) == 1:
+                    inline_ok = False  # a unary differential must not see ``None``
+                ttypes.append(self.type_of(a) if d.id in self.real else None)
+                ready.append(d)
+        spec = inline.specialized_jvp(rule.jvp, len(args), types_, ttypes) \
+            if inline_ok else None
+        if spec is None:
+            pair = b.call(runtime.apply_rule, b.const(rule.jvp, origin=f"{rule.jvp.__name__}_rule"),
+                          b.tuple(*args),
+                          b.tuple(*[d if d is not None else b.const(None) for d in ready]))
+            unpack = b.emit(n.Unpack(pair, [n.Value(y.hint), n.Value(_dot(y))], loc=op.loc))
+            self.set_rename(y, unpack.results[0])
+            self.set_tan(y, unpack.results[1])
+            return
+        fwd = inline.emit_forward(spec, args, b, op.loc)
+        self.set_rename(y, fwd.value)
+        if spec.value_type is not None:
+            self.extra_types[fwd.value.id] = spec.value_type
+        bound = [d if d is not None else b.const(None) for d in ready]
+        t = inline.emit_differential(spec, fwd, bound, b, op.loc)
+        d = next((o for o in reversed(b.region.ops) if t in o.results), None)
+        if isinstance(d, n.Const) and d.value is None:
+            return  # the differential is a symbolic zero
+        if t in bound:
+            if t in ready:
+                self.set_tan(y, t, sure=self.is_sure(t))
+            return
+        t.hint = _dot(y)
+        self.set_tan(y, t, sure=spec.out_sure)
+
+    def call_direct(self, op: n.Call, fn: Any, b: Builder) -> bool:
+        """A user function with known argument types: call its derived JVP directly."""
+        args = list(op.args)
+        types_ = tuple(self.type_of(a) for a in args)
+        code = getattr(fn, "__code__", None)
+        if self.linker is None or not isinstance(fn, types.FunctionType) or \
+                None in types_ or code.co_flags & 0x0C or code.co_kwonlyargcount or \
+                code.co_argcount != len(args):
+            return False
+        wrt = tuple(i for i, a in enumerate(args)
+                    if self.active(a) and types_[i] not in _NO_TANGENT)
+        if not wrt or all(self.get(args[i]) is None for i in wrt):
+            b.emit(op)
+            return True
+        target = self.linker.direct_jvp(fn, wrt, types_, self.batched)
+        if target is None:
+            return False
+        name = f"{fn.__name__}_jvp"
+        if isinstance(target, runtime.Later):
+            callee = b.getattr(b.const(target, origin=f"{name}_later"), "fn")
+        else:
+            callee = b.const(target, origin=name)
+        dots = [self.arg_dot(args[i], b, sure=True) for i in wrt]
+        y = op.result
+        pair = b.emit(n.Call(callee, [*args, *dots], [], [n.Value()], loc=op.loc)).result
+        unpack = b.emit(n.Unpack(pair, [n.Value(y.hint), n.Value(_dot(y))], loc=op.loc))
+        self.set_rename(y, unpack.results[0])
+        self.set_tan(y, unpack.results[1], sure=self.type_of(y) in _NUMERIC)
+        return True
+
+    def call_dynamic(self, op: n.Call, b: Builder, method: n.GetAttr | None) -> None:
+        """A callee known at run time: the runtime dispatcher derives or finds its JVP."""
+        loc = op.loc
+        y = op.result
+        if any(k is None and self.active(v) for k, v in op.kwargs):
+            raise NonDifferentiableError(
+                "a **mapping holding active values in a call is not supported yet", loc,
+                hint="pass the values as named keyword arguments")
+        items, dots = [], []
+        for i, a in enumerate(op.args):
+            items.append(a)
+            d = self.get(a) if self.active(a) else None
+            if i in op.starred:
+                dots.append(b.call(runtime.seq_tangent, d if d is not None else b.const(None),
+                                   a))
+            else:
+                dots.append(d if d is not None else self.zero(a, b))
+        args_t = b.emit(n.Build("tuple", items, [n.Value()], tuple(op.starred))).result
+        dots_t = b.emit(n.Build("tuple", dots, [n.Value()], tuple(op.starred))).result
+        kw_dots: n.Value = b.const(None)
+        active_kw = [(k, v) for k, v in op.kwargs if k is not None and self.get(v) is not None]
+        if active_kw:
+            kw_dots = b.emit(n.BuildDict([b.const(k) for k, _ in active_kw],
+                                         [self.get(v) for _, v in active_kw],
+                                         [n.Value()])).result
+        site = b.const(loc, origin="site")
+        if method is not None:
+            self.mine.add(id(method))  # the bound method is looked up by the dispatcher
+            obj = method.obj
+            od = self.get(obj) if self.active(obj) else None
+            call = n.Call(b.const(runtime.jvp_method),
+                          [site, obj, od if od is not None else b.const(None),
+                           b.const(method.name), args_t, dots_t, kw_dots],
+                          op.kwargs, [n.Value()], loc=loc)
+        else:
+            call = n.Call(b.const(runtime.jvp_call), [site, op.fn, args_t, dots_t, kw_dots],
+                          op.kwargs, [n.Value()], loc=loc)
+        self.effect(call, b)
+        unpack = b.emit(n.Unpack(call.result, [n.Value(y.hint), n.Value(_dot(y))], loc=loc))
+        self.set_rename(y, unpack.results[0])
+        self.set_tan(y, unpack.results[1])
+
+    def list_method(self, op: n.Call, m: n.GetAttr, b: Builder) -> None:
+        """``xs.append(v)`` and friends on a list: the same call on its tangent."""
+        b.emit(op)
+        xs = m.obj
+        t = self.get(xs)
+        if t is None:
+            if any(self.get(a) is not None for a in op.args):
+                raise NonDifferentiableError(
+                    f"list.{m.name}() with an active value on a list without a tangent",
+                    op.loc)
+            return
+        args = [self.arg_dot(a, b) for a in op.args]
+        if m.name == "extend":
+            self.effect(n.Call(b.const(runtime.extend_tangent), [t, args[0], op.args[0]], [],
+                               [n.Value()]), b)
+            return
+        if m.name == "append" and t.id not in self.real:
+            self.effect(n.Call(b.const(runtime.append_tangent), [t, args[0]], [],
+                               [n.Value()]), b)
+            return
+        if m.name == "insert":
+            args[0] = op.args[0]
+        if m.name == "pop":
+            args = list(op.args)
+        meth = b.getattr(t, m.name)
+        call = self.effect(n.Call(meth, args, [], [n.Value()], loc=op.loc), b)
+        if m.name == "pop":
+            self.set_tan(op.result, call.result)
+
+    def call_nested(self, op: n.Call, mk: n.MakeFunction, b: Builder) -> None:
+        """A call of a function defined here: the JVP of its lambda-lifted body."""
+        free = [v for v in free_uses(mk.func.body) if v.id != mk.result.id]
+        active_free = [v for v in free if self.active(v) and self.get(v) is not None]
+        if not active_free and not any(self.active(d) for d in mk.operands()):
+            self.call_dynamic(op, b, None)
+            return
+        sig = mk.func.signature
+        if op.kwargs or op.starred or sig.vararg or sig.kwarg or sig.kwonly:
+            raise NonDifferentiableError(
+                "a nested function that reads an active value must be called with plain "
+                "positional arguments", op.loc)
+        if mk.result in free_uses(mk.func.body):
+            raise NonDifferentiableError(
+                "a recursive nested function that reads an active value of its enclosing "
+                "function is not supported", op.loc,
+                hint="pass the value as an argument instead")
+        args = list(op.args)
+        nargs = len(mk.func.body.args)
+        missing = nargs - len(args)
+        if 0 < missing <= len(mk.defaults):
+            args += mk.defaults[len(mk.defaults) - missing:]
+        if len(args) != nargs:
+            raise NonDifferentiableError(
+                "a nested function that reads an active value must be called with all its "
+                "arguments", op.loc)
+        inputs = [*args, *active_free]
+        types_ = tuple(self.type_of(v) for v in inputs)
+        wrt = tuple(i for i, v in enumerate(inputs) if self.active(v) and
+                    self.get(v) is not None and types_[i] not in _NO_TANGENT)
+        key = (id(mk), types_, wrt)
+        jfn = self.nested.get(key)
+        if jfn is None:
+            cl = Cloner()
+            lifted = cl.function(mk.func)
+            extra = [cl.fresh(v) for v in active_free]
+            substitute(lifted.body, {v.id: e for v, e in zip(active_free, extra)})
+            lifted.body.args = [*lifted.body.args, *extra]
+            lifted.signature = n.Signature(args=[*sig.names(),
+                                                 *[f"{v.hint or 'c'}" for v in active_free]])
+            inner = JVP(lifted, wrt, list(types_), linker=self.linker, batched=self.batched)
+            jvp_fn = inner.build()
+            self.warnings.extend(inner.warnings)
+            new = n.MakeFunction(jvp_fn, [], [], [n.Value(jvp_fn.name)], loc=mk.loc)
+            region = self.region_of(mk)
+            region.ops.insert(region.ops.index(mk) + 1, new)
+            jfn = self.nested[key] = new.result
+        dots = [self.arg_dot(inputs[i], b, sure=True) for i in wrt]
+        y = op.result
+        pair = b.emit(n.Call(jfn, [*inputs, *dots], [], [n.Value()], loc=op.loc)).result
+        unpack = b.emit(n.Unpack(pair, [n.Value(y.hint), n.Value(_dot(y))], loc=op.loc))
+        self.set_rename(y, unpack.results[0])
+        self.set_tan(y, unpack.results[1], sure=self.type_of(y) in _NUMERIC)
+
+    def region_of(self, op: n.Op) -> n.Region:
+        stack = [self.fn.body]
+        while stack:
+            r = stack.pop()
+            if op in r.ops:
+                return r
+            for x in r.ops:
+                if not isinstance(x, n.MakeFunction):
+                    stack.extend(x.regions())
+        raise AssertionError("op not found")  # pragma: no cover
+
+    # -- containers and objects ----------------------------------------------------------
+
+    def do_GetItem(self, op: n.GetItem, b: Builder) -> None:
+        b.emit(op)
+        t = self.get(op.obj)
+        if t is None:
+            return
+        y = op.result
+        if y.id in self.needs_real:
+            r = b.call(runtime.child_tangent, t, op.obj, op.index, hint=_dot(y))
+            self.real.add(r.id)
+            self.set_tan(y, r)
+            return
+        if t.id in self.real and self.type_of(op.obj) in (list, tuple) and \
+                self.type_of(op.index) is int:
+            self.set_tan(y, b.getitem(t, op.index, hint=_dot(y)))
+            return
+        self.set_tan(y, b.call(runtime.getitem_tangent, t, op.obj, op.index, hint=_dot(y)))
+
+    def do_GetAttr(self, op: n.GetAttr, b: Builder) -> None:
+        b.emit(op)
+        t = self.get(op.obj)
+        if t is None:
+            return
+        y = op.result
+        name = b.const(op.name)
+        if y.id in self.needs_real:
+            r = b.call(runtime.child_attr_tangent, t, op.obj, name, hint=_dot(y))
+            self.real.add(r.id)
+            self.set_tan(y, r)
+            return
+        self.set_tan(y, b.call(runtime.getattr_tangent, t, op.obj, name, hint=_dot(y)))
+
+    def do_SetItem(self, op: n.SetItem, b: Builder) -> None:
+        b.emit(op)
+        t = self.get(op.obj)
+        if t is None:
+            if self.get(op.value) is not None:
+                raise NonDifferentiableError(
+                    "a write of an active value into an object without a tangent", op.loc)
+            return
+        v = self.arg_dot(op.value, b)
+        if t.id in self.real and self.type_of(op.obj) in (list, dict) and \
+                self.type_of(op.index) is not slice:
+            self.effect(n.SetItem(t, op.index, v, loc=op.loc), b)
+            return
+        self.effect(n.Call(b.const(runtime.setitem_tangent), [t, op.obj, op.index, v], [],
+                           [n.Value()], loc=op.loc), b)
+
+    def do_SetAttr(self, op: n.SetAttr, b: Builder) -> None:
+        b.emit(op)
+        t = self.get(op.obj)
+        if t is None:
+            if self.get(op.value) is not None:
+                raise NonDifferentiableError(
+                    "a write of an active value into an object without a tangent", op.loc)
+            return
+        v = self.arg_dot(op.value, b)
+        self.effect(n.Call(b.const(runtime.setattr_tangent), [t, b.const(op.name), v], [],
+                           [n.Value()], loc=op.loc), b)
+
+    def do_Build(self, op: n.Build, b: Builder) -> None:
+        b.emit(op)
+        if op.kind == "set":
+            if any(self.get(x) is not None for x in op.items):
+                raise NonDifferentiableError("a set of active values has no derivative", op.loc)
+            return
+        dots = []
+        for i, x in enumerate(op.items):
+            d = self.get(x)
+            if i in op.starred:
+                d = b.call(runtime.seq_tangent, d if d is not None else b.const(None), x)
+            dots.append(d if d is not None else self.zero(x, b))
+        t = b.emit(n.Build(op.kind, dots, [n.Value(_dot(op.result))], tuple(op.starred))).result
+        self.set_tan(op.result, t)
+        self.real.add(t.id)
+
+    def do_BuildDict(self, op: n.BuildDict, b: Builder) -> None:
+        b.emit(op)
+        vals = []
+        for k, v in zip(op.keys, op.values):
+            d = self.get(v)
+            if k is None:
+                d = b.call(runtime.real_tangent, d if d is not None else b.const(None), v)
+            vals.append(d if d is not None else self.zero(v, b))
+        t = b.emit(n.BuildDict(list(op.keys), vals, [n.Value(_dot(op.result))])).result
+        self.set_tan(op.result, t)
+        self.real.add(t.id)
+
+    def do_Unpack(self, op: n.Unpack, b: Builder) -> None:
+        b.emit(op)
+        t = self.get(op.value)
+        if t is None:
+            return
+        parts = b.call(runtime.unpack_tangent, t, op.value, b.const(len(op.results)),
+                       b.const(op.star))
+        un = b.emit(n.Unpack(parts, [n.Value(_dot(r)) for r in op.results], loc=op.loc))
+        for r, d in zip(op.results, un.results):
+            self.set_tan(r, d)
+
+    def do_MakeFunction(self, op: n.MakeFunction, b: Builder) -> None:
+        b.emit(op)
+
+    def do_FormatValue(self, op: n.Op, b: Builder) -> None:
+        b.emit(op)
+
+    do_JoinStr = do_FormatValue
+    do_BuildSlice = do_FormatValue
+    do_Raise = do_FormatValue
+
+    # -- structured ops ------------------------------------------------------------------
+
+    def yield_dot(self, region: n.Region, v: n.Value, sure: bool) -> n.Value:
+        """The tangent of ``v`` at the end of ``region`` (zeros made before the yield)."""
+        term = region.ops.pop()
+        b = Builder(region)
+        b.loc = term.loc
+        d = self.arg_dot(v, b, sure=sure)
+        region.ops.append(term)
+        return d
+
+    def do_If(self, op: n.If, b: Builder) -> None:
+        b.emit(op)
+        self.region(op.then)
+        self.region(op.orelse)
+        for r, yt, ye in list(zip(op.results, op.then.terminator.values,
+                                  op.orelse.terminator.values)):
+            if not self.active(r) or (self.get(yt) is None and self.get(ye) is None):
+                continue
+            numeric = self.type_of(r) in _NUMERIC
+            dt = self.yield_dot(op.then, yt, numeric)
+            de = self.yield_dot(op.orelse, ye, numeric)
+            op.then.terminator.values.append(dt)
+            op.orelse.terminator.values.append(de)
+            rd = n.Value(_dot(r), op.loc)
+            op.results.append(rd)
+            self.set_tan(r, rd, sure=self.is_sure(dt) and self.is_sure(de))
+            if dt.id in self.real and de.id in self.real:
+                self.real.add(rd.id)
+
+    def loop_slots(self, op: n.For | n.While | n.With, b: Builder) -> list[int]:
+        """Give every active carried value a tangent slot; return their indices."""
+        slots = []
+        carried = op.carried_args if not isinstance(op, n.With) else op.results
+        for k, (a, r) in enumerate(zip(carried, op.results)):
+            if not (self.active(a) or self.active(r)) or self.type_of(r) in _NO_TANGENT:
+                continue
+            slots.append(k)
+        return slots
+
+    def do_For(self, op: n.For, b: Builder) -> None:
+        self.loop(op, b)
+
+    def do_While(self, op: n.While, b: Builder) -> None:
+        self.loop(op, b)
+
+    def loop(self, op: n.For | n.While, b: Builder) -> None:
+        slots = self.loop_slots(op, b)
+        new_args = []
+        for k in slots:
+            a, init = op.carried_args[k], op.inits[k]
+            numeric = self.type_of(a) in _FLOATS
+            d = self.arg_dot(init, b, sure=numeric)
+            op.inits.append(d)
+            ad = n.Value(_dot(a), a.loc)
+            new_args.append(ad)
+            self.set_tan(a, ad, sure=numeric)
+            if a.id in self.needs_real:
+                self.real.add(ad.id)
+        if isinstance(op, n.For):
+            op.body.args.extend(new_args)
+            it = op.iterable
+            t = self.get(it) if self.active(it) else None
+            item = op.body.args[0]
+            if t is not None and self.active(item):
+                if item.id in self.needs_real:
+                    pairs = b.call(runtime.iter_tangent, it, t, b.const(True))
+                    self.keep.add(id(b.region.ops[-1]))
+                else:
+                    pairs = b.call(runtime.iter_tangent, it, t)
+                pair = n.Value("pair", op.loc)
+                op.iterable = pairs
+                op.body.args[0] = pair
+                item_dot = n.Value(_dot(item), op.loc)
+                op.body.ops.insert(0, n.Unpack(pair, [item, item_dot], loc=op.loc))
+                self.set_tan(item, item_dot)
+        else:
+            op.args.extend(new_args)
+            if op.cond.args is not op.args:
+                op.cond.args.extend(new_args)
+            if op.body.args is not op.args and op.body.args is not op.cond.args:
+                op.body.args.extend(new_args)
+        b.emit(op)
+        self.region(op.body)
+        for k, ad in zip(slots, new_args):
+            a, y = op.carried_args[k], op.body.terminator.values[k]
+            d = self.yield_dot(op.body, y, sure=self.is_sure(ad))
+            op.body.terminator.values.append(d)
+            r = op.results[k]
+            rd = n.Value(_dot(r), op.loc)
+            op.results.append(rd)
+            self.set_tan(r, rd, sure=self.is_sure(ad))
+            if ad.id in self.real:
+                self.real.add(rd.id)
+
+    def do_With(self, op: n.With, b: Builder) -> None:
+        if self.active(op.body.args[0]) if op.body.args else False:
+            raise NonDifferentiableError(
+                "the value of a `with` statement's manager is being differentiated", op.loc)
+        slots = self.loop_slots(op, b)
+        inits = []
+        for k in slots:
+            numeric = self.type_of(op.results[k]) in _FLOATS
+            inits.append(self.arg_dot(op.inits[k], b, sure=numeric))
+        b.emit(op)
+        self.region(op.body)
+        for k, d0 in zip(slots, inits):
+            y = op.body.terminator.values[k]
+            d = self.yield_dot(op.body, y, sure=self.is_sure(d0))
+            op.inits.append(d0)
+            op.body.terminator.values.append(d)
+            r = op.results[k]
+            rd = n.Value(_dot(r), op.loc)
+            op.results.append(rd)
+            self.set_tan(r, rd, sure=self.is_sure(d0) and self.is_sure(d))
+
+
+def jvp_transform(fn: n.Function, wrt: Sequence[int], arg_types: Sequence[type | None],
+                  linker: Linker | None = None, batched: bool = False
+                  ) -> tuple[n.Function, list[tuple[str, SourceLoc | None]]]:
+    """The JVP of the primal IR ``fn`` (not modified) for parameters ``wrt``.
+
+    The result is ``f_jvp(<params>, <one tangent per wrt param>) -> (out, out_dot)``;
+    ``batched`` says that tangents carry a leading axis of directions (rules are then
+    specialised for array tangents of float values). Returns the function and the
+    warnings found (callee name, location).
+    """
+    cloned, _ = clone_function(fn)
+    j = JVP(cloned, wrt, arg_types, linker=linker, batched=batched)
+    out = j.build()
+    return out, j.warnings
+
+
+__all__ = ["JVP", "jvp_transform"]
