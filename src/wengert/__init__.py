@@ -4,7 +4,18 @@ from wengert import (
     api,  # noqa: F401
     rules,  # noqa: F401  (registers the built-in rules)
 )
-from wengert.api import grad, jacfwd, jacrev, jvp, linearize, show, value_and_grad, vjp
+from wengert.api import (
+    grad,
+    hessian,
+    hvp,
+    jacfwd,
+    jacrev,
+    jvp,
+    linearize,
+    show,
+    value_and_grad,
+    vjp,
+)
 from wengert.diagnostics import (
     NonDifferentiableError,
     NonDifferentiableWarning,
@@ -20,6 +31,8 @@ __all__ = [
     "UnsupportedSyntaxError",
     "WengertError",
     "grad",
+    "hessian",
+    "hvp",
     "jacfwd",
     "jacrev",
     "jvp",

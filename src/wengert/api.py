@@ -461,7 +461,24 @@ def grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Any
             return g, value[1]
         return g
 
+    if not has_aux:
+        # Forward mode differentiates it again from ``f``'s IR (forward over reverse).
+        grad_f.__wengert_grad__ = (f, argnums)  # type: ignore[attr-defined]
     return grad_f
+
+
+def hvp(f: Any, primals: Sequence[Any], tangents_: Sequence[Any]) -> Any:
+    """The Hessian of scalar ``f`` at ``primals`` times ``tangents_`` (forward over reverse):
+    one cotangent-shaped result per primal (a single one for a single primal)."""
+    primals = tuple(primals)
+    nums = 0 if len(primals) == 1 else tuple(range(len(primals)))
+    return jvp(grad(f, argnums=nums), primals, tuple(tangents_))[1]
+
+
+def hessian(f: Any, argnums: int | Sequence[int] = 0) -> Any:
+    """The Hessian of scalar ``f``: ``jacfwd(grad(f))``, one batched forward pass over the
+    gradient's generated code. Layout as in JAX (``x.shape + x.shape``)."""
+    return jacfwd(grad(f, argnums), argnums)
 
 
 def vjp(f: Any, *primals: Any, has_aux: bool = False) -> Any:
@@ -732,9 +749,103 @@ def _is_batched(values: list[Any], dots: list[Any]) -> bool:
     return False
 
 
+class _InlineOnly(_Linker):
+    """A linker for code that is differentiated again: helpers are inlined, but nothing is
+    linked to compiled derivatives (their generated code has no IR to differentiate)."""
+
+    def direct(self, fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> Any:
+        return None
+
+
+def _grad_ir(vjp_ir: n.Function, wrt: tuple[int, ...], single: bool) -> n.Function:
+    """The gradient as one IR function: the VJP's forward code followed by its pullback's
+    body, seeded with ``1.0``. It is ordinary IR, so the transforms differentiate it again
+    (forward over reverse); the pullback's names and loops come along unchanged."""
+    from wengert.ir.clone import substitute
+
+    body = vjp_ir.body
+    ret = body.ops[-1]
+    assert isinstance(ret, n.Return)
+    pair = next(op for op in body.ops if ret.value in op.results)
+    assert isinstance(pair, n.Build)
+    mk = next(op for op in body.ops if pair.items[1] in op.results)
+    assert isinstance(mk, n.MakeFunction)
+    pb = mk.func.body
+    seed = n.Const(1.0, [n.Value("seed")])
+    none = n.Const(None, [n.Value()])
+    substitute(pb, {pb.args[0].id: seed.result, pb.args[1].id: none.result})
+    pb_ret = pb.ops[-1]
+    assert isinstance(pb_ret, n.Return)
+    grads = next(op for op in pb.ops if pb_ret.value in op.results)
+    assert isinstance(grads, n.Build)
+    ops = [op for op in body.ops if op not in (ret, pair, mk)]
+    ops += [seed, none, *(op for op in pb.ops if op is not pb_ret)]
+    if single:
+        result = grads.items[wrt[0]]
+    else:
+        out = n.Build("tuple", [grads.items[i] for i in wrt], [n.Value()])
+        ops.append(out)
+        result = out.result
+    ops.append(n.Return(result, loc=ret.loc))
+    return n.Function(f"{vjp_ir.name.removesuffix('_vjp')}_grad", vjp_ir.signature,
+                      n.Region(list(body.args), ops), vjp_ir.filename, vjp_ir.loc,
+                      vjp_ir.source_lines)
+
+
+def _grad_jvp_entry(fn: Any, wrt_grad: tuple[int, ...], single: bool,
+                    wrt: tuple[int, ...], arg_types: tuple[Any, ...], batched: bool
+                    ) -> _VJPEntry:
+    """The JVP of ``fn``'s gradient (w.r.t. ``wrt_grad``) for tangents of ``wrt``."""
+    from wengert.transforms.jvp import jvp_transform
+
+    key = (_key(fn), "grad", wrt_grad, single, wrt, arg_types, batched)
+    entry = _JVP_CACHE.get(key)
+    if entry is not None and entry.valid(fn):
+        return entry
+    _JVP_CACHE.pop(key, None)
+    prim = _primal_entry(fn)
+    linker = _InlineOnly()
+    vir, _ = vjp_transform(prim.ir, wrt_grad, arg_types, linker)
+    gir = _grad_ir(vir, wrt_grad, single)
+    jlinker = _JVPLinker()
+    jir, _ = jvp_transform(gir, wrt, arg_types, jlinker, batched=batched)
+    compiled, source = generate(jir, f"{fn.__qualname__}:grad_jvp")
+    entry = _VJPEntry(prim, compiled, source, fn.__code__, fn.__globals__,
+                      _unique([*linker.deps, *jlinker.deps]))
+    _JVP_CACHE[key] = entry
+    return entry
+
+
+def _call_grad_jvp(grad_of: tuple[Any, Any], args: tuple, kwargs: dict, dots: tuple,
+                   kw_dots: dict, batched: bool | None) -> tuple[Any, Any]:
+    """``_call_jvp`` for a function made by :func:`grad`: forward over reverse."""
+    f, argnums = grad_of
+    fn, bound, bound_kw = unwrap(f)
+    full = (*bound, *args)
+    kw = {**bound_kw, **kwargs}
+    values = _bind_params(fn, full, kw)
+    vdots = _bind_dots(fn, full, kw, (*([None] * len(bound)), *dots),
+                       {**dict.fromkeys(bound_kw), **kw_dots})
+    if batched is None:
+        batched = _is_batched(values, vdots)
+    nparams = len(_primal_entry(fn).ir.body.args)
+    wrt_grad = _wrt(argnums, len(bound), nparams)
+    wrt = tuple(i for i, (v, d) in enumerate(zip(values, vdots))
+                if d is not None and not isinstance(v, _NO_TANGENT_TYPES))
+    types_ = tuple(type(v) for v in values)
+    entry = _grad_jvp_entry(fn, wrt_grad, isinstance(argnums, int), wrt, types_, batched)
+    ins = [runtime.nonzero_tangent(vdots[i], values[i])
+           if isinstance(values[i], (float, numpy.floating, numpy.ndarray)) else vdots[i]
+           for i in wrt]
+    return entry.compiled(*values, *ins)
+
+
 def _call_jvp(fn: Any, args: tuple, kwargs: dict, dots: tuple, kw_dots: dict,
               batched: bool | None = None) -> tuple[Any, Any]:
     """Run ``fn``'s derived JVP on internal tangents (``None`` zeros, ``Attrs`` objects)."""
+    grad_of = getattr(fn, "__wengert_grad__", None)
+    if grad_of is not None:
+        return _call_grad_jvp(grad_of, args, kwargs, dots, kw_dots, batched)
     values = _bind_params(fn, args, kwargs)
     vdots = _bind_dots(fn, args, kwargs, dots, kw_dots)
     if batched is None:

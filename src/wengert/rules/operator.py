@@ -1106,3 +1106,24 @@ for _name in ("is_none", "is_not_none"):  # Python 3.14+
 defvjp(runtime.add_floats)(add_vjp)
 defjvp(runtime.add_floats)(add_jvp)
 mark_pure(runtime.add_floats)
+
+
+# ``runtime.nonzero(a, like)`` materialises a zero adjoint in generated pullbacks: the
+# identity in ``a`` (``like`` gives only a shape), so differentiated pullbacks pass through.
+@defvjp(runtime.nonzero)
+def nonzero_vjp(a, like):
+    y = runtime.nonzero(a, like)
+    return y, lambda y_bar: (y_bar, None)
+
+
+@defjvp(runtime.nonzero)
+def nonzero_jvp(a, like):
+    y = runtime.nonzero(a, like)
+
+    def nonzero_differential(a_dot, like_dot):
+        return a_dot
+
+    return y, nonzero_differential
+
+
+mark_pure(runtime.nonzero)

@@ -1,0 +1,178 @@
+"""Hessians and Hessian-vector products: forward mode over the gradient's generated code.
+
+Every Hessian is checked against central differences of ``wengert.grad`` (itself checked
+against finite differences of the function in ``transforms/test_vjp.py``).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy
+import pytest
+
+import wengert
+from transforms import vjp_corpus as corpus
+
+#: Corpus functions of float arguments whose Hessian forward-over-reverse computes today.
+HESSIAN_CASES = [
+    'arith_add_sub',
+    'arith_mul_div',
+    'arith_div_both',
+    'arith_pow_const',
+    'arith_pow_var',
+    'arith_const_base',
+    'arith_neg',
+    'arith_pos',
+    'arith_abs',
+    'arith_inplace_pow_var',
+    'arith_mod',
+    'arith_horner',
+    'arith_fanout',
+    'arith_reassign',
+    'arith_dead_code',
+    'arith_independent_input',
+    'arith_constant_output',
+    'arith_identity',
+    'arith_globals',
+    'arith_bool_times_float',
+    'arith_many_ops',
+    'math_sin',
+    'math_cos',
+    'math_tan',
+    'math_asin',
+    'math_acos',
+    'math_atan',
+    'math_atan2',
+    'math_sinh',
+    'math_cosh',
+    'math_tanh',
+    'math_asinh',
+    'math_acosh',
+    'math_atanh',
+    'math_exp',
+    'math_exp2',
+    'math_expm1',
+    'math_log2',
+    'math_log10',
+    'math_log1p',
+    'math_sqrt',
+    'math_cbrt',
+    'math_pow',
+    'math_pow_int',
+    'math_fabs',
+    'math_erf',
+    'math_erfc',
+    'math_copysign',
+    'math_fmod',
+    'math_degrees_radians',
+    'math_constants',
+    'math_alias',
+    'builtin_abs',
+    'builtin_int_in_branch',
+    'builtin_round_in_branch',
+    'if_else',
+    'if_elif_else',
+    'if_no_else',
+    'if_nested',
+    'if_on_data_both_branches_active',
+    'if_early_return',
+    'cond_expression',
+    'cond_expression_nested',
+    'and_or_conditions',
+    'not_condition',
+    'chained_comparison',
+    'for_range_step',
+    'for_range_negative_step',
+    'while_else',
+    'while_data_dependent',
+    'while_true_break',
+    'while_newton_sqrt',
+    'for_newton_fixed',
+    'nested_loops_break_inner',
+    'nested_loops_data_break',
+    'nested_loop_return',
+    'while_with_continue',
+    'param_rebinding',
+    'string_formatting_of_active',
+    'helper_call',
+    'closure_constant_capture_a',
+    'closure_constant_capture_b',
+    'module_lambda',
+    'module_lambda_default',
+    'apply_math_sin',
+    'functools_partial_keyword',
+    'functools_partial_positional',
+    'with_in_loop',
+    'only_second_float_differentiated',
+    'euler_ode',
+]
+
+_BY_NAME = {c.name: c for c in corpus.CASES}
+
+
+def _fd_hessian(f, args, eps=1e-5):
+    nums = tuple(range(len(args)))
+    g = wengert.grad(f, nums)
+    cols = []
+    for j in range(len(args)):
+        ap, am = list(args), list(args)
+        ap[j] += eps
+        am[j] -= eps
+        gp, gm = g(*ap), g(*am)
+        cols.append([(p - m) / (2 * eps) for p, m in zip(gp, gm)])
+    return numpy.array(cols).T
+
+
+def test_enough_cases():
+    assert len(HESSIAN_CASES) >= 30
+
+
+@pytest.mark.parametrize("name", HESSIAN_CASES)
+def test_hessian_matches_finite_differences_of_the_gradient(name):
+    case = _BY_NAME[name]
+    for args in case.inputs:
+        f = case.make()
+        nums = tuple(range(len(args)))
+        h = numpy.array(wengert.hessian(f, nums)(*copy.deepcopy(args)), dtype=float)
+        numpy.testing.assert_allclose(h, _fd_hessian(f, args), rtol=1e-4, atol=1e-5)
+        numpy.testing.assert_allclose(h, h.T, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", HESSIAN_CASES[::7])
+def test_hvp_is_hessian_times_vector(name):
+    case = _BY_NAME[name]
+    args = case.inputs[0]
+    f = case.make()
+    rng = numpy.random.default_rng(0)
+    v = tuple(float(x) for x in rng.normal(size=len(args)))
+    got = wengert.hvp(f, args, v)
+    got = numpy.atleast_1d(numpy.array(got, dtype=float))
+    want = _fd_hessian(f, args) @ numpy.array(v)
+    numpy.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def loop_and_branch(x, y):
+    s = x
+    for _ in range(4):
+        if s < 2.0:
+            s = s * y + math.sin(s)
+        else:
+            s = s - 0.1 * y
+    return s * x
+
+
+def test_hessian_single_argnum_is_a_float():
+    h = wengert.hessian(loop_and_branch)(0.5, 1.5)
+    assert type(h) is float
+    assert h == pytest.approx(_fd_hessian(loop_and_branch, (0.5, 1.5))[0, 0], rel=1e-4)
+
+
+def test_hessian_of_a_gradient_that_is_refused_is_located():
+    def log_base(x, b):
+        return math.log(x, b)
+
+    with pytest.raises(wengert.WengertError) as info:
+        wengert.hessian(log_base, (0, 1))(2.0, 3.0)
+    assert "math.py" in str(info.value)
