@@ -264,37 +264,48 @@ def _vjp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> _VJ
     if entry is not None and entry.valid(fn):
         return entry
     _VJP_CACHE.pop(key, None)
-    prim = _primal_entry(fn)
-    later = runtime.Later(f"{fn.__name__}_vjp")
-    _BUILDING[key] = later
-    start = len(_BUILT)
     linker = _Linker()
+    return _derive(fn, key, "vjp", _VJP_CACHE, _BUILDING, _BUILT, linker,
+                   lambda ir: vjp_transform(ir, wrt, arg_types, linker))
+
+
+def _derive(fn: Any, key: Any, mode: str, cache: dict, building: dict, built: list,
+            linker: _Linker, transform: Any) -> _VJPEntry:
+    """Transform ``fn``'s IR, compile and cache the result under ``key``: the bookkeeping
+    both modes share (recursion through ``Later``, cleanup after a failure, and shared
+    dependencies for mutually recursive derivatives)."""
+    prim = _primal_entry(fn)
+    later = runtime.Later(f"{fn.__name__}_{mode}")
+    building[key] = later
+    start = len(built)
     try:
-        ir, warnings_found = vjp_transform(prim.ir, wrt, arg_types, linker)
-        compiled, source = generate(ir, f"{fn.__qualname__}:vjp")
+        ir, warnings_found = transform(prim.ir)
+        compiled, source = generate(ir, f"{fn.__qualname__}:{mode}")
     except BaseException:
         # Derivatives finished inside this one may link to its ``Later``: drop them too.
-        for k, _, _ in _BUILT[start:]:
-            _VJP_CACHE.pop(k, None)
-        del _BUILT[start:]
+        for k, _, _ in built[start:]:
+            cache.pop(k, None)
+        del built[start:]
         raise
     finally:
-        del _BUILDING[key]
-    compiled.__defaults__ = fn.__defaults__
-    compiled.__kwdefaults__ = fn.__kwdefaults__
+        del building[key]
+    if mode == "vjp":  # a derived JVP takes every parameter positionally
+        compiled.__defaults__ = fn.__defaults__
+        compiled.__kwdefaults__ = fn.__kwdefaults__
     later.fn = compiled
+    what = "gradient" if mode == "vjp" else "tangent"
     for name, loc in warnings_found:
         warnings.warn(NonDifferentiableWarning(
             f"an active value passes through {name}(), which has no derivative; "
-            "the gradient through it is zero", loc,
-            hint="use wengert.stop_gradient() to say this is intended"), stacklevel=4)
+            f"the {what} through it is zero", loc,
+            hint="use wengert.stop_gradient() to say this is intended"), stacklevel=5)
     entry = _VJPEntry(prim, compiled, source, fn.__code__, fn.__globals__,
                       _unique(linker.deps))
-    _VJP_CACHE[key] = entry
-    _BUILT.append((key, entry, linker))
-    if not _BUILDING:
-        group = _BUILT[:]
-        _BUILT.clear()
+    cache[key] = entry
+    built.append((key, entry, linker))
+    if not building:
+        group = built[:]
+        built.clear()
         if any(lk.cyclic for _, _, lk in group):
             # Mutually recursive derivatives call each other: each is stale when any is.
             union = _unique([d for _, e, _ in group for d in [*e.primal.deps, *e.linked]])
@@ -659,39 +670,9 @@ def _jvp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...],
     if entry is not None and entry.valid(fn):
         return entry
     _JVP_CACHE.pop(key, None)
-    prim = _primal_entry(fn)
-    later = runtime.Later(f"{fn.__name__}_jvp")
-    _JVP_BUILDING[key] = later
-    start = len(_JVP_BUILT)
     linker = _JVPLinker()
-    try:
-        ir, warnings_found = jvp_transform(prim.ir, wrt, arg_types, linker, batched=batched)
-        compiled, source = generate(ir, f"{fn.__qualname__}:jvp")
-    except BaseException:
-        for k, _, _ in _JVP_BUILT[start:]:
-            _JVP_CACHE.pop(k, None)
-        del _JVP_BUILT[start:]
-        raise
-    finally:
-        del _JVP_BUILDING[key]
-    later.fn = compiled
-    for name, loc in warnings_found:
-        warnings.warn(NonDifferentiableWarning(
-            f"an active value passes through {name}(), which has no derivative; "
-            "the tangent through it is zero", loc,
-            hint="use wengert.stop_gradient() to say this is intended"), stacklevel=4)
-    entry = _VJPEntry(prim, compiled, source, fn.__code__, fn.__globals__,
-                      _unique(linker.deps))
-    _JVP_CACHE[key] = entry
-    _JVP_BUILT.append((key, entry, linker))
-    if not _JVP_BUILDING:
-        group = _JVP_BUILT[:]
-        _JVP_BUILT.clear()
-        if any(lk.cyclic for _, _, lk in group):
-            union = _unique([d for _, e, _ in group for d in [*e.primal.deps, *e.linked]])
-            for _, e, _ in group:
-                e.linked = union
-    return entry
+    return _derive(fn, key, "jvp", _JVP_CACHE, _JVP_BUILDING, _JVP_BUILT, linker,
+                   lambda ir: jvp_transform(ir, wrt, arg_types, linker, batched=batched))
 
 
 _NO_TANGENT_TYPES = (int, bool, str, bytes, type(None), range)
