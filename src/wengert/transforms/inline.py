@@ -79,7 +79,9 @@ def specialized_vjp(rule_fn: Callable, nargs: int, arg_types: Sequence[type | No
     return spec
 
 
-def _build(rule_fn: Callable, nargs: int, arg_types: list[type | None]) -> Spec | None:
+def _split(rule_fn: Callable, nargs: int, arg_types: list[type | None]) -> tuple | None:
+    """A rule's body specialised on ``arg_types`` if it ends in ``return value, closure``:
+    (function, its types, body, the return, definitions by value id, the returned pair)."""
     base = _lowered(rule_fn)
     if base is None:
         return None
@@ -100,6 +102,14 @@ def _build(rule_fn: Callable, nargs: int, arg_types: list[type | None]) -> Spec 
     if not (isinstance(pair, n.Build) and pair.kind == "tuple" and len(pair.items) == 2
             and not pair.starred):
         return None
+    return fn, types, body, ret, defs, pair
+
+
+def _build(rule_fn: Callable, nargs: int, arg_types: list[type | None]) -> Spec | None:
+    split = _split(rule_fn, nargs, arg_types)
+    if split is None:
+        return None
+    fn, types, body, ret, defs, pair = split
     value, pbv = pair.items
     mk = defs.get(pbv.id)
     if not isinstance(mk, n.MakeFunction) or mk.defaults or len(mk.func.body.args) != 1 or \
@@ -249,26 +259,10 @@ def specialized_jvp(rule_fn: Callable, nargs: int, arg_types: Sequence[type | No
 
 def _build_jvp(rule_fn: Callable, nargs: int, arg_types: list[type | None],
                ttypes: list[type | None]) -> JSpec | None:
-    base = _lowered(rule_fn)
-    if base is None:
+    split = _split(rule_fn, nargs, arg_types)
+    if split is None:
         return None
-    sig = base.signature
-    if sig.vararg or sig.kwarg or sig.kwonly or sig.posonly or len(sig.args) != nargs or \
-            rule_fn.__defaults__:
-        return None
-    fn, _ = clone_function(base)
-    specialize(fn, arg_types)
-    cleanup(fn, drop_pure_calls=True)
-    types = infer_types(fn, arg_types)
-    body = fn.body
-    ret = body.ops[-1]
-    if not isinstance(ret, n.Return):
-        return None
-    defs = {r.id: op for op in body.ops for r in op.results}
-    pair = defs.get(ret.value.id)
-    if not (isinstance(pair, n.Build) and pair.kind == "tuple" and len(pair.items) == 2
-            and not pair.starred):
-        return None
+    fn, types, body, ret, defs, pair = split
     value, dv = pair.items
     mk = defs.get(dv.id)
     if not isinstance(mk, n.MakeFunction) or mk.defaults or \
