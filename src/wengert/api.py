@@ -21,7 +21,7 @@ from typing import Any
 import numpy
 
 from wengert import runtime, tangents
-from wengert.analysis.types import infer_types, return_type
+from wengert.analysis.types import ListOf, infer_types, return_type
 from wengert.codegen.emit import generate
 from wengert.diagnostics import (
     NonDifferentiableError,
@@ -34,6 +34,7 @@ from wengert.frontend.source import Dependency, unwrap
 from wengert.ir import nodes as n
 from wengert.ir.printer import print_function
 from wengert.rules import registry
+from wengert.transforms.cleanup import cleanup
 from wengert.transforms.vjp import vjp_transform
 
 
@@ -55,9 +56,81 @@ _PRIMAL_CACHE: dict[Any, _Entry] = {}
 
 
 def _key(fn: Any) -> Any:
+    if type(fn) is _Derived:
+        return ("grad", _key(fn.inner), fn.wrt, fn.single)
     # Identity, not equality: code objects of two identical modules compare equal.
     # The cells' contents and the globals are checked by the entry itself.
     return (id(fn.__code__), id(fn.__globals__), tuple(id(c) for c in (fn.__closure__ or ())))
+
+
+class _Derived:
+    """``grad(f)`` seen as a function wengert differentiates like any other.
+
+    It takes the parameters of ``f`` (the plain function ``base`` at the bottom of a
+    tower of ``grad``) and its IR is derived from ``f``'s for each set of argument types
+    (:func:`_ir_entry`): the VJP's forward code followed by its pullback, seeded. So
+    ``grad(grad(f))``, ``jvp(grad(f))``, ``hessian`` and calls of a ``grad(f)`` inside
+    differentiated code all transform generated IR again. Attributes that bind arguments
+    (``__code__``, ``__defaults__``, the signature) are ``base``'s.
+    """
+
+    def __init__(self, inner: Any, wrt: tuple[int, ...], single: bool) -> None:
+        self.inner, self.wrt, self.single = inner, wrt, single
+        self.base = inner.base if type(inner) is _Derived else inner
+        self.__name__ = f"{inner.__name__}_grad"
+        self.__qualname__ = f"{inner.__qualname__}_grad"
+
+    __code__ = property(lambda self: self.base.__code__)
+    __globals__ = property(lambda self: self.base.__globals__)
+    __defaults__ = property(lambda self: self.base.__defaults__)
+    __kwdefaults__ = property(lambda self: self.base.__kwdefaults__)
+    __closure__ = property(lambda self: self.base.__closure__)
+    __signature__ = property(lambda self: inspect.signature(self.base, follow_wrapped=False))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return grad(self.inner, self.wrt[0] if self.single else self.wrt)(*args, **kwargs)
+
+
+def _unwrap(f: Any) -> tuple[Any, tuple, dict]:
+    """:func:`unwrap`, with functions made by :func:`grad` seen as :class:`_Derived`."""
+    if type(f) is _Derived:
+        return f, (), {}
+    spec = getattr(f, "__wengert_grad__", None)
+    if spec is None:
+        return unwrap(f)
+    inner, argnums = spec
+    fn, bound, bound_kw = _unwrap(inner)
+    wrt = _wrt(argnums, len(bound), _nparams(fn))
+    return _Derived(fn, wrt, isinstance(argnums, int)), bound, bound_kw
+
+
+def _nparams(fn: Any) -> int:
+    """How many parameters ``fn`` has (``*args`` and ``**kwargs`` count one each)."""
+    while type(fn) is _Derived:
+        fn = fn.base
+    return len(_primal_entry(fn).ir.body.args)
+
+
+_DERIVED_IR: dict[Any, _Entry] = {}
+
+
+def _ir_entry(fn: Any, arg_types: tuple[Any, ...]) -> _Entry:
+    """The IR to differentiate for ``fn`` called with arguments of these types: its own
+    (lowered once for all types) or, for a :class:`_Derived`, the gradient IR of what it
+    differentiates, which depends on the types."""
+    if type(fn) is not _Derived:
+        return _primal_entry(fn)
+    key = (_key(fn), arg_types)
+    entry = _DERIVED_IR.get(key)
+    if entry is not None and entry.valid(fn):
+        return entry
+    _DERIVED_IR.pop(key, None)
+    inner = _ir_entry(fn.inner, arg_types)
+    gir, deps = _gradient_ir(inner.ir, fn.wrt, fn.single, arg_types)
+    entry = _Entry(gir, _unique([_CodeDep(fn.base), *inner.deps, *deps]),
+                   fn.__code__, fn.__globals__)
+    _DERIVED_IR[key] = entry
+    return entry
 
 
 def _primal_entry(fn: Any) -> _Entry:
@@ -101,14 +174,16 @@ def show(f: Any, mode: str = "ir", argnums: int | Sequence[int] = 0,
     specialised on ``arg_types`` (default: ``float`` for every parameter); ``"jvp"``
     the generated forward-mode code, likewise.
     """
-    fn, bound, _ = unwrap(f)
+    fn, bound, _ = _unwrap(f)
     if mode == "ir":
+        if type(fn) is _Derived:  # the gradient's IR, for float arguments
+            return print_function(_ir_entry(fn, (float,) * _nparams(fn)).ir)
         return print_function(_primal_entry(fn).ir)
     if mode == "primal":
         primal(fn)
         return _primal_entry(fn).source or ""
     if mode == "vjp":
-        nparams = len(_primal_entry(fn).ir.body.args)
+        nparams = _nparams(fn)
         if arg_types is None:
             arg_types = [float] * nparams
         wrt = _wrt(argnums, len(bound), nparams)
@@ -167,7 +242,32 @@ class _Linker:
         #: Result types of calls still being inferred that this build assumed.
         self.consulted: set[Any] = set()
 
+    def resolve(self, fn: Any) -> Any:
+        """The function to differentiate for a callee ``fn`` known when transforming:
+        itself if a plain function, or the :class:`_Derived` behind one made by
+        :func:`grad`; ``None`` for anything else (one over a bound method or
+        ``functools.partial`` included)."""
+        if getattr(fn, "__wengert_grad__", None) is None:
+            return fn if isinstance(fn, types.FunctionType) else None
+        derived, bound, bound_kw = _unwrap(fn)
+        return None if bound or bound_kw else derived
+
+    def is_grad(self, value: Any) -> bool:
+        return value is grad
+
+    def make_grad(self, f: Any, argnums: Any) -> Any:
+        return grad(f, argnums)
+
+    def gradient_ir(self, fn: n.Function, wrt: tuple[int, ...], single: bool,
+                    arg_types: Sequence[Any]) -> n.Function:
+        gir, deps = _gradient_ir(fn, wrt, single, arg_types)
+        self.deps.extend(deps)
+        return gir
+
     def result_type(self, fn: Any, arg_types: list[Any]) -> Any:
+        fn = self.resolve(fn)
+        if fn is None:
+            return None
         found = _result_type(fn, tuple(arg_types), self.consulted)
         if found is None:
             return None
@@ -176,6 +276,8 @@ class _Linker:
 
     def callee_ir(self, fn: Any) -> n.Function | None:
         """The IR of a user function to inline (``None``: it has none)."""
+        if getattr(fn, "__wengert_grad__", None) is not None:
+            return None  # its IR depends on the argument types: linked instead
         try:
             prim = _primal_entry(fn)
         except WengertError:
@@ -221,7 +323,7 @@ def _result_type(fn: Any, arg_types: tuple[Any, ...], consulted: set[Any] | None
     if not _has_plain_signature(fn, len(arg_types)):
         return None
     try:
-        prim = _primal_entry(fn)
+        prim = _ir_entry(fn, arg_types)
     except WengertError:
         return None
     for guess in (None, float, numpy.ndarray):
@@ -265,16 +367,16 @@ def _vjp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> _VJ
         return entry
     _VJP_CACHE.pop(key, None)
     linker = _Linker()
-    return _derive(fn, key, "vjp", _VJP_CACHE, _BUILDING, _BUILT, linker,
+    return _derive(fn, arg_types, key, "vjp", _VJP_CACHE, _BUILDING, _BUILT, linker,
                    lambda ir: vjp_transform(ir, wrt, arg_types, linker))
 
 
-def _derive(fn: Any, key: Any, mode: str, cache: dict, building: dict, built: list,
-            linker: _Linker, transform: Any) -> _VJPEntry:
+def _derive(fn: Any, arg_types: tuple[Any, ...], key: Any, mode: str, cache: dict,
+            building: dict, built: list, linker: _Linker, transform: Any) -> _VJPEntry:
     """Transform ``fn``'s IR, compile and cache the result under ``key``: the bookkeeping
     both modes share (recursion through ``Later``, cleanup after a failure, and shared
     dependencies for mutually recursive derivatives)."""
-    prim = _primal_entry(fn)
+    prim = _ir_entry(fn, arg_types)
     later = runtime.Later(f"{fn.__name__}_{mode}")
     building[key] = later
     start = len(built)
@@ -328,19 +430,31 @@ def _wrt(argnums: int | Sequence[int], nbound: int, nparams: int) -> tuple[int, 
     return tuple(out)
 
 
+_LIST_OF_FLOAT = ListOf(float)
+
+
+def _arg_type(a: Any) -> Any:
+    """The type an argument specialises derivatives on: its own, or ``ListOf(float)`` for
+    a list of floats (checked on each call: the specialised code relies on it)."""
+    t = type(a)
+    if t is list and a and all(type(v) is float for v in a):
+        return _LIST_OF_FLOAT
+    return t
+
+
 def _param_types(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, ...] | None:
     """The type of each parameter's value for this call (``None``: cannot bind cheaply)."""
     code = fn.__code__
     nparams = code.co_argcount + code.co_kwonlyargcount
     if not kwargs and code.co_flags & 0x0C == 0 and len(args) == code.co_argcount and \
             not code.co_kwonlyargcount:
-        return tuple(type(a) for a in args)
+        return tuple(map(_arg_type, args))
     try:
         bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
     except TypeError:
         return None
     bound.apply_defaults()
-    out = tuple(type(v) for v in bound.arguments.values())
+    out = tuple(_arg_type(v) for v in bound.arguments.values())
     del nparams
     return out
 
@@ -357,7 +471,7 @@ def _shapes_of(args: tuple) -> tuple:
 def _call_vjp(fn: Any, wrt: tuple[int, ...] | None, args: tuple, kwargs: dict
               ) -> tuple[Any, Any, _VJPEntry]:
     types_ = _param_types(fn, args, kwargs)
-    nparams = len(_primal_entry(fn).ir.body.args)
+    nparams = _nparams(fn)
     if types_ is None:
         # Let Python report the bad call (missing or unexpected arguments).
         fn(*args, **kwargs)
@@ -428,23 +542,23 @@ def value_and_grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = Fal
 
     @functools.wraps(f)
     def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
-        hit = None if kwargs else fast.get(tuple(map(type, args)))
+        hit = None if kwargs else fast.get(tuple(map(_arg_type, args)))
         if hit is not None and hit[1].valid(hit[0]):
             fn, entry, wrt, bound = hit
             full = (*bound, *args) if bound else args
             before = _shapes_of(full)
             out, pb = entry.compiled(*full)
         else:
-            fn, bound, bound_kw = unwrap(f)
+            fn, bound, bound_kw = _unwrap(f)
             full = (*bound, *args)
             kw = {**bound_kw, **kwargs}
-            nparams = len(_primal_entry(fn).ir.body.args)
+            nparams = _nparams(fn)
             wrt = _wrt(argnums, len(bound), nparams)
             before = _shapes_of(full)
             out, pb, entry = _call_vjp(fn, wrt, full, kw)
             if not kw and len(full) == fn.__code__.co_argcount and \
                     not fn.__code__.co_flags & 0x0C:
-                fast[tuple(map(type, args))] = (fn, entry, wrt, tuple(bound))
+                fast[tuple(map(_arg_type, args))] = (fn, entry, wrt, tuple(bound))
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise TypeError("has_aux=True requires the function to return a pair "
@@ -494,9 +608,9 @@ def hessian(f: Any, argnums: int | Sequence[int] = 0) -> Any:
 
 def vjp(f: Any, *primals: Any, has_aux: bool = False) -> Any:
     """``(f(*primals), pullback)``; ``pullback(out_bar)`` gives one cotangent per primal."""
-    fn, bound, bound_kw = unwrap(f)
+    fn, bound, bound_kw = _unwrap(f)
     full = (*bound, *primals)
-    nparams = len(_primal_entry(fn).ir.body.args)
+    nparams = _nparams(fn)
     wrt = tuple(range(len(bound), min(len(full), nparams)))
     before = _shapes_of(full)
     out, pb, _ = _call_vjp(fn, wrt, full, dict(bound_kw))
@@ -538,7 +652,7 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None
             return inouts if inouts is not None else (None,) * (1 + len(args) + nk)
         return value, nondiff_pullback
     try:
-        fn, bound, bound_kw = unwrap(f)
+        fn, bound, bound_kw = _unwrap(f)
     except SourceUnavailableError:
         name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
         raise NonDifferentiableError(
@@ -671,7 +785,7 @@ def _jvp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...],
         return entry
     _JVP_CACHE.pop(key, None)
     linker = _JVPLinker()
-    return _derive(fn, key, "jvp", _JVP_CACHE, _JVP_BUILDING, _JVP_BUILT, linker,
+    return _derive(fn, arg_types, key, "jvp", _JVP_CACHE, _JVP_BUILDING, _JVP_BUILT, linker,
                    lambda ir: jvp_transform(ir, wrt, arg_types, linker, batched=batched))
 
 
@@ -738,6 +852,18 @@ class _InlineOnly(_Linker):
         return None
 
 
+def _gradient_ir(ir: n.Function, wrt: tuple[int, ...], single: bool,
+                 arg_types: Sequence[Any]) -> tuple[n.Function, list[Any]]:
+    """The gradient of the IR ``ir`` w.r.t. ``wrt`` as IR, and what it rests on."""
+    # Helpers are inlined, never linked: the result is differentiated again, and a
+    # compiled derivative has no IR to differentiate.
+    linker = _InlineOnly()
+    vir, _ = vjp_transform(ir, wrt, list(arg_types), linker)
+    gir = _grad_ir(vir, wrt, single)
+    cleanup(gir, drop_pure_calls=True)  # the primal's value, say, is no longer needed
+    return gir, linker.deps
+
+
 def _grad_ir(vjp_ir: n.Function, wrt: tuple[int, ...], single: bool) -> n.Function:
     """The gradient as one IR function: the VJP's forward code followed by its pullback's
     body, seeded with ``1.0``. It is ordinary IR, so the transforms differentiate it again
@@ -773,67 +899,16 @@ def _grad_ir(vjp_ir: n.Function, wrt: tuple[int, ...], single: bool) -> n.Functi
                       vjp_ir.source_lines)
 
 
-def _grad_jvp_entry(fn: Any, wrt_grad: tuple[int, ...], single: bool,
-                    wrt: tuple[int, ...], arg_types: tuple[Any, ...], batched: bool
-                    ) -> _VJPEntry:
-    """The JVP of ``fn``'s gradient (w.r.t. ``wrt_grad``) for tangents of ``wrt``."""
-    from wengert.transforms.jvp import jvp_transform
-
-    key = (_key(fn), "grad", wrt_grad, single, wrt, arg_types, batched)
-    entry = _JVP_CACHE.get(key)
-    if entry is not None and entry.valid(fn):
-        return entry
-    _JVP_CACHE.pop(key, None)
-    prim = _primal_entry(fn)
-    linker = _InlineOnly()
-    vir, _ = vjp_transform(prim.ir, wrt_grad, arg_types, linker)
-    gir = _grad_ir(vir, wrt_grad, single)
-    jlinker = _JVPLinker()
-    jir, _ = jvp_transform(gir, wrt, arg_types, jlinker, batched=batched)
-    compiled, source = generate(jir, f"{fn.__qualname__}:grad_jvp")
-    entry = _VJPEntry(prim, compiled, source, fn.__code__, fn.__globals__,
-                      _unique([*linker.deps, *jlinker.deps]))
-    _JVP_CACHE[key] = entry
-    return entry
-
-
-def _call_grad_jvp(grad_of: tuple[Any, Any], args: tuple, kwargs: dict, dots: tuple,
-                   kw_dots: dict, batched: bool | None) -> tuple[Any, Any]:
-    """``_call_jvp`` for a function made by :func:`grad`: forward over reverse."""
-    f, argnums = grad_of
-    fn, bound, bound_kw = unwrap(f)
-    full = (*bound, *args)
-    kw = {**bound_kw, **kwargs}
-    values = _bind_params(fn, full, kw)
-    vdots = _bind_dots(fn, full, kw, (*([None] * len(bound)), *dots),
-                       {**dict.fromkeys(bound_kw), **kw_dots})
-    if batched is None:
-        batched = _is_batched(values, vdots)
-    nparams = len(_primal_entry(fn).ir.body.args)
-    wrt_grad = _wrt(argnums, len(bound), nparams)
-    wrt = tuple(i for i, (v, d) in enumerate(zip(values, vdots))
-                if d is not None and not isinstance(v, _NO_TANGENT_TYPES))
-    types_ = tuple(type(v) for v in values)
-    entry = _grad_jvp_entry(fn, wrt_grad, isinstance(argnums, int), wrt, types_, batched)
-    ins = [runtime.nonzero_tangent(vdots[i], values[i])
-           if isinstance(values[i], (float, numpy.floating, numpy.ndarray)) else vdots[i]
-           for i in wrt]
-    return entry.compiled(*values, *ins)
-
-
 def _call_jvp(fn: Any, args: tuple, kwargs: dict, dots: tuple, kw_dots: dict,
               batched: bool | None = None) -> tuple[Any, Any]:
     """Run ``fn``'s derived JVP on internal tangents (``None`` zeros, ``Attrs`` objects)."""
-    grad_of = getattr(fn, "__wengert_grad__", None)
-    if grad_of is not None:
-        return _call_grad_jvp(grad_of, args, kwargs, dots, kw_dots, batched)
     values = _bind_params(fn, args, kwargs)
     vdots = _bind_dots(fn, args, kwargs, dots, kw_dots)
     if batched is None:
         batched = _is_batched(values, vdots)
     wrt = tuple(i for i, (v, d) in enumerate(zip(values, vdots))
                 if d is not None and not isinstance(v, _NO_TANGENT_TYPES))
-    types_ = tuple(type(v) for v in values)
+    types_ = tuple(map(_arg_type, values))
     entry = _jvp_entry(fn, wrt, types_, batched)
     ins = [runtime.nonzero_tangent(vdots[i], values[i])
            if isinstance(values[i], (float, numpy.floating, numpy.ndarray)) else vdots[i]
@@ -918,7 +993,7 @@ def jvp(f: Any, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool =
 
 def _jvp_run(f: Any, primals: tuple, dots: tuple, batch: tuple[int, ...], has_aux: bool
              ) -> Any:
-    fn, bound, bound_kw = unwrap(f)
+    fn, bound, bound_kw = _unwrap(f)
     full = (*bound, *primals)
     full_dots = (*([None] * len(bound)), *dots)
     kw_dots = dict.fromkeys(bound_kw)
@@ -944,26 +1019,33 @@ def linearize(f: Any, *primals: Any) -> tuple[Any, Any]:
     return out, f_jvp
 
 
-def _jac_layout(out: Any, rows: list[Any], x: Any, cols: list[int]) -> Any:
-    """Jacobian blocks in JAX's layout: ``out`` structure of ``x`` structures, each leaf
-    of shape ``out_leaf.shape + x_leaf.shape`` (floats for scalar by scalar).
+def _jac_layout(out: Any, parts: list[tuple[list[Any], Any, list[int]]], single: bool
+                ) -> Any:
+    """Jacobian blocks in JAX's layout: the structure of ``out``, each of its leaves
+    holding the block of each argument (a tuple of them unless ``single``), each block in
+    the structure of its argument, with leaves of shape ``out_leaf.shape + x_leaf.shape``
+    (floats for scalar by scalar).
 
-    ``rows[j]`` is output leaf ``j``'s derivative with the input scalars as leading axis
-    (shape ``(k, *out_leaf.shape)``); ``cols`` are the offsets of ``x``'s leaves in ``k``.
+    ``parts`` has, per argument: ``rows`` (``rows[j]`` is output leaf ``j``'s derivative
+    with the argument's scalars as leading axis, shape ``(k, *out_leaf.shape)``), the
+    argument ``x`` and ``cols``, the offsets of ``x``'s leaves in ``k``.
     """
     out_leaves, out_def = tangents.flatten(out)
-    x_leaves, x_def = tangents.flatten(x)
     blocks = []
-    for ol, r in zip(out_leaves, rows):
-        per_x = []
-        for xl, o in zip(x_leaves, cols):
-            size = int(numpy.size(xl))
-            part = numpy.asarray(r)[o:o + size]
-            part = numpy.moveaxis(part.reshape((size, *numpy.shape(ol))), 0, -1)
-            part = part.reshape((*numpy.shape(ol), *numpy.shape(xl)))
-            per_x.append(float(part) if part.ndim == 0 and not isinstance(
-                xl, numpy.ndarray) and not isinstance(ol, numpy.ndarray) else part)
-        blocks.append(tangents.unflatten(x_def, per_x) if x_leaves else None)
+    for j, ol in enumerate(out_leaves):
+        per_arg = []
+        for rows, x, cols in parts:
+            x_leaves, x_def = tangents.flatten(x)
+            per_x = []
+            for xl, o in zip(x_leaves, cols):
+                size = int(numpy.size(xl))
+                part = numpy.asarray(rows[j])[o:o + size]
+                part = numpy.moveaxis(part.reshape((size, *numpy.shape(ol))), 0, -1)
+                part = part.reshape((*numpy.shape(ol), *numpy.shape(xl)))
+                per_x.append(float(part) if part.ndim == 0 and not isinstance(
+                    xl, numpy.ndarray) and not isinstance(ol, numpy.ndarray) else part)
+            per_arg.append(tangents.unflatten(x_def, per_x) if x_leaves else None)
+        blocks.append(per_arg[0] if single else tuple(per_arg))
     return _replace_leaves(out_def, blocks)
 
 
@@ -1033,8 +1115,7 @@ def jacfwd(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> A
         res = _jvp_run(f, tuple(args), tuple(dots), (k,), has_aux)
         out, out_dot = res[0], res[1]
         rows, _ = tangents.flatten(out_dot)
-        jacs = tuple(_jac_layout(out, rows, args[i], offsets[i]) for i in idx)
-        jac = jacs[0] if single else jacs
+        jac = _jac_layout(out, [(rows, args[i], offsets[i]) for i in idx], single)
         return (jac, res[2]) if has_aux else jac
 
     return jacfwd_f
@@ -1074,7 +1155,7 @@ def jacrev(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> A
                 g = tangents.materialize(args[i], cts[i])
                 grads[i].append(tangents.flatten(g)[0])
         del unit_leaves
-        jacs = []
+        parts = []
         for i in idx:
             x_leaves, _ = tangents.flatten(args[i])
             offsets, k = [], 0
@@ -1089,8 +1170,8 @@ def jacrev(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> A
             for leaf, size in zip(out_leaves, sizes):
                 rows.append(flat[:, start:start + size].reshape((k, *numpy.shape(leaf))))
                 start += size
-            jacs.append(_jac_layout(out, rows, args[i], offsets))
-        jac = jacs[0] if single else tuple(jacs)
+            parts.append((rows, args[i], offsets))
+        jac = _jac_layout(out, parts, single)
         return (jac, res[2]) if has_aux else jac
 
     return jacrev_f
@@ -1119,7 +1200,7 @@ def dispatch_jvp(f: Any, args: tuple, dots: tuple, kwargs: dict, kw_dots: Any, o
             any(d is not None for d in (*dots, *kw_dots.values())):
         return _construct_jvp(f, args, dots, kwargs, kw_dots, site)
     try:
-        fn, bound, bound_kw = unwrap(f)
+        fn, bound, bound_kw = _unwrap(f)
     except SourceUnavailableError:
         name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
         if all(d is None for d in (*dots, *kw_dots.values(), obj_dot)):
@@ -1140,7 +1221,7 @@ def dispatch_jvp(f: Any, args: tuple, dots: tuple, kwargs: dict, kw_dots: Any, o
 
 def _show_jvp(fn: Any, argnums: int | Sequence[int], nbound: int,
               arg_types: Sequence[type | None] | None) -> str:
-    nparams = len(_primal_entry(fn).ir.body.args)
+    nparams = _nparams(fn)
     if arg_types is None:
         arg_types = [float] * nparams
     wrt = _wrt(argnums, nbound, nparams)

@@ -17,10 +17,12 @@ import numpy as np
 import pytest
 
 import wengert.rules  # noqa: F401  (registers the built-in rules)
+from wengert import runtime
 from wengert.codegen.emit import generate
 from wengert.frontend.lower import lower
 from wengert.ir import nodes as n
 from wengert.ir import verify
+from wengert.rules import adjoints as adj_rules
 from wengert.rules import operator as op_rules
 from wengert.rules import registry
 from wengert.transforms.specialize import specialize
@@ -179,6 +181,33 @@ SAMPLES: dict = {
     math.acos: [(0.3,), (-0.5,), (1.0,)],
     math.atanh: [(0.3,), (-0.5,)],
     math.acosh: [(1.5,), (1.0,)],
+    # Helpers generated pullbacks call (differentiated again at higher order).
+    runtime.getitem_adjoint: [([1.0, None, 2.0], [1.0, 2.0, 3.0], 1, 0.5),
+                              (None, A23, 1, np.ones(3)),
+                              ({"a": 1.0}, {"a": 1.0, "b": 2.0}, "b", 0.5),
+                              ([1.0, 2.0], [1.0, 2.0, 3.0], 0, 0.5, 2)],
+    runtime.setitem_adjoint: [([1.0, 2.0, 3.0], 1), (A23, 0), ({"a": 1.5, "b": 2.0}, "a")],
+    runtime.getattr_adjoint: [({"w": 1.5}, None, "w", 2.0), (None, None, "w", 2.0)],
+    runtime.field_adjoint: [({"w": 1.5, "b": 2.0}, "w")],
+    runtime.setattr_adjoint: [({"w": 1.5, "b": 2.0}, "w")],
+    runtime.item_adjoint: [([1.5, 2.0], 1), ((1.5, 2.0), 0)],
+    runtime.inout: [((1.5, 2.0), 1), (None, 0)],
+    runtime.key_adjoint: [({"a": 1.5, "b": 2.0}, "b")],
+    runtime.subdict_adjoint: [({"a": 1.5, "b": 2.0}, {"a": 1.0})],
+    runtime.split_adjoint: [([1.0, 2.0, 3.0], (None, 2))],
+    runtime.unpack_adjoint: [((1.0, 2.0), [1.0, 2.0], None),
+                             ((1.0, [2.0, 3.0]), (1.0, 2.0, 3.0), 1)],
+    runtime.regroup: [((1.0, 2.0, 3.0), (None, (1.0, 2.0)))],
+    adj_rules._take: [([1.0, 2.0, 3.0], [None, None, None], 1), ({"a": 1.0}, {"a": None}, "a"),
+                      (A23, np.zeros((2, 3)), 1)],
+    adj_rules._add_at: [(A23, np.zeros((2, 3)), 1, np.ones(3)),
+                        (None, np.zeros((2, 3)), (0, 1), 2.0)],
+    adj_rules._items: [(A23, np.zeros((2, 3)), 2), ([1.0, 2.0], [None, None], 2)],
+    adj_rules._pack: [((1.0, [2.0, 3.0]), (None, None, None), 1)],
+    adj_rules._unpack: [([1.0, 2.0, 3.0], [None, None, None], 2, 1)],
+    adj_rules._join: [([1.0, [2.0, 3.0]], (None, 2), False)],
+    adj_rules._ungroup: [([1.0, (2.0, 3.0)], (None, (None, None)))],
+    adj_rules._append: [([1.0, 2.0], 3.0, 2), (None, 3.0, 2)],
 }
 
 

@@ -14,7 +14,7 @@ import builtins
 import operator
 import types
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy
@@ -26,14 +26,30 @@ Type = type | None  # None is "unknown"
 
 
 @dataclass(frozen=True)
+class ListOf:
+    """A parameter type: a list whose items all have the exact type ``item`` (the API
+    checks it on every call). Its value's type is ``list``; items read from it, by
+    index or by iteration, have type ``item`` wherever the function cannot change it."""
+
+    item: type
+
+
+@dataclass(frozen=True)
 class Types:
     """The inferred types of a function's values, keyed by value id (absent means unknown)."""
 
     by_id: Mapping[int, type]
+    #: The type of every item of list values that hold one type throughout.
+    items: Mapping[int, type] = field(default_factory=dict)
 
     def of(self, v: n.Value) -> type | None:
         """The exact type of ``v`` at run time, or ``None`` when it is not known."""
         return self.by_id.get(v.id)
+
+    def param_type(self, v: n.Value) -> Any:
+        """``v``'s type as a parameter type: :class:`ListOf` for a list of known items."""
+        item = self.items.get(v.id)
+        return ListOf(item) if item is not None else self.by_id.get(v.id)
 
 
 def join(a: Type, b: Type) -> Type:
@@ -55,10 +71,88 @@ def infer_types(fn: n.Function, param_types: Sequence[Type],
         raise ValueError(f"{fn.name}: {len(param_types)} parameter types for "
                          f"{len(fn.body.args)} parameters")
     inf = _Inference(dict(free_types or {}), callee)
+    inf.appended = _appended(fn.body)
+    readonly = None
     for a, t in zip(fn.body.args, param_types):
+        if isinstance(t, ListOf):
+            if readonly is None:
+                readonly = _read_only(fn.body)
+            if a.id in readonly:
+                inf.items[a.id] = t.item
+            t = list
         inf.set(a, t)
     inf.region(fn.body)
-    return Types(types.MappingProxyType(inf.types))
+    return Types(types.MappingProxyType(inf.types), types.MappingProxyType(inf.items))
+
+
+#: Callables that read a list they are given and never change it.
+_READERS = frozenset({len, sum, min, max, enumerate, zip, reversed, sorted, iter, list,
+                      tuple, range})
+
+
+def _read_only(body: n.Region) -> set[int]:
+    """Values only read wherever used: indexed, iterated, or passed to :data:`_READERS`
+    (so a list among them holds the same items throughout)."""
+    consts: dict[int, Any] = {}
+    bad: set[int] = set()
+    seen: set[int] = set()
+    for op in n.walk(body):
+        if isinstance(op, n.Const):
+            consts[op.result.id] = op.value
+    for op in n.walk(body):
+        for v in op.operands():
+            seen.add(v.id)
+            if isinstance(op, n.GetItem) and op.obj.id == v.id or \
+                    isinstance(op, n.For) and op.iterable.id == v.id:
+                continue
+            if isinstance(op, n.Call) and op.fn.id != v.id and v in op.args and \
+                    _hashable(consts.get(op.fn.id)) and consts.get(op.fn.id) in _READERS:
+                continue
+            bad.add(v.id)
+    return {a.id for a in body.args} - bad
+
+
+def _hashable(v: Any) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _appended(body: n.Region) -> dict[int, list[n.Value]]:
+    """Lists made empty and then only appended to and iterated (a loop's records, in
+    generated code): the values appended to each, so items read back get their types."""
+    uses: dict[int, list[n.Op]] = {}
+    consts: dict[int, Any] = {}
+    for op in n.walk(body):
+        if isinstance(op, n.Const):
+            consts[op.result.id] = op.value
+        for v in op.operands():
+            uses.setdefault(v.id, []).append(op)
+    out: dict[int, list[n.Value]] = {}
+    for op in n.walk(body):
+        if not (isinstance(op, n.Build) and op.kind == "list" and not op.items):
+            continue
+        values: list[n.Value] = []
+        for u in uses.get(op.result.id, []):
+            if isinstance(u, n.GetAttr) and u.name == "append":
+                calls = uses.get(u.result.id, [])
+                if not all(isinstance(c, n.Call) and c.fn.id == u.result.id and
+                           len(c.args) == 1 and not c.kwargs and not c.starred
+                           for c in calls):
+                    break
+                values += [c.args[0] for c in calls]  # type: ignore[union-attr]
+            elif isinstance(u, n.For) and u.iterable.id == op.result.id:
+                continue
+            elif isinstance(u, n.Call) and consts.get(u.fn.id) is reversed and \
+                    len(u.args) == 1 and not u.kwargs:
+                continue
+            else:
+                break
+        else:
+            out[op.result.id] = values
+    return out
 
 
 def return_type(fn: n.Function, inferred: Types) -> Type:
@@ -183,6 +277,8 @@ def _builtin(fn: Any, args: list[Type], simple: bool) -> Type:
         return None
     if fn is reversed:
         return _REVERSED.get(args[0]) if simple and len(args) == 1 else None
+    if fn is pow:
+        return _arith(operator.pow, args[0], args[1]) if simple and len(args) == 2 else None
     return _hashable_get(_BUILTIN_RESULT, fn)
 
 
@@ -207,6 +303,12 @@ def _call(fn: Any, args: list[Type], simple: bool) -> Type:
         return bool if len(args) == 2 and all(t in _PLAIN for t in args) else None
     if fn in _ARITH or fn in (operator.concat, operator.iconcat):
         return _arith(fn, args[0], args[1]) if simple and len(args) == 2 else None
+    if fn is runtime.add_adjoint and simple and len(args) == 2:
+        # Adjoints of one value: ``None`` is a zero, two numbers add like ``+``.
+        a, b = args
+        if a is type(None) or b is type(None):
+            return b if a is type(None) else a
+        return _arith(operator.add, a, b) if a is b and a in (float, int) else None
     if fn in _UNARY:
         return _unary(args[0]) if simple and len(args) == 1 else None
     if getattr(fn, "__module__", None) == "math" and callable(fn):
@@ -244,12 +346,21 @@ class _Inference:
         self.types = known
         self.callee = callee
         self.consts: dict[int, Any] = {}
+        #: Append-only lists and what is appended to them (see ``_appended``).
+        self.appended: dict[int, list[n.Value]] = {}
+        #: Loop variables iterating over such a list (or its ``reversed``): the list.
+        self.item_of: dict[int, int] = {}
+        self.defs: dict[int, n.Op] = {}
+        self.reversed_of: dict[int, int] = {}
+        #: Item types of lists that hold one type throughout (``ListOf`` parameters).
+        self.items: dict[int, type] = {}
         self.handlers: dict[type, Callable[[Any], None]] = {
             n.Const: self.const, n.Call: self.call, n.Build: self.build,
             n.BuildDict: self.fixed(dict), n.BuildSlice: self.fixed(slice),
             n.JoinStr: self.fixed(str), n.FormatValue: self.fixed(str),
             n.GetItem: self.getitem, n.MakeFunction: self.make_function, n.If: self.if_,
             n.For: self.for_, n.While: self.while_, n.With: self.with_,
+            n.Unpack: self.unpack,
         }
 
     def get(self, v: n.Value) -> Type:
@@ -263,6 +374,8 @@ class _Inference:
 
     def region(self, region: n.Region) -> None:
         for op in region.ops:
+            for r in op.results:
+                self.defs[r.id] = op
             handler = self.handlers.get(type(op))
             if handler is not None:
                 handler(op)
@@ -287,6 +400,8 @@ class _Inference:
             fn = self.consts[op.fn.id]
             args = [self.get(a) for a in op.args]
             t = _call(fn, args, simple)
+            if fn is reversed and len(op.args) == 1 and op.args[0].id in self.appended:
+                self.reversed_of[op.result.id] = op.args[0].id
             if t is None and simple and self.callee is not None and \
                     isinstance(fn, types.FunctionType):
                 t = self.callee(fn, args)
@@ -301,6 +416,8 @@ class _Inference:
             t = range if index is slice else int if index in _INTS else None
         elif obj in (list, tuple) and index is slice:
             t = obj
+        elif op.obj.id in self.items and index in _INTS:
+            t = self.items[op.obj.id]
         self.set(op.result, t)
 
     def make_function(self, op: n.MakeFunction) -> None:
@@ -334,8 +451,44 @@ class _Inference:
             self.set(r, t)
 
     def for_(self, op: n.For) -> None:
-        self.set(op.body.args[0], _for_item(self.get(op.iterable)))
+        item = op.body.args[0]
+        lst = self.reversed_of.get(op.iterable.id, op.iterable.id)
+        if lst in self.appended:
+            self.item_of[item.id] = lst
+            t: Type = None
+            for k, v in enumerate(self.appended[lst]):
+                t = self.get(v) if k == 0 else join(t, self.get(v))
+            self.set(item, t)
+        elif op.iterable.id in self.items:
+            self.set(item, self.items[op.iterable.id])
+        else:
+            t = _for_item(self.get(op.iterable))
+            lit = self.defs.get(op.iterable.id)
+            if isinstance(lit, n.Build) and lit.kind == "tuple" and lit.items and \
+                    not lit.starred:
+                # ``for c in (1.0, 2.0)``: a tuple's items are the ones it was built from.
+                t = self.get(lit.items[0])
+                for v in lit.items[1:]:
+                    t = join(t, self.get(v))
+            self.set(item, t)
         self.loop(op, op.carried_args, [op.body])
+
+    def unpack(self, op: n.Unpack) -> None:
+        for r in op.results:
+            self.set(r, None)
+        lst = self.item_of.get(op.value.id)
+        if lst is None or op.star is not None or not self.appended[lst]:
+            return
+        # Each item is one of the tuples appended: join their k-th entries' types.
+        builds = [self.defs.get(v.id) for v in self.appended[lst]]
+        if not all(isinstance(b, n.Build) and b.kind == "tuple" and not b.starred and
+                   len(b.items) == len(op.results) for b in builds):
+            return
+        for k, r in enumerate(op.results):
+            t = self.get(builds[0].items[k])  # type: ignore[union-attr]
+            for b in builds[1:]:
+                t = join(t, self.get(b.items[k]))  # type: ignore[union-attr]
+            self.set(r, t)
 
     def while_(self, op: n.While) -> None:
         self.loop(op, op.args, [op.cond, op.body])

@@ -134,13 +134,15 @@ class FunctionEmitter:
     """Emits one IR function (and its nested functions) as a Python ``FunctionDef``."""
 
     def __init__(self, fn: n.Function, ns: Namespace, reserved: set[str] | None = None,
-                 fixed: dict[int, str] | None = None, name: str | None = None) -> None:
+                 fixed: dict[int, str] | None = None, name: str | None = None,
+                 outer_consts: dict[int, n.Const] | None = None) -> None:
         self.fn = fn
         self.ns = ns
         self.name = name or sanitize(fn.name if fn.name != "<lambda>" else "lambda_")
         self.defs: dict[int, n.Op] = {}
         self.uses: dict[int, int] = {}
-        self.consts: dict[int, n.Const] = {}
+        # Constants of enclosing functions are written where used, like this function's.
+        self.consts: dict[int, n.Const] = dict(outer_consts or {})
         self.inlined: dict[int, n.Op] = {}
         self.index(fn.body)
         for op in n.walk(fn.body):
@@ -571,12 +573,16 @@ class FunctionEmitter:
 
     def function_stmt(self, op: n.MakeFunction) -> list[ast.stmt]:
         fixed = {}
+        consts = {}
         for v in free_uses(op.func.body):
-            fixed[v.id] = self.namer.name_of(v)
+            if v.id in self.consts:
+                consts[v.id] = self.consts[v.id]
+            else:
+                fixed[v.id] = self.namer.name_of(v)
         r = op.result
         name = self.namer.name_of(r) if self.namer.has(r) else self.namer.fresh("fn")
         inner = FunctionEmitter(op.func, self.ns, reserved=set(fixed.values()) | {name},
-                                fixed=fixed, name=name)
+                                fixed=fixed, name=name, outer_consts=consts)
         fdef = inner.function_def(op.defaults, op.kw_defaults, self)
         return [fdef]
 

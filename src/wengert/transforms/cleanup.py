@@ -22,6 +22,7 @@ def cleanup(fn: n.Function, drop_pure_calls: bool = False) -> None:
     """
     while True:
         changed = fold_constants(fn)
+        changed |= split_tuple_results(fn)
         changed |= forward_trivial(fn, drop_pure_calls)
         changed |= dce(fn, drop_pure_calls)
         if not changed:
@@ -81,14 +82,29 @@ def free_uses(region: n.Region, extra_defined: tuple[n.Value, ...] = ()) -> list
 # ----------------------------------------------------------------------------- forwarding
 
 
-_FOLDABLE = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg,
-             operator.pos}
+_ARITH = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg,
+          operator.pos}
+_COMPARE = {operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
+            operator.not_}
+#: Ints this small convert to float exactly and multiply in no time.
+_SMALL_INT = 2 ** 53
+
+
+def _foldable(fn: object, args: list[object]) -> bool:
+    """Whether ``fn(*args)`` on these literal values is cheap, exact, and what Python
+    computes at run time: arithmetic on floats and small ints, comparisons of numbers."""
+    if not all(type(a) in (int, float, bool) for a in args):
+        return False
+    if not all(type(a) is float or abs(a) <= _SMALL_INT for a in args):  # type: ignore
+        return False
+    return fn in _COMPARE or (fn in _ARITH and bool(args))
 
 
 def fold_constants(fn: n.Function) -> bool:
-    """Compute float arithmetic on literal constants once (``0.5 * dt`` with ``dt = 0.01``),
-    so a loop does not redo it, and record it, every iteration. Only floats: the result is
-    the very one Python computes at run time, and nothing can raise or take long."""
+    """Compute arithmetic and comparisons on literal numbers once (``0.5 * dt`` with
+    ``dt = 0.01``, ``3 == 0`` in an inlined rule), so a loop does not redo it, and record
+    it, every iteration; then splice the taken branch of an ``if`` whose condition became
+    known (:func:`fold_branches`)."""
     changed = False
 
     def region(r: n.Region, consts: dict[int, object]) -> None:
@@ -98,13 +114,13 @@ def fold_constants(fn: n.Function) -> bool:
                 consts[op.result.id] = op.value
             elif isinstance(op, n.Call) and not op.kwargs and not op.starred and \
                     op.fn.id in consts and _hashable(consts[op.fn.id]) and \
-                    consts[op.fn.id] in _FOLDABLE and \
-                    all(a.id in consts and type(consts[a.id]) is float for a in op.args):
+                    all(a.id in consts for a in op.args) and \
+                    _foldable(consts[op.fn.id], [consts[a.id] for a in op.args]):
                 try:
                     value = consts[op.fn.id](*(consts[a.id] for a in op.args))
                 except ArithmeticError:
                     continue
-                r.ops[k] = n.Const(value, op.results)
+                r.ops[k] = n.Const(value, op.results, loc=op.loc)
                 consts[op.result.id] = value
                 changed = True
             if isinstance(op, n.MakeFunction):
@@ -114,7 +130,113 @@ def fold_constants(fn: n.Function) -> bool:
                     region(sub, consts)
 
     region(fn.body, {})
+    return fold_branches(fn) or changed
+
+
+def fold_branches(fn: n.Function) -> bool:
+    """Splice the taken branch in place of an ``If`` whose condition is known: a literal,
+    or the result of an ``and``/``or`` whose every outcome has a known truth
+    (``t and 3 < 1`` is false whatever ``t`` is)."""
+    consts = {op.result.id: op.value for op in n.walk(fn.body) if isinstance(op, n.Const)}
+    mapping: dict[int, n.Value] = {}
+    truths: dict[int, bool] = {}
+
+    def resolve(v: n.Value) -> n.Value:
+        while v.id in mapping:
+            v = mapping[v.id]
+        return v
+
+    def truth(v: n.Value) -> bool | None:
+        v = resolve(v)
+        if v.id in consts and type(consts[v.id]) in (int, float, bool, str, type(None)):
+            return bool(consts[v.id])
+        return truths.get(v.id)
+
+    def outcome(v: n.Value, cond: n.Value, taken: bool) -> bool | None:
+        # A branch yielding the condition itself yields a value of known truth.
+        return taken if resolve(v).id == resolve(cond).id else truth(v)
+
+    def region(r: n.Region) -> bool:
+        changed = False
+        out: list[n.Op] = []
+        for op in r.ops:
+            if isinstance(op, n.If):
+                t = truth(op.cond)
+                if t is not None:
+                    taken = op.then if t else op.orelse
+                    region(taken)
+                    mapping.update(zip((x.id for x in op.results),
+                                       (resolve(v) for v in taken.terminator.values)))
+                    out.extend(taken.ops[:-1])
+                    changed = True
+                    continue
+                changed |= region(op.then) | region(op.orelse)
+                for res, a, b in zip(op.results, op.then.terminator.values,
+                                     op.orelse.terminator.values):
+                    ta, tb = outcome(a, op.cond, True), outcome(b, op.cond, False)
+                    if ta is not None and ta == tb:
+                        truths[res.id] = ta
+            elif isinstance(op, n.MakeFunction):
+                changed |= region(op.func.body)
+            else:
+                for sub in op.regions():
+                    changed |= region(sub)
+            out.append(op)
+        r.ops = out
+        return changed
+
+    changed = region(fn.body)
+    if mapping:
+        replace_uses(fn, mapping)
     return changed
+
+
+def split_tuple_results(fn: n.Function) -> bool:
+    """Yield the items of a tuple an ``if`` makes in each branch, not the tuple, when the
+    tuple is only indexed by constants afterwards (a rule whose every branch returns
+    ``(x_bar,)``): no tuple is built, and code that differentiates this again sees the
+    items flow, not a container."""
+    defs: dict[int, n.Op] = {}
+    uses: dict[int, list[n.Op]] = {}
+    consts: dict[int, object] = {}
+    for op in n.walk(fn.body):
+        for r in op.results:
+            defs[r.id] = op
+        if isinstance(op, n.Const):
+            consts[op.result.id] = op.value
+        for v in op.operands():
+            uses.setdefault(v.id, []).append(op)
+    mapping: dict[int, n.Value] = {}
+    for op in n.walk(fn.body):
+        if not isinstance(op, n.If) or not all(
+                br.ops and isinstance(br.ops[-1], n.Yield) for br in (op.then, op.orelse)):
+            continue
+        for k, r in enumerate(list(op.results)):
+            builds = [defs.get(br.ops[-1].values[k].id) for br in (op.then, op.orelse)]
+            if not all(isinstance(b, n.Build) and b.kind == "tuple" and not b.starred
+                       for b in builds):
+                continue
+            m = len(builds[0].items)  # type: ignore[union-attr]
+            users = uses.get(r.id, [])
+            if len(builds[1].items) != m or not users or not all(  # type: ignore[union-attr]
+                    isinstance(u, n.GetItem) and u.obj.id == r.id and
+                    type(consts.get(u.index.id)) is int and
+                    -m <= consts[u.index.id] < m for u in users):  # type: ignore[operator]
+                continue
+            new = [n.Value() for _ in range(m)]
+            op.results.extend(new)
+            for br, b in zip((op.then, op.orelse), builds):
+                br.ops[-1].values.extend(b.items)  # type: ignore[union-attr]
+            for u in users:
+                mapping[u.result.id] = new[consts[u.index.id] % m]  # type: ignore[operator]
+            uses[r.id] = []
+    if mapping:
+        # The reads cannot fail (a constant index into a tuple of known length): drop them.
+        for op in [fn.body, *(r for o in n.walk(fn.body) for r in o.regions())]:
+            op.ops = [o for o in op.ops if not (isinstance(o, n.GetItem) and
+                                                  o.result.id in mapping)]
+        replace_uses(fn, mapping)
+    return bool(mapping)
 
 
 def _hashable(v: object) -> bool:

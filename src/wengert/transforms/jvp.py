@@ -45,6 +45,7 @@ from wengert.ir.clone import Cloner, clone_function, substitute
 from wengert.rules import registry
 from wengert.transforms import inline
 from wengert.transforms.cleanup import cleanup, free_uses, replace_uses
+from wengert.transforms.nested_grad import check_not_dispatcher, expand_nested_grads
 from wengert.transforms.vjp import _INPLACE, _has_source, _hashable
 
 _FLOATS = (float, numpy.float64, numpy.float32)
@@ -65,6 +66,10 @@ _PURE_HELPERS = frozenset({
 
 class Linker(Protocol):
     """How a JVP links to derivatives of the user functions it calls (see ``api``)."""
+
+    def resolve(self, fn: Any) -> Any:
+        """What a call of the function value ``fn`` links to (a function, or a gradient
+        made by ``wengert.grad``), or ``None``: not linked."""
 
     def result_type(self, fn: Any, arg_types: list[type | None]) -> type | None:
         """The exact type ``fn`` returns for arguments of these types, if known."""
@@ -87,6 +92,8 @@ class JVP:
         self.wrt = tuple(wrt)
         self.linker = linker
         self.batched = batched
+        if linker is not None:
+            expand_nested_grads(fn, arg_types, linker)
         self.types: Types = infer_types(fn, list(arg_types),
                                         callee=linker.result_type if linker else None)
         mutable = [i for i in self.wrt if self.types.of(fn.body.args[i]) not in _IMMUTABLE]
@@ -235,6 +242,11 @@ class JVP:
     def type_of(self, v: n.Value) -> type | None:
         t = self.extra_types.get(v.id)
         return t if t is not None else self.types.of(v)
+
+    def param_type(self, v: n.Value) -> Any:
+        """``v``'s type as a callee's parameter type (``ListOf`` for a list of floats)."""
+        t = self.type_of(v)
+        return self.types.param_type(v) if t is list else t
 
     def const_value(self, v: n.Value) -> tuple[bool, Any]:
         c = self.consts.get(v.id)
@@ -463,6 +475,7 @@ class JVP:
         is_const, fn = self.const_value(op.fn)
         simple = not op.kwargs and not op.starred
         if is_const:
+            check_not_dispatcher(fn, op)
             rule = registry.lookup(fn) if _hashable(fn) else None
             if rule is not None and rule.nondifferentiable:
                 b.emit(op)
@@ -565,11 +578,11 @@ class JVP:
     def call_direct(self, op: n.Call, fn: Any, b: Builder) -> bool:
         """A user function with known argument types: call its derived JVP directly."""
         args = list(op.args)
-        types_ = tuple(self.type_of(a) for a in args)
+        types_ = tuple(self.param_type(a) for a in args)
+        fn = self.linker.resolve(fn) if self.linker is not None else None
         code = getattr(fn, "__code__", None)
-        if self.linker is None or not isinstance(fn, types.FunctionType) or \
-                None in types_ or code.co_flags & 0x0C or code.co_kwonlyargcount or \
-                code.co_argcount != len(args):
+        if fn is None or None in types_ or code.co_flags & 0x0C or \
+                code.co_kwonlyargcount or code.co_argcount != len(args):
             return False
         wrt = tuple(i for i, a in enumerate(args)
                     if self.active(a) and types_[i] not in _NO_TANGENT)

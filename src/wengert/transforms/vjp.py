@@ -47,6 +47,7 @@ from wengert.rules import registry
 from wengert.transforms import inline
 from wengert.transforms.cleanup import cleanup, free_uses, replace_uses
 from wengert.transforms.inline_calls import inline_calls
+from wengert.transforms.nested_grad import check_not_dispatcher, expand_nested_grads
 
 Action = Callable[["Scope"], None]
 
@@ -180,6 +181,7 @@ class VJP:
         self.wrt = tuple(wrt)
         self.linker = linker
         if linker is not None:
+            expand_nested_grads(fn, arg_types, linker)
             inline_calls(fn, linker.callee_ir)
         self.types: Types = infer_types(fn, list(arg_types),
                                         callee=linker.result_type if linker else None)
@@ -338,6 +340,11 @@ class VJP:
         if t is not None:
             return t
         return self.types.of(v)
+
+    def param_type(self, v: n.Value) -> Any:
+        """``v``'s type as a callee's parameter type (``ListOf`` for a list of floats)."""
+        t = self.type_of(v)
+        return self.types.param_type(self.resolve(v)) if t is list else t
 
     def const_fn(self, fn: Any) -> Any:
         """A runtime helper to call from generated code (``Builder.call`` wraps it)."""
@@ -587,6 +594,7 @@ class VJP:
         is_const, fn = self.const_value(op.fn)
         simple = not op.kwargs and not op.starred
         if is_const:
+            check_not_dispatcher(fn, op)
             rule = registry.lookup(fn)
             if rule is not None and rule.nondifferentiable:
                 self.check_cut(op)
@@ -727,11 +735,11 @@ class VJP:
         """A user function whose argument types are known: call its derived VJP directly
         (linked when this one is generated), with no dispatcher in between."""
         args = list(op.args)
-        types_ = tuple(self.type_of(a) for a in args)
+        types_ = tuple(self.param_type(a) for a in args)
+        fn = self.linker.resolve(fn) if self.linker is not None else None
         code = getattr(fn, "__code__", None)
-        if self.linker is None or not isinstance(fn, types.FunctionType) or \
-                None in types_ or code.co_flags & 0x0C or code.co_kwonlyargcount or \
-                code.co_argcount != len(args):
+        if fn is None or None in types_ or code.co_flags & 0x0C or \
+                code.co_kwonlyargcount or code.co_argcount != len(args):
             return None
         # Activity does not know types: an int argument may be "active" but has no adjoint.
         wrt = tuple(i for i, a in enumerate(args)
@@ -1477,6 +1485,10 @@ class Linker(Protocol):
 
     def callee_ir(self, fn: Any) -> n.Function | None:
         """The IR of the user function ``fn``, to inline it (``None``: not possible)."""
+
+    def resolve(self, fn: Any) -> Any:
+        """What a call of the function value ``fn`` links to (a function, or a gradient
+        made by ``wengert.grad``), or ``None``: not linked."""
 
     def result_type(self, fn: Any, arg_types: list[type | None]) -> type | None:
         """The exact type ``fn`` returns for arguments of these types, if known."""
