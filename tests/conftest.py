@@ -2,8 +2,10 @@
 
 ``src`` goes first on ``sys.path`` so the suite runs from a plain checkout
 (``python -m pytest``) as well as from an editable install. ``tests/frontend``
-is added so that ``import corpus`` and ``import frontend_checks`` work from any
-test directory (the IR golden tests reuse the frontend corpus).
+is added so that ``import corpus``, ``import frontend_checks`` and
+``import random_programs`` work from any test directory (the IR golden tests
+reuse the frontend corpus; the reverse- and forward-mode property tests reuse
+the random program generator).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import pytest
 
 import wengert
 from transforms import vjp_corpus as corpus
+from wengert.rules.registry import defvjp
 
 #: Corpus functions of float arguments whose Hessian forward-over-reverse computes today.
 HESSIAN_CASES = [
@@ -54,11 +55,16 @@ HESSIAN_CASES = [
     'math_exp',
     'math_exp2',
     'math_expm1',
+    'math_log',
+    'math_log_base',
+    'math_log_const_base',
     'math_log2',
     'math_log10',
     'math_log1p',
     'math_sqrt',
     'math_cbrt',
+    'math_hypot',
+    'math_hypot3',
     'math_pow',
     'math_pow_int',
     'math_fabs',
@@ -69,7 +75,12 @@ HESSIAN_CASES = [
     'math_degrees_radians',
     'math_constants',
     'math_alias',
+    'math_composition',
     'builtin_abs',
+    'builtin_min_max_args',
+    'builtin_max_of_tuple',
+    'builtin_sum_tuple_of_actives',
+    'builtin_pow',
     'builtin_int_in_branch',
     'builtin_round_in_branch',
     'if_else',
@@ -97,6 +108,7 @@ HESSIAN_CASES = [
     'param_rebinding',
     'string_formatting_of_active',
     'helper_call',
+    'helper_with_loop_and_branch',
     'closure_constant_capture_a',
     'closure_constant_capture_b',
     'module_lambda',
@@ -169,10 +181,26 @@ def test_hessian_single_argnum_is_a_float():
     assert h == pytest.approx(_fd_hessian(loop_and_branch, (0.5, 1.5))[0, 0], rel=1e-4)
 
 
-def test_hessian_of_a_gradient_that_is_refused_is_located():
-    def log_base(x, b):
-        return math.log(x, b)
+def _cube(x):
+    return x * x * x
 
+
+@defvjp(_cube, user=True)
+def _cube_vjp(x):
+    def cube_pullback(y_bar, scale=3.0):  # a default argument: the rule is not inlined
+        return (y_bar * scale * x * x,)
+
+    return _cube(x), cube_pullback
+
+
+def test_hessian_of_a_gradient_that_is_refused_is_located():
+    # The gradient calls the rule, which returns a pullback reading x: differentiating
+    # the rule's body again would see x as a constant inside it, so it is refused there.
+    def f(x):
+        return _cube(x) + x
+
+    assert wengert.grad(f)(2.0) == 13.0
     with pytest.raises(wengert.WengertError) as info:
-        wengert.hessian(log_base, (0, 1))(2.0, 3.0)
-    assert "math.py" in str(info.value)
+        wengert.hessian(f)(2.0)
+    assert "test_api_hessian.py" in str(info.value)
+    assert "cube_pullback reads 'x'" in str(info.value)

@@ -367,6 +367,9 @@ def test_rule_body_is_inlinable(rule_fn):
     assert isinstance(second, ast.Lambda) or (isinstance(second, ast.Name) and second.id in nested)
     # Every call is of something with a rule (or a container/exception constructor).
     env = dict(rule_fn.__globals__)
+    # A rule made by a function for several primitives reads them from its closure.
+    env.update(zip(rule_fn.__code__.co_freevars,
+                   (c.cell_contents for c in rule_fn.__closure__ or ())))
     local_defs = {n.name for n in ast.walk(fdef) if isinstance(n, ast.FunctionDef)}
     body = ast.Module(body=fdef.body, type_ignores=[])  # not the decorators
     for node in ast.walk(body):

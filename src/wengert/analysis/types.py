@@ -303,6 +303,8 @@ def _call(fn: Any, args: list[Type], simple: bool) -> Type:
         return bool if len(args) == 2 and all(t in _PLAIN for t in args) else None
     if fn in _ARITH or fn in (operator.concat, operator.iconcat):
         return _arith(fn, args[0], args[1]) if simple and len(args) == 2 else None
+    if fn is runtime.snapshot and simple and len(args) == 1:
+        return args[0]  # a copy of a container, the value itself otherwise
     if fn is runtime.add_adjoint and simple and len(args) == 2:
         # Adjoints of one value: ``None`` is a zero, two numbers add like ``+``.
         a, b = args
@@ -476,6 +478,13 @@ class _Inference:
     def unpack(self, op: n.Unpack) -> None:
         for r in op.results:
             self.set(r, None)
+        made = self.defs.get(op.value.id)
+        if isinstance(made, n.Build) and made.kind == "tuple" and not made.starred and \
+                op.star is None and len(made.items) == len(op.results):
+            # ``a, b = b, y``: each target is the value it was built from.
+            for r, v in zip(op.results, made.items):
+                self.set(r, self.get(v))
+            return
         lst = self.item_of.get(op.value.id)
         if lst is None or op.star is not None or not self.appended[lst]:
             return

@@ -11,13 +11,13 @@ only meet primal values through infix operators and the linear helpers.
 from __future__ import annotations
 
 import builtins
-import math
+import operator
 from collections.abc import Iterator
 
 import numpy
 
-from wengert.rules.operator import _broadcast_to, _log_base, _shape, _sum_to, abs_jvp, abs_vjp
-from wengert.rules.registry import defjvp, defvjp, mark_pure, nondifferentiable
+from wengert.rules.operator import _broadcast_to, _pow_rules, _shape, _sum_to, abs_jvp, abs_vjp
+from wengert.rules.registry import defjvp, defrules, defvjp, mark_pure, nondifferentiable
 
 # abs(x) is operator.abs(x): the same rules (slope sign(x), 0 at 0).
 defvjp(builtins.abs)(abs_vjp)
@@ -29,127 +29,74 @@ defjvp(builtins.abs)(abs_jvp)
 # --------------------------------------------------------------------------------------
 
 
-@defvjp(builtins.max)
-def max_vjp(*args, **kwargs):
-    if len(kwargs) > 0:
-        raise TypeError("wengert: the derivative of max() does not support key= or default=;"
-                        " select the element first, then differentiate it")
-    if len(args) == 1:
-        xs = args[0]
-        if isinstance(xs, numpy.ndarray):
-            raise TypeError("wengert: the derivative of max() over an array is not supported;"
-                            " use numpy.max")
-        if not isinstance(xs, (list, tuple)):
-            xs = list(xs)  # a one-shot iterable: keep its items
-    else:
-        xs = args
-    y = max(xs)
-    # Python keeps the first of equal maxima: replay its comparisons.
-    best = 0
-    for i in range(1, len(xs)):
-        if xs[i] > xs[best]:
-            best = i
+def _extreme_rules(extreme, beats):
+    """The rules of ``max`` (``beats`` is ``>``) and ``min`` (``<``).  One body serves both;
+    ``extreme`` and ``beats`` are closure constants the inliner reads like globals."""
 
-    def max_pullback(y_bar):
+    def extreme_vjp(*args, **kwargs):
+        if len(kwargs) > 0:
+            raise TypeError(f"wengert: the derivative of {extreme.__name__}() does not support"
+                            " key= or default=; select the element first, then differentiate it")
         if len(args) == 1:
-            xs_bar = [y_bar if i == best else None for i in range(len(xs))]
-            if isinstance(xs, tuple):
-                xs_bar = tuple(xs_bar)
-            return (xs_bar,)
-        return tuple(y_bar if i == best else None for i in range(len(args)))
+            xs = args[0]
+            if isinstance(xs, numpy.ndarray):
+                raise TypeError(f"wengert: the derivative of {extreme.__name__}() over an array"
+                                f" is not supported; use numpy.{extreme.__name__}")
+            if not isinstance(xs, (list, tuple)):
+                xs = list(xs)  # a one-shot iterable: keep its items
+        else:
+            xs = args
+        y = extreme(xs)
+        # Python keeps the first of equal extremes: replay its comparisons.
+        best = 0
+        for i in range(1, len(xs)):
+            if beats(xs[i], xs[best]):
+                best = i
 
-    return y, max_pullback
+        def extreme_pullback(y_bar):
+            if len(args) == 1:
+                xs_bar = [y_bar if i == best else None for i in range(len(xs))]
+                if isinstance(xs, tuple):
+                    xs_bar = tuple(xs_bar)
+                return (xs_bar,)
+            return tuple(y_bar if i == best else None for i in range(len(args)))
 
+        return y, extreme_pullback
 
-@defjvp(builtins.max)
-def max_jvp(*args, **kwargs):
-    if len(kwargs) > 0:
-        raise TypeError("wengert: the derivative of max() does not support key= or default=;"
-                        " select the element first, then differentiate it")
-    if len(args) == 1:
-        xs = args[0]
-        if isinstance(xs, numpy.ndarray):
-            raise TypeError("wengert: the derivative of max() over an array is not supported;"
-                            " use numpy.max")
-        if not isinstance(xs, (list, tuple)):
-            xs = list(xs)
-    else:
-        xs = args
-    y = max(xs)
-    best = 0
-    for i in range(1, len(xs)):
-        if xs[i] > xs[best]:
-            best = i
-
-    def max_differential(*args_dot):
+    def extreme_jvp(*args, **kwargs):
+        if len(kwargs) > 0:
+            raise TypeError(f"wengert: the derivative of {extreme.__name__}() does not support"
+                            " key= or default=; select the element first, then differentiate it")
         if len(args) == 1:
-            if args_dot[0] is None:
-                return None
-            return args_dot[0][best]
-        return args_dot[best]
+            xs = args[0]
+            if isinstance(xs, numpy.ndarray):
+                raise TypeError(f"wengert: the derivative of {extreme.__name__}() over an array"
+                                f" is not supported; use numpy.{extreme.__name__}")
+            if not isinstance(xs, (list, tuple)):
+                xs = list(xs)
+        else:
+            xs = args
+        y = extreme(xs)
+        best = 0
+        for i in range(1, len(xs)):
+            if beats(xs[i], xs[best]):
+                best = i
 
-    return y, max_differential
+        def extreme_differential(*args_dot):
+            if len(args) == 1:
+                if args_dot[0] is None:
+                    return None
+                return args_dot[0][best]
+            return args_dot[best]
 
+        return y, extreme_differential
 
-@defvjp(builtins.min)
-def min_vjp(*args, **kwargs):
-    if len(kwargs) > 0:
-        raise TypeError("wengert: the derivative of min() does not support key= or default=;"
-                        " select the element first, then differentiate it")
-    if len(args) == 1:
-        xs = args[0]
-        if isinstance(xs, numpy.ndarray):
-            raise TypeError("wengert: the derivative of min() over an array is not supported;"
-                            " use numpy.min")
-        if not isinstance(xs, (list, tuple)):
-            xs = list(xs)
-    else:
-        xs = args
-    y = min(xs)
-    best = 0
-    for i in range(1, len(xs)):
-        if xs[i] < xs[best]:
-            best = i
-
-    def min_pullback(y_bar):
-        if len(args) == 1:
-            xs_bar = [y_bar if i == best else None for i in range(len(xs))]
-            if isinstance(xs, tuple):
-                xs_bar = tuple(xs_bar)
-            return (xs_bar,)
-        return tuple(y_bar if i == best else None for i in range(len(args)))
-
-    return y, min_pullback
+    defrules(extreme, extreme_vjp, extreme_jvp)
+    return extreme_vjp, extreme_jvp
 
 
-@defjvp(builtins.min)
-def min_jvp(*args, **kwargs):
-    if len(kwargs) > 0:
-        raise TypeError("wengert: the derivative of min() does not support key= or default=;"
-                        " select the element first, then differentiate it")
-    if len(args) == 1:
-        xs = args[0]
-        if isinstance(xs, numpy.ndarray):
-            raise TypeError("wengert: the derivative of min() over an array is not supported;"
-                            " use numpy.min")
-        if not isinstance(xs, (list, tuple)):
-            xs = list(xs)
-    else:
-        xs = args
-    y = min(xs)
-    best = 0
-    for i in range(1, len(xs)):
-        if xs[i] < xs[best]:
-            best = i
-
-    def min_differential(*args_dot):
-        if len(args) == 1:
-            if args_dot[0] is None:
-                return None
-            return args_dot[0][best]
-        return args_dot[best]
-
-    return y, min_differential
+max_vjp, max_jvp = _extreme_rules(builtins.max, operator.gt)
+min_vjp, min_jvp = _extreme_rules(builtins.min, operator.lt)
 
 
 # --------------------------------------------------------------------------------------
@@ -218,76 +165,8 @@ def sum_jvp(xs, *start):
     return y, sum_differential
 
 
-# --------------------------------------------------------------------------------------
-# pow(base, exp[, mod]): two arguments as operator.pow (JAX's conventions, see
-# rules/operator.py); the three-argument form works on ints only and has no derivative.
-# --------------------------------------------------------------------------------------
-
-
-@defvjp(builtins.pow)
-def pow_vjp(a, b, *mod):
-    if len(mod) > 0:
-        y = pow(a, b, mod[0])
-    else:
-        y = pow(a, b)
-
-    def pow_pullback(y_bar):
-        if len(mod) > 0:
-            return None, None, None
-        if isinstance(y, float):
-            if b == 0:
-                a_bar = None
-            elif a == 0 and b < 1:
-                a_bar = y_bar * (b * math.inf)
-            else:
-                a_bar = y_bar * (b * a ** (b - 1))
-            b_bar = None
-            if not isinstance(b, int):
-                b_bar = y_bar * (_log_base(a) * y)
-        else:
-            y_shape = _shape(y)
-            a_bar = _sum_to(y_bar * (b * a ** (b - 1 + (b == 0))), _shape(a), y_shape)
-            b_bar = None
-            if not isinstance(b, int):
-                b_bar = _sum_to(y_bar * (_log_base(a) * y), _shape(b), y_shape)
-        return a_bar, b_bar
-
-    return y, pow_pullback
-
-
-@defjvp(builtins.pow)
-def pow_jvp(a, b, *mod):
-    if len(mod) > 0:
-        y = pow(a, b, mod[0])
-    else:
-        y = pow(a, b)
-
-    def pow_differential(a_dot, b_dot, *mod_dot):
-        if len(mod) > 0:
-            return None
-        if isinstance(y, float):
-            if a_dot is None or b == 0:
-                a_term = None
-            elif a == 0 and b < 1:
-                a_term = a_dot * (b * math.inf)
-            else:
-                a_term = a_dot * (b * a ** (b - 1))
-        else:
-            y_shape = _shape(y)
-            a_dot = _broadcast_to(a_dot, _shape(a), y_shape)
-            b_dot = _broadcast_to(b_dot, _shape(b), y_shape)
-            a_term = None
-            if a_dot is not None:
-                a_term = a_dot * (b * a ** (b - 1 + (b == 0)))
-        if b_dot is None:
-            y_dot = a_term
-        elif a_term is None:
-            y_dot = b_dot * (_log_base(a) * y)
-        else:
-            y_dot = a_term + b_dot * (_log_base(a) * y)
-        return y_dot
-
-    return y, pow_differential
+# pow(base, exp[, mod]) is base ** exp, or (ints only, no derivative) a modular power.
+pow_vjp, pow_jvp = _pow_rules(builtins.pow)
 
 
 # --------------------------------------------------------------------------------------

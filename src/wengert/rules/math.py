@@ -19,8 +19,8 @@ import math
 
 import numpy
 
-from wengert.rules.operator import _broadcast_to, _log_base, _shape, _sum_to
-from wengert.rules.registry import defjvp, defvjp, mark_pure, nondifferentiable
+from wengert.rules.operator import _broadcast_to, _pow_rules, _shape, _sum_to
+from wengert.rules.registry import defjvp, defrules, defvjp, mark_pure, nondifferentiable
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -417,46 +417,8 @@ if hasattr(math, "cbrt"):  # Python 3.11+
     mark_pure(math.cbrt)
 
 
-@defvjp(math.pow)
-def pow_vjp(a, b):
-    # The conventions of operator.pow (JAX's): see rules/operator.py.
-    y = math.pow(a, b)
-
-    def pow_pullback(y_bar):
-        if b == 0:
-            a_bar = None
-        elif a == 0 and b < 1:
-            a_bar = y_bar * (b * math.inf)
-        else:
-            a_bar = y_bar * (b * math.pow(a, b - 1))
-        b_bar = None
-        if not isinstance(b, int):
-            b_bar = y_bar * (_log_base(a) * y)
-        return a_bar, b_bar
-
-    return y, pow_pullback
-
-
-@defjvp(math.pow)
-def pow_jvp(a, b):
-    y = math.pow(a, b)
-
-    def pow_differential(a_dot, b_dot):
-        if a_dot is None or b == 0:
-            a_term = None
-        elif a == 0 and b < 1:
-            a_term = a_dot * (b * math.inf)
-        else:
-            a_term = a_dot * (b * math.pow(a, b - 1))
-        if b_dot is None:
-            y_dot = a_term
-        elif a_term is None:
-            y_dot = b_dot * (_log_base(a) * y)
-        else:
-            y_dot = a_term + b_dot * (_log_base(a) * y)
-        return y_dot
-
-    return y, pow_differential
+# The conventions of operator.pow (JAX's): see rules/operator.py.
+pow_vjp, pow_jvp = _pow_rules(math.pow)
 
 
 @defvjp(math.ldexp)
@@ -542,50 +504,35 @@ def _quotient(a: float, b: float, r: float) -> float:
 nondifferentiable(_quotient, warn=False, pure=True)
 
 
-@defvjp(math.fmod)
-def fmod_vjp(a, b):
-    # fmod(a, b) == a - b * trunc(a / b), with the quotient piecewise constant.
-    y = math.fmod(a, b)
-    q = _quotient(a, b, y)
-    return y, lambda y_bar: (y_bar, -y_bar * q)
+def _remainder_rules(remainder):
+    """The rules of ``fmod`` (``a - b * trunc(a / b)``) and ``remainder`` (``a - b * n``
+    with ``n`` the nearest integer to ``a / b``): the quotient is piecewise constant.
+    One body serves both; ``remainder`` is a closure constant the inliner reads."""
+
+    def remainder_vjp(a, b):
+        y = remainder(a, b)
+        q = _quotient(a, b, y)
+        return y, lambda y_bar: (y_bar, -y_bar * q)
+
+    def remainder_jvp(a, b):
+        y = remainder(a, b)
+        q = _quotient(a, b, y)
+
+        def remainder_differential(a_dot, b_dot):
+            if b_dot is None:
+                return a_dot
+            if a_dot is None:
+                return -b_dot * q
+            return a_dot - b_dot * q
+
+        return y, remainder_differential
+
+    defrules(remainder, remainder_vjp, remainder_jvp)
+    return remainder_vjp, remainder_jvp
 
 
-@defjvp(math.fmod)
-def fmod_jvp(a, b):
-    y = math.fmod(a, b)
-    q = _quotient(a, b, y)
-
-    def fmod_differential(a_dot, b_dot):
-        if b_dot is None:
-            return a_dot
-        if a_dot is None:
-            return -b_dot * q
-        return a_dot - b_dot * q
-
-    return y, fmod_differential
-
-
-@defvjp(math.remainder)
-def remainder_vjp(a, b):
-    # remainder(a, b) == a - b * n with n the nearest integer to a / b.
-    y = math.remainder(a, b)
-    q = _quotient(a, b, y)
-    return y, lambda y_bar: (y_bar, -y_bar * q)
-
-
-@defjvp(math.remainder)
-def remainder_jvp(a, b):
-    y = math.remainder(a, b)
-    q = _quotient(a, b, y)
-
-    def remainder_differential(a_dot, b_dot):
-        if b_dot is None:
-            return a_dot
-        if a_dot is None:
-            return -b_dot * q
-        return a_dot - b_dot * q
-
-    return y, remainder_differential
+fmod_vjp, fmod_jvp = _remainder_rules(math.fmod)
+remainder_vjp, remainder_jvp = _remainder_rules(math.remainder)
 
 
 @defvjp(math.modf)
@@ -752,7 +699,9 @@ def prod_vjp(xs, *, start=1):
                         "use numpy.prod for arrays")
     if not isinstance(xs, (list, tuple)):
         xs = list(xs)
-    y = math.prod(xs, start=start)
+    # Keyword-free for the default start: code that differentiates this again sees a
+    # plain call.
+    y = math.prod(xs) if start == 1 else math.prod(xs, start=start)
 
     def prod_pullback(y_bar):
         # The product of the other entries (not y / x, which fails at zeros).
@@ -775,7 +724,7 @@ def prod_jvp(xs, *, start=1):
                         "use numpy.prod for arrays")
     if not isinstance(xs, (list, tuple)):
         xs = list(xs)
-    y = math.prod(xs, start=start)
+    y = math.prod(xs) if start == 1 else math.prod(xs, start=start)
 
     def prod_differential(xs_dot):
         y_dot = None

@@ -32,7 +32,7 @@ from typing import Any
 import numpy
 
 from wengert import runtime
-from wengert.rules.registry import defjvp, defvjp, mark_pure, nondifferentiable
+from wengert.rules.registry import defjvp, defrules, defvjp, mark_pure, nondifferentiable
 
 # --------------------------------------------------------------------------------------
 # Linear and shape helpers used inside rule bodies.  Each is a primitive with rules.
@@ -297,194 +297,116 @@ mark_pure(_repeat_adjoint)
 # --------------------------------------------------------------------------------------
 
 
-@defvjp(operator.add)
-def add_vjp(a, b):
-    y = a + b
+def _add_rules(add):
+    """The rules of ``a + b`` and ``a += b`` (``add`` is ``operator.add`` or ``iadd``, a
+    closure constant the inliner reads): numbers, arrays with broadcasting, and sequence
+    concatenation, where each operand gets its slice of the cotangent."""
 
-    def add_pullback(y_bar):
-        if isinstance(y, float):
-            a_bar = y_bar
-            b_bar = y_bar
-        elif isinstance(y, (list, tuple)):
-            # Concatenation: each operand gets its slice of the cotangent.
-            a_bar = y_bar[: len(a)]
-            b_bar = y_bar[len(a):]
-        else:
-            y_shape = _shape(y)
-            a_bar = _sum_to(y_bar, _shape(a), y_shape)
-            b_bar = _sum_to(y_bar, _shape(b), y_shape)
-        return a_bar, b_bar
+    def add_vjp(a, b):
+        # A list operand may be extended in place: remember where the split is first.
+        n = 0
+        if isinstance(a, (list, tuple)):
+            n = len(a)
+        y = add(a, b)
 
-    return y, add_pullback
+        def add_pullback(y_bar):
+            if isinstance(y, float):
+                a_bar = y_bar
+                b_bar = y_bar
+            elif isinstance(y, (list, tuple)):
+                a_bar = y_bar[:n]
+                b_bar = y_bar[n:]
+            else:
+                y_shape = _shape(y)
+                a_bar = _sum_to(y_bar, _shape(a), y_shape)
+                b_bar = _sum_to(y_bar, _shape(b), y_shape)
+            return a_bar, b_bar
+
+        return y, add_pullback
+
+    def add_jvp(a, b):
+        n = 0
+        if isinstance(a, (list, tuple)):
+            n = len(a)
+        y = add(a, b)
+
+        def add_differential(a_dot, b_dot):
+            if a_dot is None and b_dot is None:
+                y_dot = None
+            elif isinstance(y, (list, tuple)):
+                if a_dot is None:
+                    a_dot = _nones_like(y[:n])
+                if b_dot is None:
+                    b_dot = _nones_like(b)
+                y_dot = a_dot + b_dot
+            else:
+                if not isinstance(y, float):
+                    y_shape = _shape(y)
+                    a_dot = _broadcast_to(a_dot, _shape(a), y_shape)
+                    b_dot = _broadcast_to(b_dot, _shape(b), y_shape)
+                if a_dot is None:
+                    y_dot = b_dot
+                elif b_dot is None:
+                    y_dot = a_dot
+                else:
+                    y_dot = a_dot + b_dot
+            return y_dot
+
+        return y, add_differential
+
+    defrules(add, add_vjp, add_jvp)
+    return add_vjp, add_jvp
 
 
-@defjvp(operator.add)
-def add_jvp(a, b):
-    y = a + b
+add_vjp, add_jvp = _add_rules(operator.add)
+iadd_vjp, iadd_jvp = _add_rules(operator.iadd)
 
-    def add_differential(a_dot, b_dot):
-        if a_dot is None and b_dot is None:
-            y_dot = None
-        elif isinstance(y, (list, tuple)):
-            if a_dot is None:
-                a_dot = _nones_like(a)
-            if b_dot is None:
-                b_dot = _nones_like(b)
-            y_dot = a_dot + b_dot
-        else:
+
+def _sub_rules(sub):
+    """The rules of ``a - b`` and ``a -= b`` (``sub`` is ``operator.sub`` or ``isub``)."""
+
+    def sub_vjp(a, b):
+        y = sub(a, b)
+
+        def sub_pullback(y_bar):
+            if isinstance(y, float):
+                a_bar = y_bar
+                b_bar = -y_bar
+            else:
+                y_shape = _shape(y)
+                a_bar = _sum_to(y_bar, _shape(a), y_shape)
+                b_bar = _sum_to(-y_bar, _shape(b), y_shape)
+            return a_bar, b_bar
+
+        return y, sub_pullback
+
+    def sub_jvp(a, b):
+        y = sub(a, b)
+
+        def sub_differential(a_dot, b_dot):
             if not isinstance(y, float):
                 y_shape = _shape(y)
                 a_dot = _broadcast_to(a_dot, _shape(a), y_shape)
                 b_dot = _broadcast_to(b_dot, _shape(b), y_shape)
             if a_dot is None:
-                y_dot = b_dot
+                if b_dot is None:
+                    y_dot = None
+                else:
+                    y_dot = -b_dot
             elif b_dot is None:
                 y_dot = a_dot
             else:
-                y_dot = a_dot + b_dot
-        return y_dot
+                y_dot = a_dot - b_dot
+            return y_dot
 
-    return y, add_differential
+        return y, sub_differential
 
-
-@defvjp(operator.iadd)
-def iadd_vjp(a, b):
-    # A list operand is extended in place: remember where the split is first.
-    n = 0
-    if isinstance(a, (list, tuple)):
-        n = len(a)
-    y = a
-    y += b
-
-    def iadd_pullback(y_bar):
-        if isinstance(y, float):
-            a_bar = y_bar
-            b_bar = y_bar
-        elif isinstance(y, (list, tuple)):
-            a_bar = y_bar[:n]
-            b_bar = y_bar[n:]
-        else:
-            y_shape = _shape(y)
-            a_bar = _sum_to(y_bar, _shape(a), y_shape)
-            b_bar = _sum_to(y_bar, _shape(b), y_shape)
-        return a_bar, b_bar
-
-    return y, iadd_pullback
+    defrules(sub, sub_vjp, sub_jvp)
+    return sub_vjp, sub_jvp
 
 
-@defjvp(operator.iadd)
-def iadd_jvp(a, b):
-    n = 0
-    if isinstance(a, (list, tuple)):
-        n = len(a)
-    y = a
-    y += b
-
-    def iadd_differential(a_dot, b_dot):
-        if a_dot is None and b_dot is None:
-            y_dot = None
-        elif isinstance(y, (list, tuple)):
-            if a_dot is None:
-                a_dot = _nones_like(y[:n])
-            if b_dot is None:
-                b_dot = _nones_like(b)
-            y_dot = a_dot + b_dot
-        else:
-            if not isinstance(y, float):
-                y_shape = _shape(y)
-                a_dot = _broadcast_to(a_dot, _shape(a), y_shape)
-                b_dot = _broadcast_to(b_dot, _shape(b), y_shape)
-            if a_dot is None:
-                y_dot = b_dot
-            elif b_dot is None:
-                y_dot = a_dot
-            else:
-                y_dot = a_dot + b_dot
-        return y_dot
-
-    return y, iadd_differential
-
-
-@defvjp(operator.sub)
-def sub_vjp(a, b):
-    y = a - b
-
-    def sub_pullback(y_bar):
-        if isinstance(y, float):
-            a_bar = y_bar
-            b_bar = -y_bar
-        else:
-            y_shape = _shape(y)
-            a_bar = _sum_to(y_bar, _shape(a), y_shape)
-            b_bar = _sum_to(-y_bar, _shape(b), y_shape)
-        return a_bar, b_bar
-
-    return y, sub_pullback
-
-
-@defjvp(operator.sub)
-def sub_jvp(a, b):
-    y = a - b
-
-    def sub_differential(a_dot, b_dot):
-        if not isinstance(y, float):
-            y_shape = _shape(y)
-            a_dot = _broadcast_to(a_dot, _shape(a), y_shape)
-            b_dot = _broadcast_to(b_dot, _shape(b), y_shape)
-        if a_dot is None:
-            if b_dot is None:
-                y_dot = None
-            else:
-                y_dot = -b_dot
-        elif b_dot is None:
-            y_dot = a_dot
-        else:
-            y_dot = a_dot - b_dot
-        return y_dot
-
-    return y, sub_differential
-
-
-@defvjp(operator.isub)
-def isub_vjp(a, b):
-    y = a
-    y -= b
-
-    def isub_pullback(y_bar):
-        if isinstance(y, float):
-            a_bar = y_bar
-            b_bar = -y_bar
-        else:
-            y_shape = _shape(y)
-            a_bar = _sum_to(y_bar, _shape(a), y_shape)
-            b_bar = _sum_to(-y_bar, _shape(b), y_shape)
-        return a_bar, b_bar
-
-    return y, isub_pullback
-
-
-@defjvp(operator.isub)
-def isub_jvp(a, b):
-    y = a
-    y -= b
-
-    def isub_differential(a_dot, b_dot):
-        if not isinstance(y, float):
-            y_shape = _shape(y)
-            a_dot = _broadcast_to(a_dot, _shape(a), y_shape)
-            b_dot = _broadcast_to(b_dot, _shape(b), y_shape)
-        if a_dot is None:
-            if b_dot is None:
-                y_dot = None
-            else:
-                y_dot = -b_dot
-        elif b_dot is None:
-            y_dot = a_dot
-        else:
-            y_dot = a_dot - b_dot
-        return y_dot
-
-    return y, isub_differential
+sub_vjp, sub_jvp = _sub_rules(operator.sub)
+isub_vjp, isub_jvp = _sub_rules(operator.isub)
 
 
 # --------------------------------------------------------------------------------------
@@ -797,61 +719,73 @@ def imod_jvp(a, b):
 # --------------------------------------------------------------------------------------
 
 
-@defvjp(operator.pow)
-def pow_vjp(a, b):
-    y = a ** b
+def _pow_rules(power):
+    """The rules of ``a ** b``, ``pow(a, b[, mod])`` and ``math.pow(a, b)`` (``power``,
+    a closure constant the inliner reads).  ``pow(a, b, mod)`` works on ints only and
+    has no derivative; the other calls pass no ``mod``, and its tests fold away."""
 
-    def pow_pullback(y_bar):
-        if isinstance(y, float):
-            if b == 0:
-                a_bar = None
-            elif a == 0 and b < 1:
-                a_bar = y_bar * (b * math.inf)
+    def pow_vjp(a, b, *mod):
+        y = power(a, b, *mod)
+
+        def pow_pullback(y_bar):
+            if len(mod) > 0:
+                return None, None, None
+            if isinstance(y, float):
+                if b == 0:
+                    a_bar = None
+                elif a == 0 and b < 1:
+                    a_bar = y_bar * (b * math.inf)
+                else:
+                    a_bar = y_bar * (b * power(a, b - 1))
+                b_bar = None
+                if not isinstance(b, int):
+                    b_bar = y_bar * (_log_base(a) * y)
             else:
-                a_bar = y_bar * (b * a ** (b - 1))
-            b_bar = None
-            if not isinstance(b, int):
-                b_bar = y_bar * (_log_base(a) * y)
-        else:
-            y_shape = _shape(y)
-            # (b == 0) bumps the exponent to 0 where b == 0, so 0 * 0**-1 never makes a NaN.
-            a_bar = _sum_to(y_bar * (b * a ** (b - 1 + (b == 0))), _shape(a), y_shape)
-            b_bar = None
-            if not isinstance(b, int):
-                b_bar = _sum_to(y_bar * (_log_base(a) * y), _shape(b), y_shape)
-        return a_bar, b_bar
+                y_shape = _shape(y)
+                # (b == 0) bumps the exponent to 0 where b == 0, so 0 * 0**-1 never makes a NaN.
+                a_bar = _sum_to(y_bar * (b * power(a, b - 1 + (b == 0))), _shape(a), y_shape)
+                b_bar = None
+                if not isinstance(b, int):
+                    b_bar = _sum_to(y_bar * (_log_base(a) * y), _shape(b), y_shape)
+            return a_bar, b_bar
 
-    return y, pow_pullback
+        return y, pow_pullback
 
+    def pow_jvp(a, b, *mod):
+        y = power(a, b, *mod)
 
-@defjvp(operator.pow)
-def pow_jvp(a, b):
-    y = a ** b
-
-    def pow_differential(a_dot, b_dot):
-        if isinstance(y, float):
-            if a_dot is None or b == 0:
+        def pow_differential(a_dot, b_dot, *mod_dot):
+            if len(mod) > 0:
+                return None
+            if isinstance(y, float):
+                if a_dot is None or b == 0:
+                    a_term = None
+                elif a == 0 and b < 1:
+                    a_term = a_dot * (b * math.inf)
+                else:
+                    a_term = a_dot * (b * power(a, b - 1))
+            else:
+                y_shape = _shape(y)
+                a_dot = _broadcast_to(a_dot, _shape(a), y_shape)
+                b_dot = _broadcast_to(b_dot, _shape(b), y_shape)
                 a_term = None
-            elif a == 0 and b < 1:
-                a_term = a_dot * (b * math.inf)
+                if a_dot is not None:
+                    a_term = a_dot * (b * power(a, b - 1 + (b == 0)))
+            if b_dot is None:
+                y_dot = a_term
+            elif a_term is None:
+                y_dot = b_dot * (_log_base(a) * y)
             else:
-                a_term = a_dot * (b * a ** (b - 1))
-        else:
-            y_shape = _shape(y)
-            a_dot = _broadcast_to(a_dot, _shape(a), y_shape)
-            b_dot = _broadcast_to(b_dot, _shape(b), y_shape)
-            a_term = None
-            if a_dot is not None:
-                a_term = a_dot * (b * a ** (b - 1 + (b == 0)))
-        if b_dot is None:
-            y_dot = a_term
-        elif a_term is None:
-            y_dot = b_dot * (_log_base(a) * y)
-        else:
-            y_dot = a_term + b_dot * (_log_base(a) * y)
-        return y_dot
+                y_dot = a_term + b_dot * (_log_base(a) * y)
+            return y_dot
 
-    return y, pow_differential
+        return y, pow_differential
+
+    defrules(power, pow_vjp, pow_jvp)
+    return pow_vjp, pow_jvp
+
+
+pow_vjp, pow_jvp = _pow_rules(operator.pow)
 
 
 @defvjp(operator.ipow)

@@ -90,6 +90,17 @@ def defjvp(fn: Any, *, user: bool = False) -> Callable[[Callable], Callable]:
     return register
 
 
+def defrules(fn: Any, vjp: Callable, jvp: Callable) -> None:
+    """Register both rules of ``fn`` where one pair of rule bodies serves several callables
+    (``max`` and ``min``): a function of the callable makes them, reading it from its
+    closure, and they are named after ``fn`` (``max_vjp``) here."""
+    name = getattr(fn, "__name__", "fn")
+    for rule, mode in ((vjp, "vjp"), (jvp, "jvp")):
+        rule.__name__ = rule.__qualname__ = f"{name}_{mode}"
+    defvjp(fn)(vjp)
+    defjvp(fn)(jvp)
+
+
 def nondifferentiable(*fns: Any, warn: bool = False, pure: bool = True) -> None:
     """Mark callables whose outputs carry no derivative (``len``, comparisons, ``int``).
 

@@ -12,7 +12,8 @@ values bound to the forward clones. So ``y = sin(x)`` becomes
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,7 +67,7 @@ def specialized_vjp(rule_fn: Callable, nargs: int, arg_types: Sequence[type | No
     """The inlinable form of ``rule_fn`` for ``nargs`` arguments of ``arg_types``, or ``None``.
 
     ``None`` means: call the rule at run time (its shape is not ``return value, pullback``,
-    or it takes ``*args``, or its arguments' types are unknown).
+    or its arguments' types are unknown). A rule of ``*args`` is specialised on ``nargs``.
     """
     types_key = tuple(arg_types)
     key = (id(rule_fn), (nargs, types_key))
@@ -85,11 +86,15 @@ def _split(rule_fn: Callable, nargs: int, arg_types: list[type | None]) -> tuple
     base = _lowered(rule_fn)
     if base is None:
         return None
-    sig = base.signature
-    if sig.vararg or sig.kwarg or sig.kwonly or sig.posonly or len(sig.args) != nargs or \
-            rule_fn.__defaults__:
-        return None
     fn, _ = clone_function(base)
+    if not bind_arity(fn, nargs, rule_fn.__defaults__ or (), rule_fn.__kwdefaults__ or {}):
+        return None
+    # A constant read from the rule's closure (a rule made by a function, for several
+    # primitives) is named by what it is at the call site, not by the rule's variable.
+    cells = set(rule_fn.__code__.co_freevars)
+    for op in n.walk(fn.body):
+        if isinstance(op, n.Const) and op.origin and op.origin.split(".")[0] in cells:
+            op.origin, op.root = _public_name(op.value)
     specialize(fn, arg_types)
     cleanup(fn, drop_pure_calls=True)
     types = infer_types(fn, arg_types)
@@ -103,6 +108,63 @@ def _split(rule_fn: Callable, nargs: int, arg_types: list[type | None]) -> tuple
             and not pair.starred):
         return None
     return fn, types, body, ret, defs, pair
+
+
+#: Defaults a rule may take from its signature when inlined: values, not objects.
+_LITERALS = (type(None), bool, int, float, str)
+
+
+def bind_arity(fn: n.Function, nargs: int, defaults: Sequence[Any] = (),
+               kwdefaults: Mapping[str, Any] | None = None) -> bool:
+    """Give ``fn`` exactly ``nargs`` positional parameters, as a call with ``nargs``
+    positional arguments (and no keywords) binds them; ``False`` if it cannot.
+
+    ``*args`` becomes a tuple display of the parameters past the named ones, ``**kwargs``
+    an empty dict display, and an omitted parameter its (literal) default, so that
+    :func:`specialize` folds ``len(args)``, ``args[0]`` and ``for a in args`` for this
+    arity.
+    """
+    sig = fn.signature
+    named = [*sig.posonly, *sig.args]
+    if nargs > len(named) and not sig.vararg:
+        return False
+    params = dict(zip(sig.names(), fn.body.args))
+    pre: list[n.Op] = []
+    missing = named[nargs:]
+    fills = list(defaults)[len(defaults) - len(missing):] if missing else []
+    kwdefaults = kwdefaults or {}
+    if len(fills) < len(missing) or any(k not in kwdefaults for k in sig.kwonly):
+        return False
+    for name, value in [*zip(missing, fills), *((k, kwdefaults[k]) for k in sig.kwonly)]:
+        if type(value) not in _LITERALS:
+            return False
+        pre.append(n.Const(value, [params[name]]))
+    args = [params[name] for name in named[:nargs]]
+    names = named[:nargs]
+    if sig.vararg:
+        extra = [n.Value(f"{sig.vararg}_{k}") for k in range(nargs - len(args))]
+        names += [v.hint for v in extra]  # type: ignore[misc]
+        pre.append(n.Build("tuple", extra, [params[sig.vararg]]))
+        args += extra
+    if sig.kwarg:
+        pre.append(n.BuildDict([], [], [params[sig.kwarg]]))
+    fn.signature = n.Signature(args=names)
+    fn.body.args = args
+    fn.body.ops[:0] = pre
+    return True
+
+
+def _public_name(value: Any) -> tuple[str | None, Any]:
+    """``(origin, root)`` naming ``value`` as its public module does (``math.fmod``,
+    ``max``), or ``(None, None)`` to let code generation name it."""
+    module = getattr(value, "__module__", None)
+    name = getattr(value, "__name__", None)
+    if module == "builtins" and name:
+        return name, value
+    if module and name and not module.startswith("_") and \
+            getattr(sys.modules.get(module), name, None) is value:
+        return f"{module}.{name}", sys.modules[module]
+    return None, None
 
 
 def _build(rule_fn: Callable, nargs: int, arg_types: list[type | None]) -> Spec | None:
@@ -243,8 +305,8 @@ def specialized_jvp(rule_fn: Callable, nargs: int, arg_types: Sequence[type | No
 
     ``tangent_types[i]`` is the exact type of argument ``i``'s tangent where known
     (``type(None)`` for a symbolic zero, ``None`` for unknown). ``None`` means: call the
-    rule at run time (its shape is not ``return value, differential``, it takes
-    ``*args``, or its arguments' types are unknown).
+    rule at run time (its shape is not ``return value, differential``, or its arguments'
+    types are unknown). A rule of ``*args`` is specialised on ``nargs``.
     """
     ttypes = tuple(tangent_types) if tangent_types is not None else (None,) * nargs
     key = (id(rule_fn), (nargs, tuple(arg_types), ttypes))
@@ -265,9 +327,7 @@ def _build_jvp(rule_fn: Callable, nargs: int, arg_types: list[type | None],
     fn, types, body, ret, defs, pair = split
     value, dv = pair.items
     mk = defs.get(dv.id)
-    if not isinstance(mk, n.MakeFunction) or mk.defaults or \
-            len(mk.func.body.args) != nargs or mk.func.signature.vararg or \
-            mk.func.signature.kwarg or mk.func.signature.kwonly:
+    if not isinstance(mk, n.MakeFunction) or mk.defaults or not bind_arity(mk.func, nargs):
         return None
     if any(mk.result in op.operands() for op in n.walk(mk.func.body)):
         return None

@@ -5,6 +5,12 @@ so one rule serves floats, arrays and sequences. When a rule is inlined at a cal
 site whose argument types are known, :func:`specialize` folds those tests to
 constants and splices the taken branch in place of the ``If``, so the inlined
 scalar code is a couple of multiplications rather than a chain of tests.
+
+Rules of a variable number of arguments (``log(x, *base)``, ``max(*args)``) are
+specialised on the call's arity too: the inliner binds ``*args`` to a tuple display
+of the call's arguments, and the folds below know the length and the items of a
+sequence that nothing changes, so ``len(args)``, ``args[0]``, ``f(*args)``,
+``for a in args`` and ``[g(a) for a in args]`` become straight-line code.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from typing import Any
 
 from wengert.analysis.types import Types, infer_types
 from wengert.ir import nodes as n
+from wengert.ir.clone import Cloner, substitute
 from wengert.transforms.cleanup import cleanup, replace_uses
 
 
@@ -26,15 +33,20 @@ def specialize(fn: n.Function, param_types: Sequence[type | None],
 
     ``param_types`` and ``free_types`` are as for :func:`~wengert.analysis.types.infer_types`.
     Folds ``isinstance`` of a value of known type, ``is``/``is not`` against ``None``,
-    ``not`` of a constant, ``If`` on a constant and ``While`` whose condition is a false
-    constant, then runs :func:`cleanup` (keeping unused calls: dropping them is the
-    caller's decision), until nothing changes.
+    ``not``, comparisons and integer arithmetic of constants, ``If`` on a constant and
+    ``While`` whose condition is a false constant; and for a sequence of known items
+    (a tuple display, or a list display only read): ``len``, indexing by a constant,
+    ``tuple()`` of it, ``*`` of it in a call, and a ``for`` over it or over a constant
+    ``range`` (unrolled). A list display followed by appends becomes one display.
+    Then runs :func:`cleanup` (keeping unused calls: dropping them is the caller's
+    decision), until nothing changes.
     """
     while True:
         types = infer_types(fn, param_types, free_types)
         folder = _Folder(fn, types)
         folder.region(fn.body)
-        if not folder.changed:
+        changed = folder.changed | _fold_appends(fn.body)
+        if not changed:
             return types
         replace_uses(fn, folder.mapping)
         cleanup(fn)
@@ -47,20 +59,67 @@ def _class_tuple(t: Any) -> bool:
     return type(t) in (type, abc.ABCMeta)
 
 
+#: A ``for`` over at most this many known items is unrolled (a call's arguments).
+_UNROLL = 16
+
+#: Operators folded on constant ints (and bools): ``len(args) == 1``, ``i + 1``.
+_INT_OPS = (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
+            operator.add, operator.sub, operator.neg)
+#: Calls that only read the items of their one argument, folded for known items.
+_READERS = (builtins.len, builtins.tuple)
+
+
+def _one_of(fn: Any, fns: tuple[Any, ...]) -> bool:
+    return any(fn is f for f in fns)  # by identity: a constant may have an odd ``__eq__``
+
+
 class _Folder:
-    """One folding pass over a function; ``mapping`` redirects the results of removed ``If``s."""
+    """One folding pass over a function; ``mapping`` redirects the results of removed ops."""
 
     def __init__(self, fn: n.Function, types: Types) -> None:
         self.types = types
         self.consts: dict[int, Any] = {}
         self.builds: dict[int, n.Build] = {}
+        self.calls: dict[int, n.Call] = {}
+        uses: dict[int, list[n.Op]] = {}
+        displays: list[n.Build | n.BuildDict] = []
         for op in n.walk(fn.body):
             if isinstance(op, n.Const):
                 self.consts[op.result.id] = op.value
-            elif isinstance(op, n.Build) and op.kind == "tuple" and not op.starred:
-                self.builds[op.result.id] = op
+            elif isinstance(op, n.Build) and not op.starred:
+                displays.append(op)
+                if op.kind == "tuple":
+                    self.builds[op.result.id] = op
+            elif isinstance(op, n.BuildDict) and not op.keys:
+                displays.append(op)
+            elif isinstance(op, n.Call):
+                self.calls[op.result.id] = op
+            for v in op.operands():
+                uses.setdefault(v.id, []).append(op)
+        #: The items of each sequence nothing changes: a tuple display, or a list display
+        #: (an empty dict display: ``**kwargs`` of a call without any) that is only read.
+        self.items: dict[int, list[n.Value]] = {}
+        for d in displays:
+            if isinstance(d, n.Build) and d.kind == "tuple" or \
+                    all(self.reads(d.result, u) for u in uses.get(d.result.id, [])):
+                self.items[d.result.id] = list(d.items) if isinstance(d, n.Build) else []
         self.mapping: dict[int, n.Value] = {}
         self.changed = False
+
+    def reads(self, v: n.Value, use: n.Op) -> bool:
+        """Whether ``use`` only reads the items of the container ``v``."""
+        if isinstance(use, n.GetItem):
+            return use.obj is v and use.index is not v
+        if isinstance(use, n.For):
+            return use.iterable is v and v not in use.inits
+        if isinstance(use, n.Build):
+            return all(k in use.starred for k, a in enumerate(use.items) if a is v)  # (*v,)
+        if isinstance(use, n.Call) and use.fn is not v and all(w is not v for _, w in use.kwargs):
+            if all(k in use.starred for k, a in enumerate(use.args) if a is v):
+                return True  # f(*v)
+            return use.args == [v] and not use.kwargs and \
+                _one_of(self.consts.get(use.fn.id), _READERS)
+        return False
 
     def region(self, region: n.Region) -> None:
         out: list[n.Op] = []
@@ -77,7 +136,7 @@ class _Folder:
         region.ops = out
 
     def splice(self, op: n.Op) -> list[n.Op] | None:
-        """The ops replacing a region op whose path is known (``None``: keep ``op``)."""
+        """The ops replacing an op whose outcome is known (``None``: keep ``op``)."""
         if isinstance(op, n.If):
             truth = self.truth(op.cond)
             if truth is None:
@@ -90,7 +149,51 @@ class _Folder:
             for a, r, i in zip(op.args, op.results, op.inits):
                 self.mapping[a.id] = self.mapping[r.id] = i
             return op.cond.ops[:-1]
+        if isinstance(op, n.GetItem) and op.obj.id in self.items and \
+                type(self.consts.get(op.index.id)) is int:
+            items = self.items[op.obj.id]
+            k = self.consts[op.index.id]
+            if -len(items) <= k < len(items):
+                self.mapping[op.result.id] = items[k]
+                return []
+            return None
+        if isinstance(op, n.For):
+            return self.unroll(op)
         return None
+
+    def unroll(self, op: n.For) -> list[n.Op] | None:
+        """A ``for`` over known items as one copy of its body per item."""
+        items: list[n.Value | int] | None = None
+        if op.iterable.id in self.items:
+            items = list(self.items[op.iterable.id])
+        elif op.iterable.id in self.calls:
+            call = self.calls[op.iterable.id]
+            bounds = [self.consts.get(a.id) for a in call.args]
+            if self.consts.get(call.fn.id) is builtins.range and not call.kwargs and \
+                    not call.starred and 1 <= len(bounds) <= 3 and \
+                    all(type(b) is int for b in bounds) and len(range(*bounds)) <= _UNROLL:
+                items = list(range(*bounds))
+        if items is None or len(items) > _UNROLL or op.exit_flags:
+            return None
+        # Copies must see what this pass already redirected inside the body.
+        substitute(op.body, {k: self.resolve(v) for k, v in self.mapping.items()})
+        out: list[n.Op] = []
+        cur = list(op.inits)
+        for item in items:
+            if isinstance(item, int):
+                out.append(n.Const(item, [n.Value()], loc=op.loc))
+                item = out[-1].result
+            cl = Cloner({op.body.args[0].id: item,
+                         **{a.id: c for a, c in zip(op.carried_args, cur)}})
+            out.extend(cl.ops(op.body.ops[:-1]))
+            cur = [cl.value(y) for y in op.body.terminator.values]
+        self.mapping.update(zip((r.id for r in op.results), cur))
+        return out
+
+    def resolve(self, v: n.Value) -> n.Value:
+        while v.id in self.mapping:
+            v = self.mapping[v.id]
+        return v
 
     def truth(self, v: n.Value) -> bool | None:
         if v.id not in self.consts:
@@ -101,15 +204,50 @@ class _Folder:
             return None
 
     def fold(self, op: n.Op) -> n.Op:
-        """``op`` itself, or a ``Const`` defining its result when its value is known."""
-        if not isinstance(op, n.Call) or op.fn.id not in self.consts or op.starred or op.kwargs:
+        """``op`` itself (its ``*`` of known sequences spread), or an op defining its
+        result from what is known: a ``Const``, or a tuple display for ``tuple(items)``."""
+        if isinstance(op, (n.Call, n.Build)) and op.starred:
+            self.spread(op)
+        if not isinstance(op, n.Call) or op.fn.id not in self.consts or op.kwargs or \
+                op.starred:
             return op
-        value = self.call_value(self.consts[op.fn.id], op.args)
+        fn = self.consts[op.fn.id]
+        if len(op.args) == 1 and op.args[0].id in self.items and _one_of(fn, _READERS):
+            items = self.items[op.args[0].id]
+            self.changed = True
+            if fn is builtins.len:
+                self.consts[op.result.id] = len(items)
+                return n.Const(len(items), [op.result], loc=op.loc)
+            self.items[op.result.id] = items
+            return n.Build("tuple", list(items), [op.result], loc=op.loc)
+        value = self.call_value(fn, op.args)
         if value is _UNKNOWN:
             return op
         self.consts[op.result.id] = value
         self.changed = True
         return n.Const(value, [op.result], loc=op.loc)
+
+    def spread(self, op: n.Call | n.Build) -> None:
+        """``f(*items)`` as ``f(a, b)`` (and ``(*items, c)`` as ``(a, b, c)``) where the
+        items are known."""
+        old = op.args if isinstance(op, n.Call) else op.items
+        new: list[n.Value] = []
+        starred: list[int] = []
+        for k, a in enumerate(old):
+            if k in op.starred and a.id in self.items:
+                new.extend(self.items[a.id])
+                continue
+            if k in op.starred:
+                starred.append(len(new))
+            new.append(a)
+        if len(starred) == len(op.starred):
+            return
+        if isinstance(op, n.Call):
+            op.args = new
+        else:
+            op.items = new
+        op.starred = tuple(starred)
+        self.changed = True
 
     def call_value(self, fn: Any, args: list[n.Value]) -> Any:
         if fn is builtins.isinstance and len(args) == 2:
@@ -128,6 +266,9 @@ class _Folder:
                 return not self.consts[args[0].id]
             except Exception:
                 return _UNKNOWN
+        elif _one_of(fn, _INT_OPS) and args and \
+                all(type(self.consts.get(a.id)) in (int, bool) for a in args):
+            return fn(*(self.consts[a.id] for a in args))
         return _UNKNOWN
 
     def classes(self, v: n.Value) -> Any:
@@ -148,6 +289,56 @@ class _Folder:
             return self.consts[other.id] is None
         t = self.types.of(other)
         return None if t is None else t is type(None)
+
+
+def _fold_appends(region: n.Region, used: set[int] | None = None) -> bool:
+    """``xs = [a]; xs.append(b); xs.append(c)`` (what an unrolled comprehension leaves)
+    becomes ``xs = [a, b, c]`` where the appends end, if nothing else sees ``xs`` before."""
+    if used is None:
+        used = {v.id for op in n.walk(region) for v in op.operands()}
+    changed = False
+    for op in region.ops:
+        for r in op.regions():
+            changed |= _fold_appends(r, used)
+    k = 0
+    while k < len(region.ops):
+        op = region.ops[k]
+        if isinstance(op, n.Build) and op.kind == "list" and not op.starred:
+            changed |= _gather_appends(region, k, used)
+        k += 1
+    return changed
+
+
+def _gather_appends(region: n.Region, k: int, used: set[int]) -> bool:
+    ops = region.ops
+    build = ops[k]
+    assert isinstance(build, n.Build)
+    xs = build.result
+    items = list(build.items)
+    methods: dict[int, int] = {}  # ``xs.append`` value id -> index of its GetAttr
+    gone = {k}
+    last = None
+    for i in range(k + 1, len(ops)):
+        u = ops[i]
+        if isinstance(u, n.GetAttr) and u.obj is xs and u.name == "append":
+            methods[u.result.id] = i
+            continue
+        if isinstance(u, n.Call) and u.fn.id in methods and len(u.args) == 1 and \
+                not u.kwargs and not u.starred and u.result.id not in used and \
+                u.args[0] is not xs and u.args[0].id not in methods:
+            items.append(u.args[0])
+            gone.update((i, methods.pop(u.fn.id)))
+            last = i
+            continue
+        watched = {xs.id, *methods}
+        if any(v.id in watched for op in n.walk(n.Region([], [u])) for v in op.operands()):
+            break
+    if last is None or any(i < last for i in methods.values()):
+        return False
+    out = [op for i, op in enumerate(ops) if i not in gone or i == last]
+    out[out.index(ops[last])] = n.Build("list", items, [xs], loc=build.loc)
+    region.ops = out
+    return True
 
 
 _UNKNOWN = object()
