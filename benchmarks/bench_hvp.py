@@ -14,7 +14,6 @@ Run ``python3 benchmarks/bench_hvp.py [--markdown]``; it is never part of the te
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -24,8 +23,10 @@ from typing import Any
 import numpy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import wengert  # noqa: E402
+from bench_forward import _time  # noqa: E402  (one timing loop for the benchmarks)
 
 N = 100
 TARGET = 4.0
@@ -39,25 +40,6 @@ def rosenbrock(x):
         b = x[2 * i + 1]
         total = total + 100.0 * (b - a * a) ** 2 + (1.0 - a) ** 2
     return total
-
-
-def _time(fn: Callable[[], Any], repeat: int = 21) -> float:
-    fn()
-    number = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        if time.perf_counter() - t0 > 0.02:
-            break
-        number *= 2
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t0) / number)
-    return statistics.median(times)
 
 
 def _check(x: list[float], v: list[float]) -> None:
