@@ -16,17 +16,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import wengert  # noqa: E402
 from bench_forward import _time  # noqa: E402  (one timing loop for the benchmarks)
+
+import wengert  # noqa: E402
 
 N = 100
 TARGET = 4.0
