@@ -35,6 +35,7 @@ from wengert.ir import nodes as n
 from wengert.ir.printer import print_function
 from wengert.rules import registry
 from wengert.transforms.cleanup import cleanup
+from wengert.transforms.inplace import update_in_place
 from wengert.transforms.vjp import vjp_transform
 
 
@@ -382,6 +383,7 @@ def _derive(fn: Any, arg_types: tuple[Any, ...], key: Any, mode: str, cache: dic
     start = len(built)
     try:
         ir, warnings_found = transform(prim.ir)
+        update_in_place(ir)
         compiled, source = generate(ir, f"{fn.__qualname__}:{mode}")
     except BaseException:
         # Derivatives finished inside this one may link to its ``Later``: drop them too.
@@ -464,8 +466,24 @@ def _shapes_of(args: tuple) -> tuple:
     their cotangents take the structure the arguments had when the call began."""
     for a in args:
         if isinstance(a, (list, dict)):
-            return tuple(copy.deepcopy(a) if isinstance(a, (list, dict)) else a for a in args)
+            return tuple(_structure(a) for a in args)
     return args
+
+
+def _structure(a: Any) -> Any:
+    """A copy of ``a`` deep enough that later appends, pops and assignments made to its
+    lists and dicts do not show in it (floats, ints and arrays are not copied: the first
+    two cannot change and an array cannot change shape)."""
+    t = type(a)
+    if t is float or t is int or t is bool or t is str or a is None or t is numpy.ndarray:
+        return a
+    if t is list:
+        return [v if type(v) is float else _structure(v) for v in a]
+    if t is tuple:
+        return tuple(_structure(v) for v in a)
+    if t is dict:
+        return {k: _structure(v) for k, v in a.items()}
+    return copy.deepcopy(a)
 
 
 def _call_vjp(fn: Any, wrt: tuple[int, ...] | None, args: tuple, kwargs: dict
@@ -485,8 +503,8 @@ def _call_vjp(fn: Any, wrt: tuple[int, ...] | None, args: tuple, kwargs: dict
 
 def _finish(x: Any, adj: Any) -> Any:
     """An adjoint in the structure of the primal ``x``, zeros materialised."""
-    if type(adj) is float and type(x) is float:
-        return adj
+    if type(x) is float and (type(adj) is float or adj is None):
+        return 0.0 if adj is None else adj
     if isinstance(adj, runtime.Attrs):
         if dataclasses.is_dataclass(x) and not isinstance(x, type):
             fields = [_finish(getattr(x, f.name), adj.get(f.name)) for f in dataclasses.fields(x)]
@@ -500,7 +518,12 @@ def _finish(x: Any, adj: Any) -> Any:
             not isinstance(x, type) and not callable(x):
         return None
     if isinstance(adj, (list, tuple)) and isinstance(x, (list, tuple)) and len(adj) == len(x):
-        items = [_finish(a, b) for a, b in zip(x, adj)]
+        items = [b if type(b) is float and type(a) is float else _finish(a, b)
+                 for a, b in zip(x, adj)]
+        if type(x) is list:  # each item is finished: nothing is left to check
+            return items
+        if type(x) is tuple:
+            return tuple(items)
         adj = tuple(items) if isinstance(x, tuple) else items
     elif isinstance(adj, dict) and isinstance(x, dict):
         adj = {k: _finish(v, adj.get(k)) for k, v in x.items()}
@@ -924,7 +947,7 @@ def _internal(x: Any, t: Any) -> Any:
         return runtime.Attrs({f.name: _internal(getattr(x, f.name), getattr(t, f.name))
                               for f in dataclasses.fields(x)})
     if isinstance(x, list):
-        return [_internal(a, b) for a, b in zip(x, t)]
+        return [b if type(b) is float else _internal(a, b) for a, b in zip(x, t)]
     if isinstance(x, tuple):
         return tuple(_internal(a, b) for a, b in zip(x, t))
     if isinstance(x, dict):
@@ -946,7 +969,12 @@ def _external(x: Any, t: Any, batch: tuple[int, ...] = ()) -> Any:
             return out
         return None
     if isinstance(x, (list, tuple)) and isinstance(t, (list, tuple)) and len(x) == len(t):
-        items = [_external(a, b, batch) for a, b in zip(x, t)]
+        items = [b if not batch and type(b) is float and type(a) is float
+                 else _external(a, b, batch) for a, b in zip(x, t)]
+        if type(x) is list:  # each item is finished: nothing is left to check
+            return items
+        if type(x) is tuple:
+            return tuple(items)
         t = tuple(items) if isinstance(x, tuple) else items
         if hasattr(type(x), "_fields"):
             t = type(x)(*items)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any, NoReturn
 
 
@@ -121,6 +122,65 @@ def getitem_adjoint(prev: Any, x: Any, index: Any, g: Any, size: int | None = No
         out[index] = add_adjoint(out[index], g)
     return tuple(out) if isinstance(x, tuple) and prev is None or isinstance(prev, tuple) \
         else out
+
+
+def _refs(x: Any) -> int:
+    return sys.getrefcount(x)
+
+
+def _refs_seen_by_callee(prev: Any) -> int:
+    return _refs(prev)
+
+
+def _sole_reference_count() -> int:
+    """What :func:`_refs` reports inside a helper for an object that only the caller's
+    local variable holds (interpreters differ in the references a call adds)."""
+    probe: list[Any] = []
+    return _refs_seen_by_callee(probe)
+
+
+#: ``_refs(prev)`` inside ``getitem_adjoint_owned`` when nothing but the caller's (dead)
+#: local holds ``prev``: no other name, container or closure can see a change made to it.
+_SOLE = _sole_reference_count() if hasattr(sys, "getrefcount") else -1
+
+
+def getitem_adjoint_owned(prev: Any, x: Any, index: Any, g: Any, size: int | None = None
+                          ) -> Any:
+    """:func:`getitem_adjoint` for a ``prev`` the generated code never reads again and
+    that no other adjoint shares (``transforms.inplace`` proves the first, the reference
+    count checks the second): ``g`` is added into ``prev`` itself, so a loop reading
+    ``x[i]`` costs O(1) per read instead of a copy of the whole adjoint."""
+    if g is None:
+        return prev
+    t = type(prev)
+    if t is list and _refs(prev) <= _SOLE and not isinstance(index, slice):
+        prev[index] = add_adjoint(prev[index], g)
+        return prev
+    if t is dict and _refs(prev) <= _SOLE:
+        prev[index] = add_adjoint(prev.get(index), g)
+        return prev
+    if t is not list and t is not dict and _refs(prev) <= _SOLE and _own_array(prev) and \
+            _basic_index(index):
+        prev[index] += g
+        return prev
+    return getitem_adjoint(prev, x, index, g, size)
+
+
+def _own_array(a: Any) -> bool:
+    """Whether ``a`` is a float64 array owning its writable data (no view of another)."""
+    import numpy
+
+    return type(a) is numpy.ndarray and a.base is None and a.dtype == numpy.float64 and \
+        a.flags.writeable
+
+
+def _basic_index(index: Any) -> bool:
+    """Whether ``index`` selects each element at most once (``+=`` is then ``add.at``)."""
+    import numpy
+
+    if type(index) is tuple:
+        return all(_basic_index(i) for i in index)
+    return isinstance(index, (int, numpy.integer, slice)) or index is Ellipsis
 
 
 def setitem_adjoint(prev: Any, index: Any) -> tuple[Any, Any]:
@@ -248,11 +308,19 @@ def push(items: list[Any], g: Any) -> list[Any]:
     return items
 
 
+def padded(items: list[Any], iterable: Any) -> list[Any]:
+    """``items`` with ``None`` (zero) adjoints for the items of ``iterable`` that a loop left
+    by ``break`` or ``return`` never reached."""
+    if isinstance(iterable, dict) or not hasattr(iterable, "__len__"):
+        return items
+    return items + [None] * (len(iterable) - len(items))
+
+
 def reversed_adjoint(collected: list[Any], iterable: Any) -> Any:
     """The adjoint of a loop's iterable from its items' adjoints (collected in reverse)."""
     if all(c is None for c in collected):
         return None
-    items = collected[::-1]
+    items = padded(collected[::-1], iterable)
     if isinstance(iterable, tuple):
         return tuple(items)
     if isinstance(iterable, dict):

@@ -346,6 +346,8 @@ def materialize(x: Any, t: Any, batch: tuple[int, ...] = ()) -> Any:
 
 
 def _materialize(x: Any, t: Any, batch: tuple[int, ...], where: str) -> Any:
+    if type(x) is float and not batch and (type(t) is float or t is None):
+        return 0.0 if t is None else t  # the common case, without the general checks
     kind = _kind(x)
     if kind in (_NONE, _CONST):
         return None

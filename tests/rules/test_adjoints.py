@@ -181,6 +181,15 @@ def reversed_rows(a, b):
     return runtime.reversed_adjoint([a, None, b], Z32)
 
 
+# A loop left by `break` collected fewer adjoints than its iterable has items.
+def reversed_after_break(a, b):
+    return runtime.reversed_adjoint([a, b], X3)
+
+
+def reversed_rows_after_break(a):
+    return runtime.reversed_adjoint([a], Z32)
+
+
 def inout_of(a, b):
     return runtime.inout((a, None, b), 2)
 
@@ -251,6 +260,8 @@ def _wrapper_cases():
         (reversed_list, (_r(), _r(), _r())),
         (reversed_tuple, (_r(), _r())),
         (reversed_rows, (_r(2), _r(2))),
+        (reversed_after_break, (_r(), _r())),
+        (reversed_rows_after_break, (_r(2),)),
         (inout_of, (_r(), _r())),
         (as_tuple_list, ([_r(), _r()],)),
         (as_tuple_rows, (_r(3, 2),)),

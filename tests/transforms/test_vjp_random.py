@@ -206,6 +206,24 @@ def f(x, y, z):
             a, b = b, y
     return a + b * z
 """,
+    # Found by the forward-mode tests' generator: a `return` inside a loop over a tuple
+    # leaves items the pullback never reached; their adjoints are zeros.
+    "return_from_loop_over_tuple": """
+def f(x, y, z):
+    for t in (x, y):
+        if t > 0.0:
+            return 2.0 * t * z
+    return x * z
+""",
+    "break_from_loop_over_list": """
+def f(x, y, z):
+    a = 0.0
+    for t in [x, y, z]:
+        a = a + t * t
+        if a > 0.2:
+            break
+    return a * y
+""",
 }
 
 

@@ -106,10 +106,20 @@ def _read_only(body: n.Region) -> set[int]:
                     isinstance(op, n.For) and op.iterable.id == v.id:
                 continue
             if isinstance(op, n.Call) and op.fn.id != v.id and v in op.args and \
-                    _hashable(consts.get(op.fn.id)) and consts.get(op.fn.id) in _READERS:
+                    _reader(consts.get(op.fn.id)):
                 continue
             bad.add(v.id)
     return {a.id for a in body.args} - bad
+
+
+def _reader(f: Any) -> bool:
+    """Whether a call of ``f`` leaves the lists passed to it as they were: a reader, or a
+    primitive without side effects (the adjoint helpers a pullback calls on ``x``)."""
+    if not _hashable(f) or f is runtime.getitem_adjoint_owned:
+        return False
+    from wengert.rules import registry  # the rule tables import this module's users
+
+    return f in _READERS or registry.is_pure(f)
 
 
 def _hashable(v: Any) -> bool:

@@ -883,7 +883,8 @@ def reversed_adjoint_vjp(collected, iterable):
     def reversed_adjoint_pullback(out_bar):
         collected_bar = None
         if not zero:
-            collected_bar = _items(out_bar, iterable_like, n)[::-1]
+            m = max(n, len(iterable_like))
+            collected_bar = _items(out_bar, iterable_like, m)[:n][::-1]
         return collected_bar, None
 
     return out, reversed_adjoint_pullback
@@ -894,11 +895,12 @@ def reversed_adjoint_jvp(collected, iterable):
     out = runtime.reversed_adjoint(collected, iterable)
     zero = out is None
     iterable_like = _skeleton(iterable)
+    pad = max(0, len(iterable_like) - len(collected))  # items a `break` never reached
 
     def reversed_adjoint_differential(collected_dot, iterable_dot):
         out_dot = None
         if not zero and collected_dot is not None:
-            out_dot = _stack(collected_dot[::-1], iterable_like)
+            out_dot = _stack(collected_dot[::-1] + [None] * pad, iterable_like)
         return out_dot
 
     return out, reversed_adjoint_differential
@@ -1005,8 +1007,14 @@ def like_structure_jvp(adj, x):
     return out, like_structure_differential
 
 
+# The in-place variant computes the same function of its arguments (its caller never
+# reads ``prev`` again): a pullback differentiated again gets the functional rules.
+defvjp(runtime.getitem_adjoint_owned)(getitem_adjoint_vjp)
+defjvp(runtime.getitem_adjoint_owned)(getitem_adjoint_jvp)
+
 # ``push`` appends to its list: not pure, an unused call of it still has its effect.
 mark_pure(
+    runtime.getitem_adjoint_owned,
     runtime.add_adjoint, runtime.snapshot, runtime.getitem_adjoint, runtime.setitem_adjoint,
     runtime.pop_adjoint, runtime.getattr_adjoint, runtime.field_adjoint,
     runtime.setattr_adjoint, runtime.item_adjoint, runtime.split_adjoint, runtime.key_adjoint,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import operator
 
+from wengert import runtime
 from wengert.ir import nodes as n
 from wengert.rules import registry
 
@@ -24,6 +25,8 @@ def cleanup(fn: n.Function, drop_pure_calls: bool = False) -> None:
         changed = fold_constants(fn)
         changed |= split_tuple_results(fn)
         changed |= forward_trivial(fn, drop_pure_calls)
+        if drop_pure_calls:
+            changed |= simplify_generated(fn)
         changed |= dce(fn, drop_pure_calls)
         if not changed:
             return
@@ -247,6 +250,43 @@ def _hashable(v: object) -> bool:
     return True
 
 
+#: Arithmetic that returns a number (never ``None``, the symbolic zero) or raises.
+_NUMERIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg,
+            operator.pos, operator.pow}
+
+
+def simplify_generated(fn: n.Function) -> bool:
+    """Identities that hold in code the transforms generate (whose values are numbers,
+    arrays or adjoints): ``nonzero(a * b, like)`` is ``a * b``, since arithmetic never
+    gives the symbolic zero ``None``; ``t ** 1`` is ``t`` (a rule's ``n * x ** (n - 1)``
+    at ``n = 2``)."""
+    consts: dict[int, object] = {}
+    defs: dict[int, n.Op] = {}
+    for op in n.walk(fn.body):
+        if isinstance(op, n.Const):
+            consts[op.result.id] = op.value
+        for r in op.results:
+            defs[r.id] = op
+
+    def callee(op: n.Op | None) -> object:
+        if not isinstance(op, n.Call) or op.kwargs or op.starred:
+            return None
+        return consts.get(op.fn.id)
+
+    mapping: dict[int, n.Value] = {}
+    for op in n.walk(fn.body):
+        f = callee(op)
+        if not _hashable(f):
+            continue
+        if f is runtime.nonzero and len(op.args) == 2 and \
+                _hashable(g := callee(defs.get(op.args[0].id))) and g in _NUMERIC:
+            mapping[op.result.id] = op.args[0]
+        elif f is operator.pow and len(op.args) == 2 and \
+                type(consts.get(op.args[1].id)) is int and consts[op.args[1].id] == 1:
+            mapping[op.result.id] = op.args[0]
+    return replace_uses(fn, mapping)
+
+
 def forward_trivial(fn: n.Function, drop_pure_calls: bool = False) -> bool:
     """Replace region results that do not depend on the path taken by their one value.
 
@@ -275,7 +315,10 @@ def forward_trivial(fn: n.Function, drop_pure_calls: bool = False) -> bool:
 
 def _is_pure_call(op: n.Call, consts: dict[int, n.Const]) -> bool:
     c = consts.get(op.fn.id)
-    return c is not None and registry.is_pure(c.value) and not op.starred and \
+    # Arithmetic is pure here too: this only runs on code the transforms generate, where
+    # an unused ``t ** 2`` is a rule's recomputation, not a user's check that raises.
+    return c is not None and _hashable(c.value) and \
+        (c.value in _NUMERIC or registry.is_pure(c.value)) and not op.starred and \
         all(k is not None for k, _ in op.kwargs)
 
 

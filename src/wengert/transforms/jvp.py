@@ -58,6 +58,9 @@ _IMMUTABLE = frozenset({float, int, bool, str, bytes, tuple, type(None), complex
 _LIST_METHODS = {"append", "extend", "insert", "pop"}
 
 #: Runtime helpers whose calls only compute a tangent (dropped when unused).
+#: Adjoint updates ``(prev, x, index, g[, size])`` that forward mode maps onto tangents.
+_ADJOINT_UPDATES = (runtime.getitem_adjoint, runtime.getitem_adjoint_owned)
+
 _PURE_HELPERS = frozenset({
     runtime.nonzero_tangent, runtime.seq_tangent, runtime.getitem_tangent,
     runtime.getattr_tangent, runtime.unpack_tangent, runtime.iter_tangent,
@@ -531,6 +534,18 @@ class JVP:
                                [t, self.arg_dot(args[1], b), args[1]], [], [n.Value()]), b)
             self.set_tan(y, t)
             self.real.add(t.id)
+            return
+        if fn in _ADJOINT_UPDATES and len(args) in (4, 5) and \
+                self.type_of(args[1]) in (list, tuple, dict):
+            # Linear in the adjoint and the item's, and ``x`` only says where: the tangent
+            # is the same update of the tangents (in place too, once ``inplace`` sees it).
+            b.emit(op)
+            prev_dot, g_dot = (self.get(args[0]), self.get(args[3]))
+            t = b.call(runtime.getitem_adjoint,
+                       prev_dot if prev_dot is not None else b.const(None), args[1], args[2],
+                       g_dot if g_dot is not None else b.const(None), *args[4:],
+                       hint=_dot(y))
+            self.set_tan(y, t)
             return
         types_ = [self.type_of(a) for a in args]
         ttypes: list[type | None] = []

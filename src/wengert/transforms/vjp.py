@@ -427,6 +427,7 @@ class VJP:
         replace_uses(vjp_fn, self.rename)
         cleanup(pb_fn, drop_pure_calls=True)
         self.rematerialize(vjp_fn)
+        cleanup(pb_fn, drop_pure_calls=True)  # what recomputing made unused
         self.prune_records(vjp_fn)
         self.hoist_pushes()
         cleanup(vjp_fn)
@@ -640,7 +641,9 @@ class VJP:
         loc = op.loc
         snap = []
         for a in args:
-            if self.resolve(a).id in self.mutated:
+            # A float ``s`` in ``s += t`` is rebound, not changed: nothing to copy.
+            if self.resolve(a).id in self.mutated and \
+                    self.type_of(a) not in (float, int, bool, str, tuple):
                 s = b.call(self.const_fn(runtime.snapshot), a, hint=a.hint)
                 snap.append(s)
             else:
