@@ -859,10 +859,14 @@ def _bind_dots(fn: Any, args: tuple, kwargs: dict, dots: tuple, kw_dots: dict) -
     return out
 
 
-def _is_batched(values: list[Any], dots: list[Any]) -> bool:
+def _is_batched(values: Sequence[Any], dots: Sequence[Any]) -> bool:
+    """Whether some tangent carries a leading axis of directions that its value lacks
+    (looking into lists and tuples, whose items' tangents say it)."""
     for v, d in zip(values, dots):
         if isinstance(d, numpy.ndarray) and (isinstance(v, (float, numpy.floating)) or (
                 isinstance(v, numpy.ndarray) and d.ndim > v.ndim)):
+            return True
+        if type(v) in (list, tuple) and type(d) in (list, tuple) and _is_batched(v, d):
             return True
     return False
 
@@ -1059,11 +1063,21 @@ def _jac_layout(out: Any, parts: list[tuple[list[Any], Any, list[int]]], single:
     argument ``x`` and ``cols``, the offsets of ``x``'s leaves in ``k``.
     """
     out_leaves, out_def = tangents.flatten(out)
+    flat = [tangents.flatten(x) for _, x, _ in parts]
+    # Floats by floats (a list of floats in, one out): each entry is a number.
+    scalars = [all(type(xl) is float for xl in x_leaves) for x_leaves, _ in flat]
+    # A flat list of floats needs no unflattening: the row is the block.
+    plain = [type(x) is list and len(x) == len(x_leaves) and floats
+             for (_, x, _), (x_leaves, _), floats in zip(parts, flat, scalars)]
     blocks = []
     for j, ol in enumerate(out_leaves):
         per_arg = []
-        for rows, x, cols in parts:
-            x_leaves, x_def = tangents.flatten(x)
+        for (rows, _, cols), (x_leaves, x_def), floats, is_plain in zip(parts, flat, scalars,
+                                                                          plain):
+            if floats and type(ol) is float and x_leaves:
+                per_x = numpy.asarray(rows[j])[cols].tolist()
+                per_arg.append(per_x if is_plain else tangents.unflatten(x_def, per_x))
+                continue
             per_x = []
             for xl, o in zip(x_leaves, cols):
                 size = int(numpy.size(xl))
@@ -1130,8 +1144,16 @@ def jacfwd(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> A
                 offsets[i].append(k)
                 k += int(numpy.size(leaf))
         dots: list[Any] = [None] * len(args)
+        eye = None
         for i in idx:
             leaves, td = leaves_of[i]
+            if all(type(leaf) is float for leaf in leaves):
+                # One unit row per float: rows of the identity, no per-leaf allocation.
+                eye = numpy.eye(k) if eye is None else eye
+                tl = list(eye[offsets[i]])
+                dots[i] = _internal(args[i], tangents.materialize(
+                    args[i], tangents.unflatten(td, tl), (k,)))
+                continue
             tl = []
             for leaf, o in zip(leaves, offsets[i]):
                 size = int(numpy.size(leaf))

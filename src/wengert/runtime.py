@@ -458,6 +458,16 @@ def real_tangent(t: Any, x: Any) -> Any:
     return None
 
 
+def float_list_tangent(t: Any, x: list) -> list:
+    """The tangent of the list of floats ``x`` with every zero a ``0.0``, so that reading
+    an item needs no check (one scan in C when nothing is missing)."""
+    if t is None:
+        return [0.0] * len(x)
+    if None in t:
+        return [0.0 if v is None else v for v in t]
+    return t
+
+
 def seq_tangent(t: Any, x: Any) -> Any:
     """The tangent of a sequence spelled out item by item (``None`` items for a zero)."""
     if t is not None:

@@ -291,11 +291,20 @@ def flatten(x: Any) -> tuple[list[Any], TreeDef]:
     return leaves, treedef
 
 
+_LEAF = TreeDef("leaf")
+
+
 def _flatten_into(x: Any, leaves: list[Any]) -> TreeDef:
+    if type(x) is float or type(x) is numpy.ndarray and x.dtype == numpy.float64:
+        leaves.append(x)
+        return _LEAF
+    if type(x) is list and all(type(v) is float for v in x):
+        leaves.extend(x)  # a list of floats: the common case, without a node per item
+        return TreeDef(_LIST, x, (_LEAF,) * len(x))
     kind = _kind(x)
     if kind in (_SCALAR, _ARRAY):
         leaves.append(x)
-        return TreeDef("leaf")
+        return _LEAF
     if kind in (_NONE, _CONST):
         return TreeDef("const", x)
     children = tuple(_flatten_into(c, leaves) for c in _children(x, kind))
@@ -346,8 +355,11 @@ def materialize(x: Any, t: Any, batch: tuple[int, ...] = ()) -> Any:
 
 
 def _materialize(x: Any, t: Any, batch: tuple[int, ...], where: str) -> Any:
-    if type(x) is float and not batch and (type(t) is float or t is None):
-        return 0.0 if t is None else t  # the common case, without the general checks
+    if type(x) is float:  # the common cases, without the general checks
+        if not batch and (type(t) is float or t is None):
+            return 0.0 if t is None else t
+        if batch and type(t) is numpy.ndarray and t.shape == batch and t.dtype == float:
+            return t
     kind = _kind(x)
     if kind in (_NONE, _CONST):
         return None

@@ -57,12 +57,13 @@ _IMMUTABLE = frozenset({float, int, bool, str, bytes, tuple, type(None), complex
                         numpy.float64, numpy.float32, range})
 _LIST_METHODS = {"append", "extend", "insert", "pop"}
 
-#: Runtime helpers whose calls only compute a tangent (dropped when unused).
 #: Adjoint updates ``(prev, x, index, g[, size])`` that forward mode maps onto tangents.
 _ADJOINT_UPDATES = (runtime.getitem_adjoint, runtime.getitem_adjoint_owned)
 
+#: Runtime helpers whose calls only compute a tangent (dropped when unused).
 _PURE_HELPERS = frozenset({
     runtime.nonzero_tangent, runtime.seq_tangent, runtime.getitem_tangent,
+    runtime.float_list_tangent,
     runtime.getattr_tangent, runtime.unpack_tangent, runtime.iter_tangent,
 })
 
@@ -106,6 +107,9 @@ class JVP:
         self.tan: dict[int, n.Value] = {}
         #: Ids of tangent values that are never ``None`` at run time.
         self.sure: set[int] = set()
+        #: (tangent id, region id) -> (the region, kept alive so that its id stays its
+        #: own, and the tangent made sure there, which later reads in it reuse).
+        self.made_sure: dict[tuple[int, int], tuple[n.Region, n.Value]] = {}
         self.rename: dict[int, n.Value] = {}
         self.extra_types: dict[int, type] = {}
         self.defs: dict[int, n.Op] = {}
@@ -315,8 +319,12 @@ class JVP:
         if t is None:
             return self.zero(v, b, sure)
         if sure and not self.is_sure(t) and self.type_of(v) in _NUMERIC:
+            key = (t.id, id(b.region))
+            if key in self.made_sure:
+                return self.made_sure[key][1]
             s = b.call(runtime.nonzero_tangent, t, v, hint=t.hint)
             self.sure.add(s.id)
+            self.made_sure[key] = (b.region, s)
             return s
         return t
 
@@ -347,6 +355,8 @@ class JVP:
         fn = self.fn
         body = fn.body
         self.real: set[int] = set()
+        #: Tangents of read-only lists of floats with every item a float.
+        self.float_lists: set[int] = set()
         ret = body.ops[-1]
         assert isinstance(ret, n.Return)
         dots: list[n.Value] = []
@@ -358,6 +368,12 @@ class JVP:
             dots.append(d)
             # Callers pass numbers and arrays as zeros, never ``None`` (see ``api``).
             self.set_tan(p, d, sure=self.type_of(p) in _NUMERIC)
+            if not self.batched and self.types.items.get(p.id) is float:
+                # A list of floats only read: its items' tangents are floats, read plainly.
+                r = eb.call(runtime.float_list_tangent, d, p, hint=d.hint)
+                self.real.add(r.id)
+                self.float_lists.add(r.id)
+                self.set_tan(p, r)
             self.make_real(p, eb)
         self.region(body)
         body.ops[:0] = entry
@@ -771,7 +787,7 @@ class JVP:
             return
         if t.id in self.real and self.type_of(op.obj) in (list, tuple) and \
                 self.type_of(op.index) is int:
-            self.set_tan(y, b.getitem(t, op.index, hint=_dot(y)))
+            self.set_tan(y, b.getitem(t, op.index, hint=_dot(y)), sure=t.id in self.float_lists)
             return
         self.set_tan(y, b.call(runtime.getitem_tangent, t, op.obj, op.index, hint=_dot(y)))
 
