@@ -6,6 +6,7 @@ import keyword
 
 import pytest
 
+import wengert
 from wengert.analysis.liveness import Liveness
 from wengert.codegen.naming import (
     Namer,
@@ -15,6 +16,7 @@ from wengert.codegen.naming import (
     tangent_name,
 )
 from wengert.ir import Value
+from wengert.testing import check_grads
 
 
 @pytest.mark.parametrize("hint", ["x", "class", "lambda", "1st", "a.b", "<lambda>", "", "x-y",
@@ -117,3 +119,27 @@ def test_fresh_names_are_never_handed_out_again():
     b = nm.fresh("loop")
     assert len({"loop", a, b}) == 3
     assert nm.assign([Value(a)], set()) != a
+
+
+def _user_names_like_generated_ones(a):
+    a_dot = a * 2.0
+    a_bar = a_dot * a
+    a_pullback = a_bar + 1.0
+    return a_dot * a + a_pullback
+
+
+def _parameters_named_like_tangents(x, x_dot, x_bar):
+    x_dot_1 = x * x_dot
+    return x_dot_1 * x_bar + x
+
+
+@pytest.mark.parametrize("f, args", [(_user_names_like_generated_ones, (1.3,)),
+                                     (_parameters_named_like_tangents, (1.1, 0.7, -0.4))])
+def test_user_names_never_clash_with_generated_ones(f, args):
+    # A parameter ``x_dot`` beside ``x`` once gave "duplicate argument" in the JVP.
+    check_grads(f, args, modes=("rev", "fwd"))
+    h = wengert.hessian(f)(*args)
+    g = wengert.grad(f)
+    eps = 1e-5
+    shifted = [(args[0] + s, *args[1:]) for s in (eps, -eps)]
+    assert abs(h - (g(*shifted[0]) - g(*shifted[1])) / (2 * eps)) < 1e-6

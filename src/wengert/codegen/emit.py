@@ -239,9 +239,18 @@ class FunctionEmitter:
     # -- naming -----------------------------------------------------------------------------
 
     def name_function(self) -> None:
+        taken: set[str] = set()
         for a in self.fn.body.args:
             if a.id not in self.namer.names:
-                self.namer.assign([a], set(), fixed=sanitize(a.hint or "arg"))
+                name = sanitize(a.hint or "arg")
+                # A tangent parameter ``a_dot`` beside a user's ``a_dot``: the user's,
+                # first, keeps the name (callers may pass it by keyword).
+                base, k = name, 0
+                while name in taken:
+                    k += 1
+                    name = f"{base}_{k}"
+                self.namer.assign([a], set(), fixed=name)
+            taken.add(self.namer.name_of(a))
         self.name_region(self.fn.body)
 
     def name_region(self, region: n.Region) -> None:
