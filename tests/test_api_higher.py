@@ -260,3 +260,38 @@ def test_nested_gradient_of_two_captured_values():
     assert da == pytest.approx(4 * a * b + b, rel=1e-12)
     assert db == pytest.approx(2 * a * a + a, rel=1e-12)
     check_grads(f, (a, b), modes=("rev", "fwd"))
+
+
+# --------------------------------------------------------------------------- primitives
+
+
+PRIMITIVES = [
+    (math.tanh, (0.5,), lambda x: 1 - math.tanh(x) ** 2,
+     lambda x: -2 * math.tanh(x) * (1 - math.tanh(x) ** 2)),
+    (math.sin, (0.3,), math.cos, lambda x: -math.sin(x)),
+    (math.exp, (0.7,), math.exp, math.exp),
+    (math.log, (1.7,), lambda x: 1 / x, lambda x: -1 / x ** 2),
+    (math.sqrt, (2.5,), lambda x: 0.5 / math.sqrt(x), lambda x: -0.25 * x ** -1.5),
+]
+
+
+@pytest.mark.parametrize("f, args, d1, d2", PRIMITIVES, ids=[p[0].__name__ for p in PRIMITIVES])
+def test_a_primitive_given_directly_differentiates_to_any_order(f, args, d1, d2):
+    # JAX users write grad(jnp.tanh): a primitive with rules and no source is wrapped.
+    (x,) = args
+    assert wengert.grad(f)(x) == pytest.approx(d1(x), rel=1e-12)
+    assert wengert.grad(wengert.grad(f))(x) == pytest.approx(d2(x), rel=1e-9)
+    assert wengert.hessian(f)(x) == pytest.approx(d2(x), rel=1e-9)
+    assert wengert.jvp(f, (x,), (2.0,))[1] == pytest.approx(2 * d1(x), rel=1e-12)
+    check_grads(f, args, modes=("rev", "fwd"))
+
+
+def test_a_primitive_of_two_arguments_given_directly():
+    g = wengert.grad(math.atan2, (0, 1))(0.3, 0.7)
+    assert g == pytest.approx((0.7 / (0.3 ** 2 + 0.7 ** 2), -0.3 / (0.3 ** 2 + 0.7 ** 2)))
+    check_grads(math.pow, (1.3, 0.7), modes=("rev", "fwd"))
+
+
+def test_a_variadic_primitive_given_directly_is_refused_with_a_hint():
+    with pytest.raises(wengert.WengertError, match="lambda x, y: max"):
+        wengert.grad(max)(1.0)

@@ -12,6 +12,7 @@ import copy
 import dataclasses
 import functools
 import inspect
+import linecache
 import types
 import warnings
 from collections.abc import Sequence
@@ -23,6 +24,7 @@ import numpy
 from wengert import runtime, tangents
 from wengert.analysis.types import ListOf, infer_types, return_type
 from wengert.codegen.emit import generate
+from wengert.codegen.naming import sanitize
 from wengert.diagnostics import (
     NonDifferentiableError,
     NonDifferentiableWarning,
@@ -98,11 +100,97 @@ def _unwrap(f: Any) -> tuple[Any, tuple, dict]:
         return f, (), {}
     spec = getattr(f, "__wengert_grad__", None)
     if spec is None:
-        return unwrap(f)
+        prim = _primitive_function(f)
+        return unwrap(f if prim is None else prim)
     inner, argnums = spec
     fn, bound, bound_kw = _unwrap(inner)
     wrt = _wrt(argnums, len(bound), _nparams(fn))
     return _Derived(fn, wrt, isinstance(argnums, int)), bound, bound_kw
+
+
+#: Primitives given to the API directly (``grad(math.tanh)``) -> their Python wrappers.
+_PRIMITIVES: dict[Any, types.FunctionType] = {}
+
+
+def _primitive_function(f: Any) -> types.FunctionType | None:
+    """A Python function that only calls ``f``, for a primitive with rules and no source
+    (``math.tanh``, a NumPy ufunc), so that every transform treats it like user code;
+    ``None`` for anything else, or a signature that cannot be spelled."""
+    if isinstance(f, (types.FunctionType, types.MethodType, functools.partial)) or \
+            not _hashable(f) or registry.lookup(f) is None:
+        return None
+    if f in _PRIMITIVES:
+        return _PRIMITIVES[f]
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        nin = getattr(f, "nin", None)  # a ufunc has no signature, but an arity
+        names = _required_from_doc(f)
+        if isinstance(nin, int):
+            names = [f"x{i}" for i in range(nin)]
+        if names is not None:
+            params = [inspect.Parameter(a, inspect.Parameter.POSITIONAL_ONLY) for a in names]
+        else:
+            name = getattr(f, "__qualname__", None) or repr(f)
+            raise SourceUnavailableError(
+                f"{name} has rules but no signature saying how many arguments it takes, so "
+                "wengert cannot tell what to differentiate",
+                hint=f"differentiate a function that calls it, e.g. "
+                     f"lambda x, y: {getattr(f, '__name__', name)}(x, y)") from None
+    spelled, passed, defaults = [], [], {}
+    for k, p in enumerate(params):
+        if not p.name.isidentifier() or p.name.startswith("__"):
+            return None
+        if p.kind is p.VAR_POSITIONAL:
+            spelled.append(f"*{p.name}")
+            passed.append(f"*{p.name}")
+        elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            if p.default is p.empty:
+                spelled.append(p.name)
+            else:
+                defaults[f"__default{k}"] = p.default
+                spelled.append(f"{p.name}=__default{k}")
+            passed.append(p.name)
+        else:
+            return None
+    name = sanitize(getattr(f, "__name__", "primitive"))
+    where = f"{getattr(f, '__module__', None) or 'builtins'}.{name}"
+    source = (f"def {name}({', '.join(spelled)}):\n"
+              f"    return __primitive({', '.join(passed)})\n")
+    filename = f"<wengert:primitive:{where}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace: dict[str, Any] = {"__primitive": f, **defaults}
+    exec(compile(source, filename, "exec"), namespace)
+    wrapper = namespace[name]
+    wrapper.__qualname__ = where
+    _PRIMITIVES[f] = wrapper
+    return wrapper
+
+
+def _required_from_doc(f: Any) -> list[str] | None:
+    """The required parameters a builtin's docstring spells, ``log(x, [base=math.e])``
+    giving ``["x"]``; ``None`` when it takes ``*args`` or says nothing parseable."""
+    name = getattr(f, "__name__", None)
+    doc = (getattr(f, "__doc__", None) or "").lstrip()
+    if not name or not doc.startswith(f"{name}("):
+        return None
+    inside = doc[len(name) + 1:].split(")", 1)[0]
+    out = []
+    for part in (p.strip() for p in inside.split(",")):
+        if part.startswith("[") or "=" in part or part == "/":
+            break
+        if not part.isidentifier():
+            return None
+        out.append(part)
+    return out or None
+
+
+def _hashable(v: Any) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
 
 
 def _nparams(fn: Any) -> int:
