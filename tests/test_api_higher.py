@@ -4,11 +4,13 @@ differentiation, with no perturbation confusion)."""
 
 from __future__ import annotations
 
+import copy
 import math
 
 import pytest
 
 import wengert
+from transforms import vjp_corpus as corpus
 from wengert import grad, hessian, jacfwd
 from wengert.testing import check_grads
 
@@ -295,3 +297,108 @@ def test_a_primitive_of_two_arguments_given_directly():
 def test_a_variadic_primitive_given_directly_is_refused_with_a_hint():
     with pytest.raises(wengert.WengertError, match="lambda x, y: max"):
         wengert.grad(max)(1.0)
+
+
+# ------------------------------------------------- second order: vjp inside vjp
+
+
+def _vjp_inside(x, y):
+    out, pullback = wengert.vjp(_two_args, x, y)
+    gx, gy = pullback(2.0)
+    return gx * out + gy
+
+
+def _two_args(x, y):
+    return math.sin(x) * y + x * x * y
+
+
+def _vjp_of_closure(x):
+    def g(y):
+        return x * y * y
+
+    out, pullback = wengert.vjp(g, 1.5)
+    return pullback(x)[0] + out
+
+
+def test_vjp_inside_a_differentiated_function():
+    x, y = 0.3, 0.7
+    # d/dx and d/dy of (2 (cos x · y + 2 x y)) · f + 2 (sin x + x²), by hand.
+    f = math.sin(x) * y + x * x * y
+    gx = 2 * (math.cos(x) * y + 2 * x * y)
+    dgx = (2 * (-math.sin(x) * y + 2 * y), 2 * (math.cos(x) + 2 * x))
+    dgy = (2 * (math.cos(x) + 2 * x), 0.0)
+    fx, fy = math.cos(x) * y + 2 * x * y, math.sin(x) + x * x
+    want = (dgx[0] * f + gx * fx + dgy[0], dgx[1] * f + gx * fy + dgy[1])
+    assert wengert.grad(_vjp_inside, (0, 1))(x, y) == pytest.approx(want, rel=1e-12)
+    check_grads(_vjp_inside, (x, y), modes=("rev", "fwd"))
+
+
+def test_vjp_of_a_closure_does_not_confuse_perturbations():
+    # x · 2 · 1.5 · x + x · 1.5²: the pullback's cotangent x is a value, not a direction.
+    x = 0.4
+    assert wengert.grad(_vjp_of_closure)(x) == pytest.approx(6.0 * x + 1.5 ** 2, rel=1e-12)
+    check_grads(_vjp_of_closure, (x,), modes=("rev", "fwd"))
+
+
+#: Corpus functions whose second derivatives check_grads(order=2) checks in both modes:
+#: the pullback (a vjp called inside a function) differentiated again, by reverse and
+#: forward mode.
+ORDER2_CASES = [
+    'arith_add_sub', 'arith_mul_div', 'arith_div_both', 'arith_pow_const', 'arith_pow_var',
+    'arith_pow_int_exponent', 'arith_const_base', 'arith_neg', 'arith_pos', 'arith_abs',
+    'arith_inplace', 'arith_inplace_pow_var', 'arith_mod', 'arith_horner', 'arith_int_mix',
+    'arith_fanout', 'arith_reassign', 'arith_dead_code', 'arith_independent_input',
+    'arith_constant_output', 'arith_identity', 'arith_swap_outputs', 'arith_globals',
+    'arith_bool_times_float', 'arith_many_ops', 'math_sin', 'math_cos', 'math_tan',
+    'math_asin', 'math_acos', 'math_atan', 'math_atan2', 'math_sinh', 'math_cosh', 'math_tanh',
+    'math_asinh', 'math_acosh', 'math_atanh', 'math_exp', 'math_exp2', 'math_expm1',
+    'math_log', 'math_log_base', 'math_log_const_base', 'math_log2', 'math_log10',
+    'math_log1p', 'math_sqrt', 'math_cbrt', 'math_pow', 'math_pow_int', 'math_hypot',
+    'math_hypot3', 'math_fabs', 'math_erf', 'math_erfc', 'math_copysign', 'math_fmod',
+    'math_degrees_radians', 'math_ldexp', 'math_composition', 'math_constants', 'math_alias',
+    'builtin_abs', 'builtin_min_max_args', 'builtin_min_max_iterable', 'builtin_max_of_tuple',
+    'builtin_min_genexp', 'builtin_sum_list', 'builtin_sum_start',
+    'builtin_sum_tuple_of_actives', 'builtin_pow', 'builtin_float', 'builtin_divmod',
+    'builtin_len_range', 'builtin_int_of_inactive', 'builtin_int_in_branch',
+    'builtin_round_in_branch', 'builtin_bool_isinstance', 'if_else', 'if_elif_else',
+    'if_no_else', 'if_nested', 'if_on_data_both_branches_active', 'if_early_return',
+    'cond_expression', 'cond_expression_nested', 'and_or_values', 'and_or_conditions',
+    'not_condition', 'chained_comparison', 'branch_on_int', 'branch_on_flag', 'for_range',
+    'for_range_step', 'for_range_negative_step', 'for_list_arg', 'for_list_of_actives',
+    'for_enumerate_start', 'for_reversed_list', 'for_reversed_range', 'for_over_dict_keys',
+    'for_break', 'for_continue', 'for_early_return', 'for_else_no_break', 'while_else',
+    'while_data_dependent', 'while_counter', 'while_true_break', 'while_newton_sqrt',
+    'for_newton_fixed', 'nested_loops', 'nested_loops_break_inner', 'loop_carried_pair',
+    'while_with_continue', 'loop_with_branches', 'loop_accumulate_product',
+    'tuple_build_index', 'list_build_index', 'list_index_with_int', 'list_slices',
+    'tuple_input', 'unpack_swap', 'unpack_nested', 'unpack_starred_first',
+    'unpack_starred_middle', 'starred_in_display', 'list_append_then_index', 'list_setitem',
+    'list_setitem_overwrite_active', 'list_branch_on_emptiness', 'list_read_then_overwrite',
+    'list_append_while_iterating_copy', 'list_read_and_append_in_loop',
+    'dict_read_then_overwrite', 'param_rebinding', 'string_formatting_of_active',
+    'list_concat_repeat', 'tuple_concat', 'dict_build_index', 'dict_input',
+    'dict_input_with_constants', 'dict_output', 'list_output', 'tuple_output_with_int',
+    'nested_output', 'list_comprehension', 'list_comprehension_filter',
+    'list_comprehension_nested', 'list_comprehension_range', 'dict_comprehension',
+    'sum_genexp', 'list_of_tuples_input', 'list_len_and_membership', 'dataclass_input',
+    'dataclass_with_int_field', 'dataclass_nested', 'dataclass_in_list',
+    'dataclass_read_then_overwrite', 'dataclass_mutate_input', 'helper_call',
+    'helper_with_int_arg', 'helper_returning_tuple', 'helper_mutating_list',
+    'helper_with_loop_and_branch', 'closure_constant_capture_a', 'closure_constant_capture_b',
+    'closure_list_capture', 'module_lambda', 'apply_math_sin', 'with_nullcontext',
+    'with_user_context_manager', 'with_contextmanager_decorator', 'with_in_loop', 'np_add_sub',
+    'np_mul_div', 'np_matmul_matvec', 'np_matmul_matmat', 'np_vecdot', 'np_pow',
+    'np_pow_float_exponent', 'np_neg', 'np_index', 'np_index_2d', 'np_slice',
+    'np_broadcast_scalars', 'np_broadcast_row', 'np_scalar_output', 'np_loop_over_entries',
+    'np_in_list', 'np_setitem', 'np_mixed_with_math', 'np_int_array_constant',
+    'int_and_float_args', 'only_second_float_differentiated', 'int_used_as_index',
+    'string_and_float_args', 'bool_and_float_args', 'softmax_list', 'logsumexp', 'euler_ode',
+    'bisection_root', 'polynomial_eval_list', 'moving_average', 'piecewise_spline',
+]
+
+
+@pytest.mark.parametrize("name", ORDER2_CASES)
+def test_second_order_check_grads_on_the_corpus(name):
+    case = corpus.BY_NAME[name]
+    check_grads(case.make(), copy.deepcopy(case.inputs[0]), order=2, modes=("rev", "fwd"),
+                argnums=case.argnums)

@@ -344,6 +344,21 @@ class _Linker:
     def is_grad(self, value: Any) -> bool:
         return value is grad
 
+    def is_vjp(self, value: Any) -> bool:
+        return value is vjp
+
+    def function_ir(self, fn: Any) -> n.Function | None:
+        """The IR of the plain function ``fn`` (``None`` for anything else)."""
+        if not isinstance(fn, types.FunctionType):
+            return None
+        return self.callee_ir(fn)
+
+    def applied_vjp_ir(self, fn: n.Function, wrt: tuple[int, ...],
+                       arg_types: Sequence[Any]) -> n.Function:
+        vir, deps = _applied_vjp_ir(fn, wrt, arg_types)
+        self.deps.extend(deps)
+        return vir
+
     def make_grad(self, f: Any, argnums: Any) -> Any:
         return grad(f, argnums)
 
@@ -961,7 +976,10 @@ def _is_batched(values: Sequence[Any], dots: Sequence[Any]) -> bool:
 
 class _InlineOnly(_Linker):
     """A linker for code that is differentiated again: helpers are inlined, but nothing is
-    linked to compiled derivatives (their generated code has no IR to differentiate)."""
+    linked to compiled derivatives (their generated code has no IR to differentiate), and
+    rules are inlined even where argument types are unknown."""
+
+    differentiated_again = True
 
     def direct(self, fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> Any:
         return None
@@ -979,10 +997,26 @@ def _gradient_ir(ir: n.Function, wrt: tuple[int, ...], single: bool,
     return gir, linker.deps
 
 
-def _grad_ir(vjp_ir: n.Function, wrt: tuple[int, ...], single: bool) -> n.Function:
+def _applied_vjp_ir(ir: n.Function, wrt: tuple[int, ...], arg_types: Sequence[Any]
+                    ) -> tuple[n.Function, list[Any]]:
+    """``lambda *params, v: vjp(f, *params)[1](v)`` for the IR ``ir`` of ``f``, as IR: the
+    cotangents of the ``wrt`` parameters (zeros materialised, as the API's pullback gives
+    them) for the output cotangent ``v``, an extra last parameter."""
+    linker = _InlineOnly()
+    vir, _ = vjp_transform(ir, wrt, list(arg_types[:len(ir.body.args)]), linker)
+    out = _grad_ir(vir, wrt, False, seeded=True)
+    cleanup(out, drop_pure_calls=True)
+    return out, linker.deps
+
+
+def _grad_ir(vjp_ir: n.Function, wrt: tuple[int, ...], single: bool, seeded: bool = False
+             ) -> n.Function:
     """The gradient as one IR function: the VJP's forward code followed by its pullback's
     body, seeded with ``1.0``. It is ordinary IR, so the transforms differentiate it again
-    (forward over reverse); the pullback's names and loops come along unchanged."""
+    (forward over reverse); the pullback's names and loops come along unchanged.
+
+    ``seeded``: the seed is a new last parameter ``v`` instead, and the cotangents come
+    finished (:func:`runtime.finish_adjoint`)."""
     from wengert.ir.clone import substitute
 
     body = vjp_ir.body
@@ -994,14 +1028,32 @@ def _grad_ir(vjp_ir: n.Function, wrt: tuple[int, ...], single: bool) -> n.Functi
     assert isinstance(mk, n.MakeFunction)
     pb = mk.func.body
     seed = n.Const(1.0, [n.Value("seed")])
+    seed_value = seed.result
+    if seeded:
+        seed_value = n.Value(pb.args[0].hint or "v")
     none = n.Const(None, [n.Value()])
-    substitute(pb, {pb.args[0].id: seed.result, pb.args[1].id: none.result})
+    substitute(pb, {pb.args[0].id: seed_value, pb.args[1].id: none.result})
     pb_ret = pb.ops[-1]
     assert isinstance(pb_ret, n.Return)
     grads = next(op for op in pb.ops if pb_ret.value in op.results)
     assert isinstance(grads, n.Build)
     ops = [op for op in body.ops if op not in (ret, pair, mk)]
     ops += [seed, none, *(op for op in pb.ops if op is not pb_ret)]
+    if seeded:
+        finish = n.Const(runtime.finish_adjoint, [n.Value()], origin="finish_adjoint")
+        ops.append(finish)
+        items = []
+        for i in wrt:
+            call = n.Call(finish.result, [grads.items[i], body.args[i]], [], [n.Value()])
+            ops.append(call)
+            items.append(call.result)
+        out = n.Build("tuple", items, [n.Value()])
+        ops.append(out)
+        ops.append(n.Return(out.result, loc=ret.loc))
+        return n.Function(f"{vjp_ir.name.removesuffix('_vjp')}_pulled_back",
+                          n.Signature(args=[*vjp_ir.signature.names(), "v"]),
+                          n.Region([*body.args, seed_value], ops), vjp_ir.filename,
+                          vjp_ir.loc, vjp_ir.source_lines)
     if single:
         result = grads.items[wrt[0]]
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import Any, NoReturn
 
@@ -380,6 +381,29 @@ def like_structure(adj: tuple[Any, ...], x: Any) -> Any:
     if all(a is None for a in adj):
         return None
     return reversed_adjoint(list(adj)[::-1], x)
+
+
+def finish_adjoint(adj: Any, x: Any) -> Any:
+    """The adjoint of ``x`` with its zeros materialised in ``x``'s structure, as
+    ``wengert.vjp``'s pullback returns it (for a ``vjp`` taken inside differentiated code)."""
+    if isinstance(x, (bool, int, str)) or getattr(getattr(x, "dtype", None), "kind", "f") in "iub":
+        return None  # no tangent space, whatever the adjoint computed
+    if adj is None:
+        from wengert.tangents import zeros_like
+
+        z = zeros_like(x)
+        return 0.0 if z is None and isinstance(x, float) else z
+    if isinstance(adj, Attrs) and dataclasses.is_dataclass(x) and not isinstance(x, type):
+        out = object.__new__(type(x))  # the cotangent of a dataclass is one, as at the API
+        for f in dataclasses.fields(x):
+            object.__setattr__(out, f.name, finish_adjoint(adj.get(f.name),
+                                                           getattr(x, f.name)))
+        return out
+    if type(x) in (list, tuple) and type(adj) in (list, tuple) and len(adj) == len(x):
+        return type(x)(finish_adjoint(a, b) for a, b in zip(adj, x))
+    if type(x) is dict and type(adj) is dict:
+        return {k: finish_adjoint(adj.get(k), v) for k, v in x.items()}
+    return adj
 
 
 class Later:

@@ -369,13 +369,41 @@ def check_grads(
         # derivative of f: check it like any other function.
         v = tree.random_like(expected, rng)
 
-        def pulled_back(*primals: Any) -> Any:
-            _, pullback = wengert.vjp(f, *primals)
-            return pullback(v)
-
+        pulled_back = _pulled_back(wengert, f, v, len(args))
         pulled_back.__qualname__ = f"pullback_of_{getattr(f, '__name__', 'f')}"
         check_grads(pulled_back, args, order=order - 1, modes=modes, argnums=argnums,
                     eps=eps, rtol=rtol, atol=atol, seed=seed + 1)
+
+
+#: ``wengert.vjp``, once :func:`check_grads` has imported it.
+_vjp: Any = None
+
+
+def _pulled_back(wengert: Any, f: Callable[..., Any], v: Any, nargs: int
+                 ) -> Callable[..., Any]:
+    """``lambda *a: vjp(f, *a)[1](v)``, spelled with ``nargs`` plain parameters so that
+    wengert can differentiate it again (a ``vjp`` of ``*a`` has no length to unpack)."""
+    global _vjp
+    _vjp = wengert.vjp  # a global: what the functions below call is known when lowered
+
+    def pulled_back1(a: Any) -> Any:
+        return _vjp(f, a)[1](v)
+
+    def pulled_back2(a: Any, b: Any) -> Any:
+        return _vjp(f, a, b)[1](v)
+
+    def pulled_back3(a: Any, b: Any, c: Any) -> Any:
+        return _vjp(f, a, b, c)[1](v)
+
+    def pulled_back4(a: Any, b: Any, c: Any, d: Any) -> Any:
+        return _vjp(f, a, b, c, d)[1](v)
+
+    def pulled_back(*primals: Any) -> Any:
+        _, pullback = wengert.vjp(f, *primals)
+        return pullback(v)
+
+    return {1: pulled_back1, 2: pulled_back2, 3: pulled_back3,
+            4: pulled_back4}.get(nargs, pulled_back)
 
 
 def _check_rev(

@@ -182,6 +182,14 @@ def reversed_rows(a, b):
 
 
 # A loop left by `break` collected fewer adjoints than its iterable has items.
+def finish_partial(a, b):
+    return runtime.finish_adjoint([a, None, b], [1.0, 2.0, 3.0])
+
+
+def finish_dict(a):
+    return runtime.finish_adjoint({"a": a}, {"a": 1.0, "b": 2.0})
+
+
 def reversed_after_break(a, b):
     return runtime.reversed_adjoint([a, b], X3)
 
@@ -261,6 +269,8 @@ def _wrapper_cases():
         (reversed_tuple, (_r(), _r())),
         (reversed_rows, (_r(2), _r(2))),
         (reversed_after_break, (_r(), _r())),
+        (finish_partial, (_r(), _r())),
+        (finish_dict, (_r(),)),
         (reversed_rows_after_break, (_r(2),)),
         (inout_of, (_r(), _r())),
         (as_tuple_list, ([_r(), _r()],)),
@@ -613,7 +623,8 @@ PULLBACK_HELPERS = [
     "add_adjoint", "snapshot", "getitem_adjoint", "setitem_adjoint", "pop_adjoint",
     "getattr_adjoint", "field_adjoint", "setattr_adjoint", "item_adjoint", "split_adjoint",
     "key_adjoint", "subdict_adjoint", "unpack_adjoint", "push", "reversed_adjoint", "inout",
-    "as_tuple", "regroup", "like_structure", "check_list",
+    "as_tuple", "regroup", "like_structure", "check_list", "finish_adjoint",
+    "getitem_adjoint_owned",
 ]
 #: Helpers that write into their arguments or raise, so an unused call must stay.
 IMPURE = {"push", "check_list"}

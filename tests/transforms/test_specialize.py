@@ -173,6 +173,7 @@ SAMPLES: dict = {
                               (None, A23, 1, np.ones(3)),
                               ({"a": 1.0}, {"a": 1.0, "b": 2.0}, "b", 0.5),
                               ([1.0, 2.0], [1.0, 2.0, 3.0], 0, 0.5, 2)],
+    runtime.finish_adjoint: [([1.0, None], [1.0, 2.0]), (None, 1.5), (0.5, 1.5)],
     runtime.getitem_adjoint_owned: [([1.0, None, 2.0], [1.0, 2.0, 3.0], 1, 0.5),
                                     (np.zeros(3), np.ones(3), 1, 0.5),
                                     ({"a": 1.0}, {"a": 1.0, "b": 2.0}, "b", 0.5)],

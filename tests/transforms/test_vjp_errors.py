@@ -29,6 +29,7 @@ import pytest
 
 import wengert
 from wengert import NonDifferentiableError, NonDifferentiableWarning, WengertError, api
+from wengert.testing import check_grads
 
 THIS_FILE = os.path.abspath(__file__)
 
@@ -462,3 +463,32 @@ def test_same_code_object_with_other_globals():
     assert wengert.grad(global_scaled)(1.0) == pytest.approx(20.0)
     assert wengert.grad(other)(1.0) == pytest.approx(8.0)
     assert wengert.grad(global_scaled)(1.0) == pytest.approx(20.0)
+
+
+def _list_filled_after_it_is_stored(x):
+    rows = []
+    row = []
+    rows.append(row)
+    row.append(x * 2.0)
+    return rows[0][0] * x
+
+
+def _list_filled_in_a_loop_that_stores_it(x):
+    rows = []
+    row = []
+    for _ in range(2):
+        row.append(x)
+        rows.append(row)
+    return rows[0][1] * x
+
+
+@pytest.mark.parametrize("f", [_list_filled_after_it_is_stored,
+                               _list_filled_in_a_loop_that_stores_it])
+def test_a_list_changed_after_it_is_stored_is_refused_in_reverse_mode(f):
+    # Reverse mode once read the stored list as it was when stored: a wrong gradient.
+    with pytest.raises(wengert.NonDifferentiableError, match="changed after it was stored") \
+            as info:
+        wengert.grad(f)(1.5)
+    assert "row.append" in str(info.value)
+    # Forward mode follows the shared object: it is right.
+    check_grads(f, (1.5,), modes=("fwd",))

@@ -1007,6 +1007,28 @@ def like_structure_jvp(adj, x):
     return out, like_structure_differential
 
 
+@defvjp(runtime.finish_adjoint)
+def finish_adjoint_vjp(adj, x):
+    # Zeros made explicit: the identity on the adjoint, whatever its form.
+    out = runtime.finish_adjoint(adj, x)
+
+    def finish_adjoint_pullback(out_bar):
+        return out_bar, None
+
+    return out, finish_adjoint_pullback
+
+
+@defjvp(runtime.finish_adjoint)
+def finish_adjoint_jvp(adj, x):
+    out = runtime.finish_adjoint(adj, x)
+    x_like = _const(x)
+
+    def finish_adjoint_differential(adj_dot, x_dot):
+        return runtime.finish_adjoint(adj_dot, x_like)
+
+    return out, finish_adjoint_differential
+
+
 # The in-place variant computes the same function of its arguments (its caller never
 # reads ``prev`` again): a pullback differentiated again gets the functional rules.
 defvjp(runtime.getitem_adjoint_owned)(getitem_adjoint_vjp)
@@ -1014,7 +1036,7 @@ defjvp(runtime.getitem_adjoint_owned)(getitem_adjoint_jvp)
 
 # ``push`` appends to its list: not pure, an unused call of it still has its effect.
 mark_pure(
-    runtime.getitem_adjoint_owned,
+    runtime.getitem_adjoint_owned, runtime.finish_adjoint,
     runtime.add_adjoint, runtime.snapshot, runtime.getitem_adjoint, runtime.setitem_adjoint,
     runtime.pop_adjoint, runtime.getattr_adjoint, runtime.field_adjoint,
     runtime.setattr_adjoint, runtime.item_adjoint, runtime.split_adjoint, runtime.key_adjoint,

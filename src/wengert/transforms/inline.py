@@ -62,19 +62,21 @@ def _lowered(rule_fn: Callable) -> n.Function | None:
     return _LOWERED[key]
 
 
-def specialized_vjp(rule_fn: Callable, nargs: int, arg_types: Sequence[type | None]
-                    ) -> Spec | None:
+def specialized_vjp(rule_fn: Callable, nargs: int, arg_types: Sequence[type | None],
+                    unknown_ok: bool = False) -> Spec | None:
     """The inlinable form of ``rule_fn`` for ``nargs`` arguments of ``arg_types``, or ``None``.
 
     ``None`` means: call the rule at run time (its shape is not ``return value, pullback``,
     or its arguments' types are unknown). A rule of ``*args`` is specialised on ``nargs``.
+    ``unknown_ok``: inline even where types are unknown, keeping the rule's run-time type
+    tests (code that is differentiated again cannot call a rule: its pullback is a closure).
     """
     types_key = tuple(arg_types)
-    key = (id(rule_fn), (nargs, types_key))
+    key = (id(rule_fn), (nargs, types_key, unknown_ok))
     if key in _SPECS:
         return _SPECS[key]
     spec = None
-    if all(t is not None for t in arg_types):
+    if unknown_ok or all(t is not None for t in arg_types):
         spec = _build(rule_fn, nargs, list(arg_types))
     _SPECS[key] = spec
     return spec

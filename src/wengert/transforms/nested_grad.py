@@ -14,7 +14,7 @@ alone, so d/dx [x * d/dy (x + y)] is 1, not 2, whatever the nesting.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from wengert import runtime
@@ -58,6 +58,16 @@ class Linker(Protocol):
     def make_grad(self, f: Any, argnums: Any) -> Any:
         """``wengert.grad(f, argnums)``."""
 
+    def is_vjp(self, value: Any) -> bool:
+        """Whether ``value`` is ``wengert.vjp``."""
+
+    def function_ir(self, fn: Any) -> n.Function | None:
+        """The IR of the plain function ``fn`` (``None`` for anything else)."""
+
+    def applied_vjp_ir(self, fn: n.Function, wrt: tuple[int, ...],
+                       arg_types: Sequence[type | None]) -> n.Function:
+        """``lambda *params, v: vjp(f, *params)[1](v)`` for the IR ``fn``, as IR."""
+
     def result_type(self, fn: Any, arg_types: list[type | None]) -> type | None:
         """The exact type ``fn`` returns for arguments of these types, if known."""
 
@@ -76,18 +86,34 @@ def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
         for v in op.operands():
             uses.setdefault(v.id, []).append(op)
     # Gradients inside nested functions are expanded when those are differentiated.
+    vjps = [op for op in _own_ops(fn.body) if isinstance(op, n.Call) and
+            op.fn.id in consts and _is(linker, consts[op.fn.id], "vjp")]
     sites = [op for op in _own_ops(fn.body) if isinstance(op, n.Call) and
              op.fn.id in consts and _is(linker, consts[op.fn.id])]
-    if not sites:
+    if not sites and not vjps:
         return 0
     types = infer_types(fn, list(arg_types), callee=linker.result_type)
+    given = {p.id: t for p, t in zip(fn.body.args, arg_types)}
+
+    def ptype(v: n.Value) -> Any:
+        # A parameter passed on keeps its own type (a list of floats handed to the inner
+        # derivative is not a list read-only here, but it is the caller's list of floats).
+        t = given.get(v.id)
+        return t if t is not None else types.param_type(v)
+
     count = 0
     mapping: dict[int, n.Value] = {}
+    for site in vjps:
+        count += _expand_vjp(fn, site, defs, uses, consts, ptype, linker, mapping)
     done: list[n.Op] = []
     for site in sites:
-        argnums = _argnums(site, consts)
+        argnums = _argnums(site, consts, defs)
         target = site.args[0] if site.args else None
         if target is not None and target.id in consts:
+            if argnums is None:
+                raise NonDifferentiableError(
+                    "grad() inside a differentiated function needs argnums an int or a "
+                    "tuple of ints written out", site.loc)
             # ``grad(h)`` of a global: the very function ``grad`` makes, linked later.
             site_region = _region_of(fn, site)
             k = site_region.ops.index(site)
@@ -123,7 +149,7 @@ def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
                 raise NonDifferentiableError(
                     f"this gradient takes {nparams} argument(s)", call.loc)
             lifted = _lift(mk, free, consts)
-            ptypes = [types.of(a) for a in call.args] + [types.of(v) for v in free]
+            ptypes = [ptype(a) for a in (*call.args, *free)]
             gir = linker.gradient_ir(lifted, wrt, single, ptypes)
             body, result = _instantiate(gir, [*call.args, *free])
             region = _region_of(fn, call)
@@ -150,14 +176,87 @@ def _own_ops(region: n.Region) -> list[n.Op]:
     return out
 
 
-def _is(linker: Linker, value: Any) -> bool:
+def _is(linker: Linker, value: Any, what: str = "grad") -> bool:
     try:
-        return linker.is_grad(value)
+        return linker.is_grad(value) if what == "grad" else linker.is_vjp(value)
     except TypeError:  # an unhashable constant
         return False
 
 
-def _argnums(site: n.Call, consts: dict[int, Any]) -> Any:
+def _expand_vjp(fn: n.Function, site: n.Call, defs: dict[int, n.Op],
+                uses: dict[int, list[n.Op]], consts: dict[int, Any],
+                ptype: Callable[[n.Value], Any], linker: Linker,
+                mapping: dict[int, n.Value]) -> int:
+    """``out, pb = vjp(g, *args)`` inside ``fn``: ``out`` becomes the call ``g(*args)``
+    and each ``pb(v)`` the IR of ``g``'s VJP applied to ``v``, inlined where it is called
+    (``g`` lambda-lifted as for ``grad``). Returns how many calls were replaced."""
+    refuse = NonDifferentiableError(
+        "vjp() inside a differentiated function must be of a function defined there (or a "
+        "global), called with positional arguments, its result unpacked as (out, pullback) "
+        "and the pullback called there with one cotangent", site.loc,
+        hint="write out, pullback = vjp(f, x) and then pullback(v)")
+    if not site.args or site.kwargs or site.starred:
+        raise refuse
+    target, args = site.args[0], list(site.args[1:])
+    mk = defs.get(target.id)
+    if target.id in consts:
+        ir = linker.function_ir(consts[target.id])
+        free: list[n.Value] = []
+        if ir is None or len(ir.body.args) != len(args) or ir.signature.vararg or \
+                ir.signature.kwarg or ir.signature.kwonly:
+            raise refuse
+        lifted = ir
+    elif isinstance(mk, n.MakeFunction) and not mk.defaults and \
+            all(d is None for d in mk.kw_defaults) and len(mk.func.body.args) == len(args) \
+            and not (mk.func.signature.vararg or mk.func.signature.kwarg or
+                     mk.func.signature.kwonly):
+        free = [v for v in free_uses(mk.func.body) if v.id not in consts]
+        lifted = _lift(mk, free, consts)
+    else:
+        raise refuse
+    outs: list[n.Value] = []
+    pbs: list[n.Value] = []
+    readers: list[n.Op] = []
+    for u in uses.get(site.result.id, []):
+        if isinstance(u, n.Unpack) and len(u.results) == 2 and u.star is None:
+            outs.append(u.results[0])
+            pbs.append(u.results[1])
+        elif isinstance(u, n.GetItem) and consts.get(u.index.id, None) in (0, 1) and \
+                type(consts[u.index.id]) is int:
+            (outs if consts[u.index.id] == 0 else pbs).append(u.result)
+        else:
+            raise refuse
+        readers.append(u)
+    calls = [c for p in pbs for c in uses.get(p.id, [])]
+    if not all(isinstance(c, n.Call) and any(c.fn.id == p.id for p in pbs) and
+               len(c.args) == 1 and not c.kwargs and not c.starred and
+               not any(a.id == p.id for p in pbs for a in c.args) for c in calls):
+        raise refuse
+    # The value: a plain call of ``g``, which the outer transform differentiates.
+    region = _region_of(fn, site)
+    k = region.ops.index(site)
+    if any(uses.get(o.id) for o in outs):
+        primal = n.Call(target, args, [], [n.Value(site.result.hint)], loc=site.loc)
+        region.ops[k] = primal
+        for o in outs:
+            mapping[o.id] = primal.result
+    else:  # the value is not used: the pullback's own forward code recomputes it
+        del region.ops[k]
+    for r in readers:
+        _region_of(fn, r).ops.remove(r)
+    wrt = tuple(range(len(args)))
+    for call in calls:
+        ptypes = [ptype(a) for a in (*args, *free, call.args[0])]
+        vir = linker.applied_vjp_ir(lifted, wrt, ptypes)
+        body, result = _instantiate(vir, [*args, *free, call.args[0]])
+        r = _region_of(fn, call)
+        j = r.ops.index(call)
+        r.ops[j:j + 1] = body
+        mapping[call.result.id] = result
+    return len(calls) + 1
+
+
+def _argnums(site: n.Call, consts: dict[int, Any], defs: dict[int, n.Op]) -> Any:
     """The ``argnums`` of a ``grad(g, argnums)`` call (``None``: not a constant we take)."""
     given = list(site.args[1:2]) + [v for k, v in site.kwargs if k == "argnums"]
     others = [k for k, _ in site.kwargs if k != "argnums"]
@@ -166,6 +265,10 @@ def _argnums(site: n.Call, consts: dict[int, Any]) -> Any:
     if not given:
         return 0
     value = consts.get(given[0].id)
+    made = defs.get(given[0].id)
+    if isinstance(made, n.Build) and made.kind == "tuple" and not made.starred and \
+            all(i.id in consts for i in made.items):
+        value = tuple(consts[i.id] for i in made.items)  # ``(0, 1)`` spelled as a display
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     if isinstance(value, tuple) and value and all(type(a) is int for a in value):

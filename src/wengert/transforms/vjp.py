@@ -183,6 +183,9 @@ class VJP:
         if linker is not None:
             expand_nested_grads(fn, arg_types, linker)
             inline_calls(fn, linker.callee_ir)
+            # An inlined helper may take derivatives of its own (``vjp`` inside ``vjp``).
+            while expand_nested_grads(fn, arg_types, linker):
+                inline_calls(fn, linker.callee_ir)
         self.types: Types = infer_types(fn, list(arg_types),
                                         callee=linker.result_type if linker else None)
         # Objects passed in may be written to: what lands in them is an output as well.
@@ -220,6 +223,7 @@ class VJP:
                     self.mutated.add(op.args[0].id)
         self.check_inplace()
         self.check_closures()
+        self.check_stored_then_changed()
         self.check_nested_writes()
 
     def check_inplace(self) -> None:
@@ -287,6 +291,63 @@ class VJP:
                     "supported yet in reverse mode", op.loc,
                     hint="build a new inner object and store it back "
                          "(`rows[0] = [rows[0][0], v]`)")
+
+    def check_stored_then_changed(self) -> None:
+        """Refuse a list or dict changed after it was stored in another container: the
+        pullback reads the stored one as it was when stored, but it is the same object."""
+        loops: dict[int, tuple[int, ...]] = {}  # value id -> loops enclosing its definition
+        stores: list[tuple[int, int, tuple[int, ...]]] = []  # (value, order, loops)
+        changes: list[tuple[int, int, tuple[int, ...], n.Op]] = []
+        order = 0
+
+        def region(r: n.Region, enclosing: tuple[int, ...]) -> None:
+            nonlocal order
+            for a in r.args:
+                loops[a.id] = enclosing
+            for op in r.ops:
+                order += 1
+                for v in op.results:
+                    loops[v.id] = enclosing
+                if isinstance(op, n.Build):
+                    stores.extend((v.id, order, enclosing) for v in op.items)
+                elif isinstance(op, n.SetItem):
+                    stores.append((op.value.id, order, enclosing))
+                    changes.append((op.obj.id, order, enclosing, op))
+                elif isinstance(op, n.SetAttr):
+                    stores.append((op.value.id, order, enclosing))
+                elif isinstance(op, n.Call) and len(op.args) == 1:
+                    m = self.defs.get(op.fn.id)
+                    if isinstance(m, n.GetAttr) and m.name == "append":
+                        stores.append((op.args[0].id, order, enclosing))
+                        changes.append((m.obj.id, order, enclosing, op))
+                if isinstance(op, n.MakeFunction):
+                    continue
+                inner = (*enclosing, id(op)) if isinstance(op, (n.For, n.While)) else enclosing
+                for sub in op.regions():
+                    region(sub, inner)
+
+        region(self.fn.body, ())
+        if not stores or not changes:
+            return
+        for vid, at, where, op in changes:
+            if self.type_of_id(vid) not in (list, dict, None):
+                continue
+            mine = loops.get(vid, ())
+            for sid, s_at, s_where in stores:
+                if sid != vid:
+                    continue
+                # A loop around both that the list outlives runs the change after the store.
+                shared = [lp for lp in where if lp in s_where and lp not in mine]
+                if s_at < at or shared:
+                    raise NonDifferentiableError(
+                        "a list or dict is changed after it was stored in another container "
+                        "(or in a loop that also stores it); reverse mode would see the "
+                        "stored one as it was when stored", op.loc,
+                        hint="fill the list first and store it afterwards, or store a copy "
+                             "(list(xs))")
+
+    def type_of_id(self, vid: int) -> type | None:
+        return self.types.by_id.get(vid)
 
     def check_closures(self) -> None:
         """Refuse a nested function that reads an active value when it escapes.
@@ -429,7 +490,10 @@ class VJP:
         self.rematerialize(vjp_fn)
         cleanup(pb_fn, drop_pure_calls=True)  # what recomputing made unused
         self.prune_records(vjp_fn)
-        self.hoist_pushes()
+        if not getattr(self.linker, "differentiated_again", False):
+            # A record pushed before a list it holds is filled aliases that list: fine
+            # when run, but code differentiated again must not write into stored lists.
+            self.hoist_pushes()
         cleanup(vjp_fn)
         return vjp_fn
 
@@ -650,6 +714,8 @@ class VJP:
                 snap.append(a)
         types_ = [self.type_of(a) for a in args]
         spec = inline.specialized_vjp(rule.vjp, len(args), types_)
+        if spec is None and getattr(self.linker, "differentiated_again", False):
+            spec = inline.specialized_vjp(rule.vjp, len(args), types_, unknown_ok=True)
         y = op.result
         if spec is None:
             pair = b.emit(n.Call(b.const(rule.vjp), snap, [], [n.Value()], loc=loc)).result
