@@ -72,7 +72,11 @@ def liveness(fn: n.Function, operands: Operands | None = None,
             end = through | ids(free_uses(op.body, tuple(op.args))) | \
                 ids(free_uses(op.cond, tuple(op.args)))
             body_in = region(op.body, end)
-            cond_in = region(op.cond, body_in | end)
+            # When the condition fails the loop ends and the carried values are its
+            # results: an arg whose result is live after the loop is live through the
+            # condition.
+            exiting = {a.id for a, r in zip(op.args, op.results) if r.id in after}
+            cond_in = region(op.cond, body_in | end | exiting)
             # The body's entry is reached from the condition: args live there stay live.
             live |= cond_in - ids(op.args)
         elif isinstance(op, n.MakeFunction):

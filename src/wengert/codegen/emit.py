@@ -14,6 +14,7 @@ import itertools
 import linecache
 import math
 import operator
+import re
 import types
 from typing import Any
 
@@ -63,7 +64,10 @@ def _is_literal(v: Any) -> bool:
     if isinstance(v, (int, str, bytes)):
         return True
     if isinstance(v, complex):
-        return math.isfinite(v.real) and math.isfinite(v.imag)
+        # Signed parts print as ``(-1+2j)``, whose parse is an operator expression:
+        # only plain imaginary literals are written as literals, others are bound.
+        return v.real == 0.0 and math.copysign(1.0, v.real) > 0 and \
+            math.isfinite(v.imag) and math.copysign(1.0, v.imag) > 0
     if type(v) is tuple:
         return all(_is_literal(x) for x in v)
     return False
@@ -105,11 +109,27 @@ class Namespace:
 _MISSING = object()
 
 
+def literal_expr(v: Any) -> ast.expr:
+    """The expression for a literal value (``_is_literal``), safe in any context.
+
+    A negative number is written as a unary minus of its magnitude: ``ast.unparse``
+    prints ``Constant(-2.0)`` as ``-2.0`` with no parentheses, so ``(-2.0) ** 2`` would
+    come out as ``-2.0 ** 2`` (``-(2.0 ** 2)``). The unary form is parenthesised by
+    precedence like any other operator.
+    """
+    if type(v) is tuple:
+        return ast.Tuple([literal_expr(x) for x in v], ast.Load())
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and \
+            (v < 0 or (isinstance(v, float) and math.copysign(1.0, v) < 0)):
+        return ast.UnaryOp(ast.USub(), ast.Constant(-v))
+    return ast.Constant(v)
+
+
 def const_expr(op: n.Const, ns: Namespace) -> ast.expr:
     """The expression for a constant: a literal, a dotted global name, or a bound object."""
     v = op.value
     if _is_literal(v) and (not op.origin or isinstance(v, (bool, type(None)))):
-        return ast.Constant(v)
+        return literal_expr(v)
     if op.origin:
         parts = op.origin.split(".")
         root = op.root if op.root is not None else (v if len(parts) == 1 else None)
@@ -135,7 +155,8 @@ class FunctionEmitter:
 
     def __init__(self, fn: n.Function, ns: Namespace, reserved: set[str] | None = None,
                  fixed: dict[int, str] | None = None, name: str | None = None,
-                 outer_consts: dict[int, n.Const] | None = None) -> None:
+                 outer_consts: dict[int, n.Const] | None = None,
+                 user_names: frozenset[str] | None = None) -> None:
         self.fn = fn
         self.ns = ns
         self.name = name or sanitize(fn.name if fn.name != "<lambda>" else "lambda_")
@@ -149,9 +170,15 @@ class FunctionEmitter:
             if isinstance(op, n.MakeFunction):
                 ns.avoid.update(op.func.signature.names())
         ns.avoid.update(fn.signature.names())
+        self.user_names = user_names if user_names is not None else _user_names(fn)
         for op in n.walk(fn.body):
+            # Bind globals first so locals avoid their names.
             if isinstance(op, n.Const):
-                const_expr(op, ns)  # bind globals first so locals avoid their names
+                const_expr(op, ns)
+            elif isinstance(op, n.BuildSlice):
+                ns.bind(slice, "slice")
+            elif isinstance(op, n.Build) and op.kind == "set":
+                ns.bind(set, "set")
         self.plan(fn.body)
         skip = {id(op) for op in self.inlined.values()}
         self.inlined_ops = skip
@@ -161,7 +188,8 @@ class FunctionEmitter:
         for op in n.walk(fn.body):
             if isinstance(op, n.MakeFunction):
                 self.pinned |= {v.id for v in free_uses(op.func.body)}
-        self.namer = Namer(self.live, set(ns.values) | (reserved or set()), self.pinned)
+        self.namer = Namer(self.live, set(ns.values) | (reserved or set()), self.pinned,
+                           self.user_names)
         for v_id, nm in (fixed or {}).items():
             self.namer.names[v_id] = nm
         self.name_function()
@@ -243,10 +271,11 @@ class FunctionEmitter:
         for a in self.fn.body.args:
             if a.id not in self.namer.names:
                 name = sanitize(a.hint or "arg")
-                # A tangent parameter ``a_dot`` beside a user's ``a_dot``: the user's,
-                # first, keeps the name (callers may pass it by keyword).
+                # A user's parameter keeps its name (callers may pass it by keyword); a
+                # generated one (``a_dot``) is fresh against every name the user wrote.
+                generated = not isinstance(a.hint, n.UserName)
                 base, k = name, 0
-                while name in taken:
+                while name in taken or (generated and name in self.user_names):
                     k += 1
                     name = f"{base}_{k}"
                 self.namer.assign([a], set(), fixed=name)
@@ -273,10 +302,9 @@ class FunctionEmitter:
                     live = live - {i.id}  # the init dies entering the loop: share its name
                 pref = i.hint if i.hint and self.namer.has(i) else None
                 hint = a.hint or r.hint or pref
-                if self.namer.has(i) and self.namer.name_of(i) != "_" and \
-                        sanitize(hint or "") == self.namer.name_of(i).split("_")[0]:
-                    hint = self.namer.name_of(i)
-                self.namer.assign([a, r], live, hint=hint)
+                # The loop variable keeps the name of its initial value when it can.
+                prefer = self.namer.name_of(i) if self.namer.has(i) else None
+                self.namer.assign([a, r], live, hint=hint, prefer=prefer, phi=[i])
             if isinstance(op, n.For):
                 item = op.body.args[0]
                 if self.uses.get(item.id, 0):
@@ -297,15 +325,25 @@ class FunctionEmitter:
                 live = (entry | live_after | operand_ids) - {r.id}
                 if i.id not in entry and i.id not in live_after:
                     live = live - {i.id}
-                hint = self.namer.name_of(i) if self.namer.has(i) and i.hint == r.hint else None
-                self.namer.assign([r], live, hint=hint)
+                prefer = self.namer.name_of(i) if self.namer.has(i) and i.hint == r.hint \
+                    else None
+                self.namer.assign([r], live, hint=r.hint, prefer=prefer)
             self.name_region(op.body)
             return
         elif isinstance(op, n.If):
             for r in op.regions():
                 self.name_region(r)
-        elif isinstance(op, n.MakeFunction):
-            pass
+            for k, r in enumerate(op.results):
+                if self.uses.get(r.id, 0) == 0 and r.hint is None:
+                    continue
+                arms = [x.terminator.values[k] for x in op.regions()]
+                named = [y for y in arms if self.namer.has(y) and y.id not in self.inlined
+                         and y.id not in self.consts]
+                others = {x.id for x in op.results if x is not r and self.namer.has(x)}
+                prefer = self.namer.name_of(named[0]) if named else None
+                self.namer.assign([r], set(live_after) | others, hint=r.hint,
+                                  prefer=prefer, phi=named)
+            return
         for r in op.results:
             if self.uses.get(r.id, 0) == 0 and (r.hint is None or len(op.results) > 1):
                 continue
@@ -331,7 +369,7 @@ class FunctionEmitter:
         if isinstance(op, n.GetItem):
             return ast.Subscript(self.expr(op.obj), self.index_expr(op.index), ast.Load())
         if isinstance(op, n.BuildSlice):
-            return ast.Call(ast.Name("slice", ast.Load()),
+            return ast.Call(ast.Name(self.ns.bind(slice, "slice"), ast.Load()),
                             [self.expr(x) if x is not None else ast.Constant(None)
                              for x in (op.lower, op.upper, op.step)], [])
         if isinstance(op, n.Build):
@@ -342,7 +380,7 @@ class FunctionEmitter:
             if op.kind == "list":
                 return ast.List(items, ast.Load())
             if not items:
-                return ast.Call(ast.Name("set", ast.Load()), [], [])
+                return ast.Call(ast.Name(self.ns.bind(set, "set"), ast.Load()), [], [])
             return ast.Set(items)
         if isinstance(op, n.BuildDict):
             return ast.Dict([self.expr(k) if k is not None else None for k in op.keys],
@@ -591,7 +629,8 @@ class FunctionEmitter:
         r = op.result
         name = self.namer.name_of(r) if self.namer.has(r) else self.namer.fresh("fn")
         inner = FunctionEmitter(op.func, self.ns, reserved=set(fixed.values()) | {name},
-                                fixed=fixed, name=name, outer_consts=consts)
+                                fixed=fixed, name=name, outer_consts=consts,
+                                user_names=self.user_names)
         fdef = inner.function_def(op.defaults, op.kw_defaults, self)
         return [fdef]
 
@@ -626,6 +665,28 @@ class FunctionEmitter:
                                body or [ast.Pass()], [], None, lineno=0)
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _user_names(fn: n.Function) -> frozenset[str]:
+    """Every name the user wrote that may appear in ``fn``'s generated code: each word of
+    its source text and each user-marked hint of a value in it (names of inlined
+    helpers included). Generated names are kept fresh against all of them."""
+    out = set()
+    for text in fn.source_lines.values():
+        out.update(_IDENTIFIER.findall(text))
+    out.update(a.hint for a in fn.body.args if isinstance(a.hint, n.UserName))
+    for op in n.walk(fn.body):
+        for v in [*op.results, *n.region_args(op)]:
+            if isinstance(v.hint, n.UserName):
+                out.add(str.__str__(v.hint))
+        if isinstance(op, n.MakeFunction):
+            out.update(a.hint for a in op.func.body.args if isinstance(a.hint, n.UserName))
+            for text in op.func.source_lines.values():
+                out.update(_IDENTIFIER.findall(text))
+    return frozenset(out)
+
+
 def _hashable(v: Any) -> bool:
     try:
         hash(v)
@@ -647,10 +708,53 @@ def _negate(test: ast.expr) -> ast.expr:
 
 
 def to_source(fdefs: list[ast.stmt]) -> str:
-    """Source text of generated definitions."""
+    """Source text of generated definitions, checked to mean exactly the tree built.
+
+    The text is what runs (tracebacks and pdb show it), so it is parsed again and
+    compared with the tree node for node: a printer that dropped parentheses, or a
+    literal whose text parses as an operator expression, would change what the
+    program computes. Such a mismatch is an internal error, never a wrong result.
+    """
     mod = ast.Module(body=fdefs, type_ignores=[])
     ast.fix_missing_locations(mod)
-    return ast.unparse(mod) + "\n"
+    source = ast.unparse(mod) + "\n"
+    where = _first_difference(mod, ast.parse(source))
+    if where is not None:
+        raise AssertionError(f"wengert internal error: generated source does not print "
+                             f"as built ({where})\n{source}")
+    return source
+
+
+def _first_difference(built: Any, parsed: Any, path: str = "module") -> str | None:
+    """Where two ASTs differ structurally (``None`` if nowhere); fields a constructor
+    left unset compare equal to their defaults (``None``, ``[]``)."""
+    if isinstance(built, ast.AST) or isinstance(parsed, ast.AST):
+        if type(built) is not type(parsed):
+            return f"{path}: {type(built).__name__} printed as {type(parsed).__name__}"
+        if isinstance(built, ast.Constant):
+            a, b = built.value, parsed.value
+            if type(a) is not type(b) or (a != b and a == a) or \
+                    (isinstance(a, float) and math.copysign(1.0, a) != math.copysign(1.0, b)):
+                return f"{path}: constant {a!r} printed as {b!r}"
+            return None
+        for name in built._fields:
+            if name in ("ctx", "type_comment", "kind"):
+                continue
+            d = _first_difference(getattr(built, name, None), getattr(parsed, name, None),
+                                  f"{path}.{name}")
+            if d is not None:
+                return d
+        return None
+    if isinstance(built, list) or isinstance(parsed, list):
+        a, b = built or [], parsed or []
+        if len(a) != len(b):
+            return f"{path}: {len(a)} items printed as {len(b)}"
+        for k, (x, y) in enumerate(zip(a, b)):
+            d = _first_difference(x, y, f"{path}[{k}]")
+            if d is not None:
+                return d
+        return None
+    return None if built == parsed else f"{path}: {built!r} printed as {parsed!r}"
 
 
 def compile_source(source: str, ns: Namespace, label: str) -> dict[str, Any]:

@@ -303,7 +303,7 @@ class FunctionLowering:
             raise self.error(node, msg, hint)
         self.b.loc = self.loc(node)
         sig = self.signature()
-        args = [n.Value(p, self.b.loc) for p in sig.names()]
+        args = [n.Value(n.UserName(p), self.b.loc) for p in sig.names()]
         self.b.region.args = args
         for p, v in zip(sig.names(), args):
             self.env[p] = v
@@ -404,7 +404,7 @@ class FunctionLowering:
             cur = self.load_name(t.id, t)
             rhs = self.expr(s.value)
             self.b.loc = self.loc(s)
-            self.env[t.id] = self.call(fn, cur, rhs, hint=t.id)
+            self.env[t.id] = self.call(fn, cur, rhs, hint=n.UserName(t.id))
         elif isinstance(t, ast.Attribute):
             obj = self.expr(t.value)
             cur = self.b.getattr(obj, t.attr)
@@ -646,7 +646,7 @@ class FunctionLowering:
         self.b.loc = self.loc(s)
         fv = self.make_function(s)
         for d in reversed(decorators):
-            fv = self.call(d, fv, hint=s.name)
+            fv = self.call(d, fv, hint=n.UserName(s.name))
         self.env[s.name] = fv
 
     # -- assignment ---------------------------------------------------------------------------
@@ -654,7 +654,7 @@ class FunctionLowering:
     def assign(self, target: ast.AST, value: n.Value) -> None:
         if isinstance(target, ast.Name):
             if value.hint is None:
-                value.hint = target.id
+                value.hint = n.UserName(target.id)
             self.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
             star = next((i for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)), None)
@@ -828,7 +828,7 @@ class FunctionLowering:
                            lambda: holder.append(res), holder)
 
     def expr_NamedExpr(self, e: ast.NamedExpr) -> n.Value:
-        v = self.expr(e.value, hint=e.target.id)
+        v = self.expr(e.value, hint=n.UserName(e.target.id))
         self.assign(e.target, v)
         return v
 
@@ -1077,7 +1077,8 @@ class FunctionLowering:
         kw_defaults = [self.expr(d) if d is not None else None for d in a.kw_defaults]
         self.b.loc = self.loc(node)
         self._rebound = self._names_rebound_after(node)
-        result = self.b.value(node.name if isinstance(node, ast.FunctionDef) else None)
+        result = self.b.value(n.UserName(node.name) if isinstance(node, ast.FunctionDef)
+                              else None)
         saved = self.env.get(getattr(node, "name", ""), None)
         if isinstance(node, ast.FunctionDef) and not node.decorator_list:
             # A recursive nested function refers to itself through its own name.
@@ -1194,7 +1195,7 @@ def _changed_names(before: dict[str, n.Value], envs: list[dict[str, n.Value]]) -
 
 def _single_name(targets: list[ast.AST]) -> str | None:
     if len(targets) == 1 and isinstance(targets[0], ast.Name):
-        return targets[0].id
+        return n.UserName(targets[0].id)
     return None
 
 
@@ -1204,7 +1205,8 @@ def _target_object(t: ast.AST) -> ast.expr:
 
 def _user_hint(name: str) -> str | None:
     return {RETURNED: "returned", RETVAL: "result"}.get(name) or (
-        "break" if name.startswith(".break") else None if name.startswith(".") else name)
+        "break" if name.startswith(".break") else None if name.startswith(".")
+        else n.UserName(name))
 
 
 def _brk(depth: int) -> str:

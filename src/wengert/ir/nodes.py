@@ -21,6 +21,39 @@ from wengert.diagnostics import SourceLoc
 _ids = itertools.count(1)
 
 
+class UserName(str):
+    """A value hint that is a name the user wrote (a variable, a parameter).
+
+    Hints of generated values are plain ``str`` (``"x_bar"``, ``"loop"``). The mark
+    travels with the string wherever a hint is copied, and is lost by any string
+    operation (``f"{hint}_bar"`` is generated), so code generation can tell the user's
+    names from its own and keep every generated name fresh against them.
+    """
+
+    __slots__ = ()
+
+
+def user_hint(name: str | None) -> str | None:
+    """``name`` marked as the user's (``None`` stays ``None``)."""
+    return None if name is None else UserName(name)
+
+
+def demote_hints(fn: Function) -> None:
+    """Unmark every user name in ``fn`` (a rule body: its variables are wengert's own)."""
+    for a in fn.body.args:
+        a.hint = _plain(a.hint)
+    for op in walk(fn.body):
+        for v in [*op.results, *region_args(op)]:
+            v.hint = _plain(v.hint)
+        if isinstance(op, MakeFunction):
+            for a in op.func.body.args:
+                a.hint = _plain(a.hint)
+
+
+def _plain(h: str | None) -> str | None:
+    return None if h is None else str.__str__(h)
+
+
 class Value:
     """An SSA value, defined once (an op result or a region argument), used where it dominates.
 

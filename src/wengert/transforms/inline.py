@@ -57,6 +57,8 @@ def _lowered(rule_fn: Callable) -> n.Function | None:
     if key not in _LOWERED:
         try:
             _LOWERED[key] = lower(rule_fn)
+            # A rule's variables are not the user's: generated code names them freely.
+            n.demote_hints(_LOWERED[key])
         except Exception:  # a rule the frontend cannot read is still callable
             _LOWERED[key] = None
     return _LOWERED[key]
