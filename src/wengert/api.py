@@ -246,10 +246,14 @@ def primal(f: Any) -> Any:
     entry = _primal_entry(fn)
     if entry.compiled is None:
         compiled, source = generate(entry.ir, f"{fn.__qualname__}:primal")
-        compiled.__defaults__ = fn.__defaults__
-        compiled.__kwdefaults__ = fn.__kwdefaults__
         entry.compiled, entry.source = compiled, source
     out = entry.compiled
+    if fn.__defaults__ or fn.__kwdefaults__:
+        # One entry serves every function object of this code (each lambda a
+        # comprehension makes), but defaults belong to the object: ``lambda t, k=k``.
+        out = types.FunctionType(out.__code__, out.__globals__, out.__name__,
+                                 fn.__defaults__, out.__closure__)
+        out.__kwdefaults__ = fn.__kwdefaults__
     if bound_args or bound_kwargs:
         out = functools.partial(out, *bound_args, **bound_kwargs)
     return out
@@ -496,9 +500,8 @@ def _derive(fn: Any, arg_types: tuple[Any, ...], key: Any, mode: str, cache: dic
         raise
     finally:
         del building[key]
-    if mode == "vjp":  # a derived JVP takes every parameter positionally
-        compiled.__defaults__ = fn.__defaults__
-        compiled.__kwdefaults__ = fn.__kwdefaults__
+    # Defaults are never baked in: the entry is shared by every function object of the
+    # code, each with defaults of its own, so callers pass every parameter.
     later.fn = compiled
     what = "gradient" if mode == "vjp" else "tangent"
     for name, loc in warnings_found:
@@ -600,8 +603,20 @@ def _call_vjp(fn: Any, wrt: tuple[int, ...] | None, args: tuple, kwargs: dict
     if wrt is None:
         wrt = tuple(range(nparams))
     entry = _vjp_entry(fn, wrt, types_)
+    args, kwargs = _with_defaults(fn, args, kwargs)
     out, pb = entry.compiled(*args, **kwargs)
     return out, pb, entry
+
+
+def _with_defaults(fn: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The call's arguments with every omitted parameter given its default (``fn``'s own:
+    one derived function serves every function object of a code object)."""
+    code = fn.__code__
+    if not kwargs and len(args) == code.co_argcount and not code.co_kwonlyargcount:
+        return args, kwargs
+    bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.args, bound.kwargs
 
 
 def _finish(x: Any, adj: Any) -> Any:

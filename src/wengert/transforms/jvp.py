@@ -45,8 +45,9 @@ from wengert.ir.clone import Cloner, clone_function, substitute
 from wengert.rules import registry
 from wengert.transforms import inline
 from wengert.transforms.cleanup import cleanup, free_uses, replace_uses
+from wengert.transforms.iteration import index_changed_iterations
 from wengert.transforms.nested_grad import check_not_dispatcher, expand_nested_grads
-from wengert.transforms.vjp import _INPLACE, _has_source, _hashable
+from wengert.transforms.vjp import _INPLACE, _SCALARS, _has_source, _hashable
 
 _FLOATS = (float, numpy.float64, numpy.float32)
 _NUMERIC = (float, numpy.float64, numpy.float32, numpy.ndarray)
@@ -98,10 +99,12 @@ class JVP:
         self.batched = batched
         if linker is not None:
             expand_nested_grads(fn, arg_types, linker)
+        index_changed_iterations(fn, arg_types)
         self.types: Types = infer_types(fn, list(arg_types),
                                         callee=linker.result_type if linker else None)
         mutable = [i for i in self.wrt if self.types.of(fn.body.args[i]) not in _IMMUTABLE]
-        self.act: Activity = activity(fn, self.wrt, mutable)
+        self.act: Activity = activity(fn, self.wrt, mutable,
+                                      scalar=lambda v: self.types.of(v) in _SCALARS)
         self.wrt_ids = {fn.body.args[i].id for i in self.wrt}
         #: Primal value id -> its tangent (absent: a symbolic zero).
         self.tan: dict[int, n.Value] = {}

@@ -47,6 +47,7 @@ from wengert.rules import registry
 from wengert.transforms import inline
 from wengert.transforms.cleanup import cleanup, free_uses, replace_uses
 from wengert.transforms.inline_calls import inline_calls
+from wengert.transforms.iteration import index_changed_iterations
 from wengert.transforms.nested_grad import check_not_dispatcher, expand_nested_grads
 
 Action = Callable[["Scope"], None]
@@ -186,6 +187,7 @@ class VJP:
             # An inlined helper may take derivatives of its own (``vjp`` inside ``vjp``).
             while expand_nested_grads(fn, arg_types, linker):
                 inline_calls(fn, linker.callee_ir)
+        index_changed_iterations(fn, arg_types)
         self.types: Types = infer_types(fn, list(arg_types),
                                         callee=linker.result_type if linker else None)
         # Objects passed in may be written to: what lands in them is an output as well.

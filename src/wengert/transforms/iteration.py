@@ -1,0 +1,567 @@
+"""Loops over a list that the loop changes read each item when they reach it.
+
+Python's list iterator reads ``xs[k]`` when step ``k`` begins and stops once ``k``
+reaches the list's length *at that moment*. So in
+
+    for i, x in enumerate(xs):
+        if i + 1 < len(xs):
+            xs[i + 1] = xs[i + 1] + a * x
+
+the item ``x`` of step ``i + 1`` is the value written in step ``i``. The derivative
+transforms treat a ``for`` loop's items as the items of the iterable when the loop
+begins, which is exact for an iterable the loop does not change (a ``range``, a tuple,
+a list it only reads) and wrong here. This pass rewrites such loops, before
+differentiation, into the form Python runs them in::
+
+    k = 0
+    while k < len(xs):      # zip(a, b): k < len(a) and k < len(b)
+        x = xs[k]           # enumerate(xs, s): (s + k, xs[k])
+        k = k + 1
+        <body>
+
+whose reads and writes both modes differentiate like any other indexing. A loop over
+some other iterable the loop may change (a ``reversed`` list, a dict, an iterator
+built elsewhere) is refused with a located error rather than differentiated wrongly.
+
+"May change" is decided conservatively: a write into an object that may be the list
+(``xs[j] = v``, ``xs.append``, ``xs += ys``), or a call that may write into its
+arguments (a user function, a method not known to only read, a function value)
+given an argument that may be the list or hold it. Two values may be one object
+unless one is made in this function (a display, ``list(...)``) and the other cannot
+come from it (it was never stored or passed on, or no data path leads from it to the
+other), or one is an item read out of the other. The one thing not seen is a callee
+that reaches the list through a global variable rather than its arguments.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+from wengert.analysis.activity import MUTATING_METHODS, READONLY_METHODS
+from wengert.analysis.types import Types, infer_types
+from wengert.diagnostics import NonDifferentiableError
+from wengert.ir import nodes as n
+from wengert.ir.clone import substitute
+from wengert.rules import registry
+
+#: Methods that change which items a list holds.
+_SLOT_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort",
+                           "reverse", "__setitem__", "__delitem__", "__iadd__", "__imul__"})
+#: Values of these types are never written into (and never hold a list that is).
+_IMMUTABLE = frozenset({float, int, bool, str, bytes, complex, type(None), range})
+#: In-place operators: ``xs += ys`` extends the list ``xs``.
+_INPLACE = frozenset({operator.iadd, operator.imul, operator.iconcat})
+#: Calls that make a new list or dict sharing no slots with their arguments.
+_FRESH_CALLS = frozenset({list, dict, set, sorted, copy.copy, copy.deepcopy})
+#: Builtins that only read what they are given.
+_READERS = frozenset({len, sum, min, max, enumerate, zip, reversed, sorted, iter, list,
+                      tuple, range, any, all, abs, isinstance, print, repr, str, float,
+                      int, bool, round, dict, set, frozenset, map, filter})
+
+_UNKNOWN = ("unknown",)
+
+
+def index_changed_iterations(fn: n.Function, arg_types: Sequence[Any]) -> bool:
+    """Rewrite, in place, every ``for`` loop of ``fn`` over a list its body may change
+    (directly, through ``enumerate`` or through ``zip``) into an index loop; return
+    whether anything changed. Refuses other iterables the loop may change."""
+    loops = [op for op in _walk(fn.body) if isinstance(op, n.For)]
+    if not loops:
+        return False
+    types = infer_types(fn, list(arg_types))
+    state = _State(fn, types)
+    changed = False
+    for op in loops:
+        lists = state.iterated_lists(op)
+        if lists is None:
+            # Not a list (a range, a tuple, ...), or an iterable we cannot index.
+            source = state.iterated_object(op)
+            if source is not None and state.changes(op.body, source):
+                raise NonDifferentiableError(
+                    "this loop changes the object it iterates over, which is not supported "
+                    "for this kind of iterable", op.loc,
+                    hint="iterate over indices (`for k in range(len(xs))`) and read `xs[k]`")
+            continue
+        if any(state.changes(op.body, xs) for xs, _ in lists[1]):
+            _rewrite(op, lists, state)
+            changed = True
+    return changed
+
+
+def _walk(region: n.Region):
+    """Ops of ``region`` and nested control flow, not entering nested functions (they are
+    differentiated, and rewritten, when they are called)."""
+    for op in region.ops:
+        yield op
+        if not isinstance(op, n.MakeFunction):
+            for r in op.regions():
+                yield from _walk(r)
+
+
+class _State:
+    """Definitions, uses and types of one function, for the alias questions above."""
+
+    def __init__(self, fn: n.Function, types: Types) -> None:
+        self.types = types
+        self.top = fn.body
+        self._escapes: dict[int, bool] = {}
+        self.defs: dict[int, n.Op] = {}
+        self.parent: dict[int, n.Op] = {}  # region arg id -> its op
+        self.params = {a.id: i for i, a in enumerate(fn.body.args)}
+        self.uses: dict[int, list[n.Op]] = {}
+        self.ops = list(_walk(fn.body))
+        for op in self.ops:
+            for r in op.results:
+                self.defs[r.id] = op
+            for a in n.region_args(op):
+                self.parent[a.id] = op
+            vals = op.operands()
+            if isinstance(op, n.MakeFunction):
+                from wengert.transforms.cleanup import free_uses
+                vals = vals + free_uses(op.func.body)
+            for v in vals:
+                self.uses.setdefault(v.id, []).append(op)
+
+    def const(self, v: n.Value) -> tuple[bool, Any]:
+        d = self.defs.get(v.id)
+        return (True, d.value) if isinstance(d, n.Const) else (False, None)
+
+    def immutable(self, v: n.Value) -> bool:
+        return self.types.of(v) in _IMMUTABLE or self.const(v)[0]
+
+    # -- what a loop iterates over ---------------------------------------------------------
+
+    def iterated_lists(self, op: n.For) -> tuple[str, list[tuple[n.Value, Any]], Any] | None:
+        """``(kind, [(list, None)...], start)`` for a loop over a list, ``enumerate`` or
+        ``zip`` of lists (kind ``"list"``, ``"enumerate"``, ``"zip"``); ``None`` else."""
+        it = op.iterable
+        if self.types.of(it) is list:
+            return "list", [(it, None)], None
+        d = self.defs.get(it.id)
+        if not isinstance(d, n.Call) or d.starred:
+            return None
+        is_c, f = self.const(d.fn)
+        if not is_c:
+            return None
+        if f is builtins.enumerate and len(d.args) in (1, 2) and \
+                all(k == "start" for k, _ in d.kwargs) and len(d.args) + len(d.kwargs) <= 2:
+            if self.types.of(d.args[0]) is not list:
+                return None
+            start = d.args[1] if len(d.args) == 2 else (d.kwargs[0][1] if d.kwargs else None)
+            return "enumerate", [(d.args[0], None)], start
+        if f is builtins.zip and d.args and not d.kwargs and \
+                all(self.types.of(a) in (list, tuple) for a in d.args):
+            return "zip", [(a, None) for a in d.args], None
+        return None
+
+    def iterated_object(self, op: n.For) -> n.Value | None:
+        """The mutable object a loop over something else walks (``reversed(xs)`` -> ``xs``)."""
+        it = op.iterable
+        t = self.types.of(it)
+        if t in _IMMUTABLE or t is tuple:
+            return None
+        d = self.defs.get(it.id)
+        if isinstance(d, n.Call) and not d.kwargs and len(d.args) >= 1:
+            is_c, f = self.const(d.fn)
+            if is_c and f is builtins.range:
+                return None
+            if is_c and f in (builtins.reversed, builtins.enumerate, builtins.zip, iter):
+                return next((a for a in d.args if self.types.of(a) not in (tuple, range)),
+                            None)
+        if isinstance(d, n.Call) and not d.args and not d.kwargs:
+            m = self.defs.get(d.fn.id)
+            if isinstance(m, n.GetAttr) and m.name in ("items", "keys", "values"):
+                return m.obj
+        return it
+
+    # -- aliasing --------------------------------------------------------------------------
+
+    def roots(self, v: n.Value, seen: set[int] | None = None) -> set[tuple]:
+        """Where the object ``v`` comes from: ``("fresh", op)``, ``("param", i)`` or unknown."""
+        seen = set() if seen is None else seen
+        if v.id in seen:
+            return set()
+        seen.add(v.id)
+        if v.id in self.params:
+            return {("param", self.params[v.id])}
+        d = self.defs.get(v.id)
+        if d is None:
+            p = self.parent.get(v.id)
+            if isinstance(p, (n.For, n.While)) and v in p.carried_args:
+                k = p.carried_args.index(v)
+                return self.roots(p.inits[k], seen) | \
+                    self.roots(p.body.terminator.values[k], seen)
+            if isinstance(p, n.For) and v is p.body.args[0]:
+                return {("part", r) for r in self.roots(p.iterable, seen)}
+            return {_UNKNOWN}
+        if isinstance(d, n.GetItem):
+            return {("part", r) for r in self.roots(d.obj, seen)}
+        if isinstance(d, (n.Build, n.BuildDict)):
+            return {("fresh", id(d))}
+        if isinstance(d, n.If):
+            k = d.results.index(v)
+            return self.roots(d.then.terminator.values[k], seen) | \
+                self.roots(d.orelse.terminator.values[k], seen)
+        if isinstance(d, (n.For, n.While, n.With)):
+            k = d.results.index(v)
+            return self.roots(d.inits[k], seen) | self.roots(d.body.terminator.values[k], seen)
+        if isinstance(d, n.Call):
+            is_c, f = self.const(d.fn)
+            if is_c and _hashable(f) and f in _INPLACE and d.args:
+                return self.roots(d.args[0], seen)
+            if is_c and _hashable(f) and f in _FRESH_CALLS:
+                return {("fresh", id(d))}
+            m = self.defs.get(d.fn.id)
+            if isinstance(m, n.GetAttr) and m.name == "copy" and not d.args:
+                return {("fresh", id(d))}
+        return {_UNKNOWN}
+
+    def may_alias(self, a: n.Value, b: n.Value) -> bool:
+        """Whether ``a`` and ``b`` may be one object."""
+        if self.immutable(a) or self.immutable(b):
+            return False
+        ra, rb = self.roots(a), self.roots(b)
+        if ra & rb:
+            return True
+        # An object made here and never stored, captured or passed on is reached only
+        # through its own name: it is nothing else. One that did escape is still not a
+        # value computed without it (no data path from it, nor an unknown call after
+        # which it could come back).
+        for v, r, w in ((a, ra, b), (b, rb, a)):
+            if r and all(x[0] == "fresh" for x in r):
+                if not self.escapes(v):
+                    return False
+                reach = self.reaches(w, {m.id for m in self._members(v)})
+                if reach is False:
+                    return False
+        # An item read out of a list is not that list (short of a cyclic structure).
+        for r, other in ((ra, rb), (rb, ra)):
+            if r and all(x[0] == "part" for x in r) and other <= {x[1] for x in r}:
+                return False
+        if any(x[0] in ("unknown", "part") for x in (*ra, *rb)):
+            return True
+        return any(x[0] == "param" for x in ra) and any(x[0] == "param" for x in rb)
+
+    def reaches(self, w: n.Value, targets: set[int]) -> bool | None:
+        """Whether ``w``'s object may come from one of ``targets`` through data flow:
+        ``True`` (a path), ``False`` (none) or ``None`` (an unknown call on the way)."""
+        seen: set[int] = set()
+        work = [w]
+        unknown = False
+        stored = self._stored_into()
+        while work:
+            x = work.pop()
+            if x.id in seen:
+                continue
+            seen.add(x.id)
+            if x.id in targets:
+                return True
+            work.extend(stored.get(x.id, ()))
+            d = self.defs.get(x.id)
+            if d is None:
+                p = self.parent.get(x.id)
+                if isinstance(p, (n.For, n.While)) and x in p.carried_args:
+                    k = p.carried_args.index(x)
+                    work += [p.inits[k], p.body.terminator.values[k]]
+                elif isinstance(p, n.For):
+                    work.append(p.iterable)
+                elif p is not None:
+                    unknown = True
+                continue
+            if isinstance(d, n.Const):
+                continue
+            if isinstance(d, (n.If, n.For, n.While, n.With)):
+                k = d.results.index(x)
+                for r in d.regions():
+                    if r.ops and isinstance(r.terminator, n.Yield) and \
+                            k < len(r.terminator.values):
+                        work.append(r.terminator.values[k])
+                if isinstance(d, (n.For, n.While, n.With)):
+                    work.append(d.inits[k])
+                continue
+            if isinstance(d, n.Call):
+                is_c, f = self.const(d.fn)
+                if not (is_c and ((_hashable(f) and f in _READERS) or
+                                  registry.lookup(f) is not None)):
+                    unknown = True
+            work.extend(d.operands())
+        return None if unknown else False
+
+    def _stored_into(self) -> dict[int, list[n.Value]]:
+        """Container value id -> the values stored into it anywhere (displays, item and
+        attribute writes, ``append``-like methods)."""
+        cache = getattr(self, "_stored", None)
+        if cache is not None:
+            return cache
+        out: dict[int, list[n.Value]] = {}
+        for op in self.ops:
+            if isinstance(op, (n.SetItem, n.SetAttr)):
+                out.setdefault(op.obj.id, []).append(op.value)
+            elif isinstance(op, n.Call):
+                m = self.defs.get(op.fn.id)
+                if isinstance(m, n.GetAttr) and m.name in MUTATING_METHODS:
+                    out.setdefault(m.obj.id, []).extend(op.args)
+        self._stored = out
+        return out
+
+    def escapes(self, v: n.Value) -> bool:
+        """Whether the object ``v`` may be reached other than through ``v`` and the values
+        that are it through control flow (it is a parameter, or was stored, captured,
+        passed to a function or returned)."""
+        if any(r[0] != "fresh" for r in self.roots(v)):
+            return True
+        cache = self._escapes
+        key = v.id
+        if key in cache:
+            return cache[key]
+        cache[key] = True  # while deciding (a cycle through control flow)
+        out = False
+        for m in self._members(v):
+            for use in self.uses.get(m.id, []):
+                if not self._harmless_use(use, m):
+                    out = True
+                    break
+            if out:
+                break
+        cache[key] = out
+        return out
+
+    def _harmless_use(self, use: n.Op, m: n.Value) -> bool:
+        """Whether ``use`` of the object ``m`` leaves it reachable only through ``m``."""
+        if isinstance(use, n.GetItem):
+            return use.obj is m and use.index is not m
+        if isinstance(use, n.SetItem):
+            return use.obj is m and use.value is not m and use.index is not m
+        if isinstance(use, (n.For, n.While)):
+            return not isinstance(use, n.For) or use.iterable is m or m in use.inits
+        if isinstance(use, (n.Yield, n.If, n.GetAttr)):
+            return True  # a phi, a truth test, a method looked up on it
+        if isinstance(use, n.Call) and use.fn is not m:
+            is_c, f = self.const(use.fn)
+            if is_c and _hashable(f) and f in _INPLACE and use.args and use.args[0] is m:
+                return True
+            if is_c and ((_hashable(f) and f in _READERS) or registry.lookup(f) is not None):
+                return True
+            md = self.defs.get(use.fn.id)
+            if isinstance(md, n.GetAttr) and md.obj is not m and md.name in READONLY_METHODS:
+                return True
+        return False
+
+    def _members(self, v: n.Value) -> list[n.Value]:
+        """``v`` and the values that are the same object through control flow."""
+        out, work, seen = [], [v], set()
+        while work:
+            x = work.pop()
+            if x.id in seen:
+                continue
+            seen.add(x.id)
+            out.append(x)
+            for use in self.uses.get(x.id, []):
+                if isinstance(use, n.Yield):
+                    owner = self._owner_of_yield(use)
+                    if owner is not None:
+                        k = use.values.index(x)
+                        if k < len(owner.results):
+                            work.append(owner.results[k])
+                        if isinstance(owner, (n.For, n.While)):
+                            work.append(owner.carried_args[k])
+                elif isinstance(use, (n.For, n.While)) and x in use.inits:
+                    k = use.inits.index(x)
+                    work += [use.carried_args[k], use.results[k]]
+                elif isinstance(use, n.Call):
+                    is_c, f = self.const(use.fn)
+                    if is_c and _hashable(f) and f in _INPLACE and use.args[0] is x:
+                        work.append(use.result)
+        return out
+
+    def _owner_of_yield(self, y: n.Yield) -> n.Op | None:
+        cache = getattr(self, "_yield_owner", None)
+        if cache is None:
+            cache = self._yield_owner = {}
+            for op in self.ops:
+                for r in op.regions():
+                    if r.ops and isinstance(r.terminator, n.Yield) and \
+                            not isinstance(op, n.MakeFunction):
+                        cache[id(r.terminator)] = op
+        return cache.get(id(y))
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def changes(self, body: n.Region, xs: n.Value) -> bool:
+        """Whether running ``body`` may change the items of the list ``xs``."""
+        for op in _walk(body):
+            if isinstance(op, n.SetItem):
+                if self.may_alias(op.obj, xs):
+                    return True
+                continue
+            if not isinstance(op, n.Call):
+                continue
+            is_c, f = self.const(op.fn)
+            if is_c:
+                if _hashable(f) and f in _INPLACE and op.args:
+                    if self.may_alias(op.args[0], xs):
+                        return True
+                    continue
+                if registry.lookup(f) is not None or (_hashable(f) and f in _READERS):
+                    continue  # primitives leave their arguments alone
+                written = [*op.args, *(v for _, v in op.kwargs)]
+            else:
+                m = self.defs.get(op.fn.id)
+                if isinstance(m, n.GetAttr):
+                    if self.const(m.obj)[0]:
+                        written = [*op.args, *(v for _, v in op.kwargs)]  # a module function
+                    elif m.name in _SLOT_METHODS:
+                        if self.may_alias(m.obj, xs):
+                            return True
+                        continue
+                    elif m.name in READONLY_METHODS:
+                        continue
+                    elif m.name in MUTATING_METHODS:
+                        # It stores its arguments into its object, which is not the list.
+                        continue
+                    else:
+                        written = [m.obj, *op.args, *(v for _, v in op.kwargs)]
+                else:
+                    # A function value may write into what it captured, at any depth.
+                    written = [op.fn, *op.args, *(v for _, v in op.kwargs)]
+            written = [w for w in written if not self.immutable(w)]
+            if any(self.may_alias(w, xs) or self.may_hold(w, xs) for w in written):
+                return True
+        return False
+
+    def may_hold(self, w: n.Value, xs: n.Value) -> bool:
+        """Whether the object ``xs`` may be reached from inside ``w`` (stored into it, or
+        into something stored into it): a callee given ``w`` could then change ``xs``."""
+        targets = {m.id for m in self._members(xs)}
+        stored = self._stored_into()
+        seen: set[int] = set()
+        work = list(self._members(w))
+        while work:
+            x = work.pop()
+            if x.id in seen:
+                continue
+            seen.add(x.id)
+            for v in stored.get(x.id, ()):
+                if v.id in targets:
+                    return True
+                work.extend(self._members(v))
+        if any(r[0] != "fresh" for r in self.roots(w)):
+            # Came from outside, or out of a container: it holds what the list was stored
+            # into only if the list was stored anywhere at all.
+            return any(v.id in targets for vs in stored.values() for v in vs)
+        return False
+
+
+def _rewrite(op: n.For, lists: tuple[str, list[tuple[n.Value, Any]], Any],
+             state: _State) -> None:
+    """Turn the ``For`` ``op`` into the equivalent index ``While``, in place of it."""
+    kind, seqs, start = lists
+    region = _region_of(op, state)
+    at = region.ops.index(op)
+    loc = op.loc
+    pre: list[n.Op] = []
+
+    def const(value: Any, out: list[n.Op], origin: str | None = None) -> n.Value:
+        c = n.Const(value, [n.Value()], origin, loc=loc)
+        out.append(c)
+        return c.result
+
+    zero = const(0, pre)
+    k = n.Value("k", loc)
+    carried = [n.Value(a.hint, a.loc) for a in op.carried_args]
+    # Condition: every sequence still has an item at k.
+    cond_ops: list[n.Op] = []
+    test: n.Value | None = None
+    for xs, _ in seqs:
+        length = n.Call(const(builtins.len, cond_ops, "len"), [xs], [], [n.Value()], loc=loc)
+        less = n.Call(const(operator.lt, cond_ops, "operator.lt"), [k, length.result], [],
+                      [n.Value()], loc=loc)
+        cond_ops += [length, less]
+        if test is None:
+            test = less.result
+        else:
+            both = n.Call(const(operator.and_, cond_ops, "operator.and_"), [test, less.result],
+                          [], [n.Value()], loc=loc)
+            cond_ops.append(both)
+            test = both.result
+    cond_ops.append(n.Yield([test], loc=loc))
+    # Body: read the item(s) at k, step k, then the original body.
+    head: list[n.Op] = []
+    items = []
+    for xs, _ in seqs:
+        g = n.GetItem(xs, k, [n.Value()], loc=loc)
+        head.append(g)
+        items.append(g.result)
+    if kind == "list":
+        item = items[0]
+    else:
+        if kind == "enumerate":
+            if start is None:
+                index = k
+            else:
+                add = n.Call(const(operator.add, head, "operator.add"), [start, k], [],
+                             [n.Value()], loc=loc)
+                head.append(add)
+                index = add.result
+            parts = [index, items[0]]
+        else:
+            parts = items
+        first = op.body.ops[0] if op.body.ops else None
+        if isinstance(first, n.Unpack) and first.value is op.body.args[0] and \
+                first.star is None and len(first.results) == len(parts) and \
+                len(state.uses.get(op.body.args[0].id, [])) == 1:
+            # ``for i, x in enumerate(xs)``: the parts are the targets, no tuple between.
+            unpacked = {r.id: p for r, p in zip(first.results, parts)}
+            op.body.ops.remove(first)
+            substitute(op.body, unpacked)
+            for r, p in zip(first.results, parts):
+                if p.hint is None:
+                    p.hint = r.hint
+            item = n.Value()
+        else:
+            tup = n.Build("tuple", parts, [n.Value()], loc=loc)
+            head.append(tup)
+            item = tup.result
+    one = const(1, head)
+    step = n.Call(const(operator.add, head, "operator.add"), [k, one], [], [n.Value("k")],
+                  loc=loc)
+    head.append(step)
+    old_item = op.body.args[0]
+    if item.hint is None:
+        item.hint = old_item.hint
+    body_ops = head + op.body.ops
+    mapping = {old_item.id: item, **{a.id: c for a, c in zip(op.carried_args, carried)}}
+    body = n.Region([k, *carried], body_ops)
+    substitute(body, mapping)
+    body.terminator.values.insert(0, step.result)  # type: ignore[attr-defined]
+    args = [k, *carried]
+    body.args = args
+    cond = n.Region(args, cond_ops)
+    loop = n.While([zero, *op.inits], args, cond, body,
+                   [n.Value(), *op.results], [f + 1 for f in op.exit_flags], loc=loc)
+    region.ops[at:at + 1] = [*pre, loop]
+    # ``enumerate(xs)`` / ``zip(xs, ys)`` made for the loop alone is not needed any more.
+    d = state.defs.get(op.iterable.id)
+    if kind != "list" and isinstance(d, n.Call) and \
+            state.uses.get(op.iterable.id, []) == [op] and d in region.ops:
+        region.ops.remove(d)
+
+
+def _region_of(op: n.Op, state: _State) -> n.Region:
+    for d in [*state.defs.values()]:
+        for r in d.regions():
+            if op in r.ops:
+                return r
+    return state.top
+
+
+def _hashable(v: Any) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
