@@ -6,6 +6,9 @@ import dataclasses
 import sys
 from typing import Any, NoReturn
 
+from wengert.diagnostics import NonDifferentiableError
+from wengert.objects import cached_kind
+
 
 def contained_in(item: Any, container: Any) -> bool:
     """``item in container`` as a call whose arguments are in evaluation order."""
@@ -721,3 +724,30 @@ def _list_method(xs: list, t: Any, name: str, args: tuple, dots: tuple,
     if name == "pop":
         return value, t.pop(*args)
     return value, list(t)
+
+
+def plain_attr(obj: Any, name: str, site: Any) -> Any:
+    """``obj.name`` for an object whose class was unknown when the derivative was made:
+    the read is differentiated as a field read, which is right only for a field. A
+    property or other descriptor is refused here, at the user's line, rather than
+    differentiated as if it were stored."""
+    kind = cached_kind(type(obj), name) if type(obj).__module__ != "builtins" else "field"
+    if kind == "field" or kind == "method":
+        return getattr(obj, name)
+    cls = type(obj).__name__
+    raise NonDifferentiableError(
+        f"{cls}.{name} is a {'property' if kind == 'property' else 'computed attribute'}, "
+        f"read on an object whose class was not known when the derivative was made", site,
+        hint=f"call its getter explicitly ({cls}.{name}.fget(obj)), or pass the object in "
+             "as an argument so that its class is known")
+
+
+def check_plain_setattr(obj: Any, name: str, site: Any) -> None:
+    """Refuse ``obj.name = v`` on an object whose class was unknown when the derivative
+    was made, when ``name`` is a property or descriptor: its setter would run, and the
+    derivative would treat the write as a plain store."""
+    if type(obj).__module__ != "builtins" and cached_kind(type(obj), name) != "field":
+        raise NonDifferentiableError(
+            f"{type(obj).__name__}.{name} is not a plain field: writing it runs a "
+            "descriptor, on an object whose class was not known when the derivative was "
+            "made", site, hint="write the stored fields the descriptor sets")

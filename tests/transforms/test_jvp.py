@@ -29,7 +29,6 @@ UNSUPPORTED = frozenset({
     "functions_in_list",
     "functools_partial_inside",
     "helper_double_star_call",
-    "lambda_passed_to_helper",
     "nested_def_recursive",
     "np_inplace_alias",
     "with_nullcontext_value",

@@ -86,8 +86,9 @@ def _target(op: n.Call, consts: dict[int, Any]) -> Any:
     if op.kwargs or op.starred or op.fn.id not in consts:
         return None
     f = consts[op.fn.id]
-    if not isinstance(f, types.FunctionType):
-        return None
+    if not isinstance(f, types.FunctionType) or \
+            (getattr(f, "__module__", None) or "").startswith("wengert."):
+        return None  # not a user function (wengert's own helpers are called)
     code = f.__code__
     if code.co_flags & _NOT_PLAIN or code.co_kwonlyargcount or code.co_argcount != len(op.args):
         return None

@@ -45,8 +45,9 @@ from wengert.ir.clone import Cloner, clone_function, substitute
 from wengert.rules import registry
 from wengert.transforms import inline
 from wengert.transforms.cleanup import cleanup, free_uses, replace_uses
-from wengert.transforms.iteration import index_changed_iterations
-from wengert.transforms.nested_grad import check_not_dispatcher, expand_nested_grads
+from wengert.transforms.devirtualize import check_stored_attribute, checked_attribute
+from wengert.transforms.nested_grad import check_not_dispatcher
+from wengert.transforms.prepare import prepare
 from wengert.transforms.vjp import _INPLACE, _SCALARS, _has_source, _hashable
 
 _FLOATS = (float, numpy.float64, numpy.float32)
@@ -97,9 +98,7 @@ class JVP:
         self.wrt = tuple(wrt)
         self.linker = linker
         self.batched = batched
-        if linker is not None:
-            expand_nested_grads(fn, arg_types, linker)
-        index_changed_iterations(fn, arg_types)
+        prepare(fn, arg_types, linker)
         self.types: Types = infer_types(fn, list(arg_types),
                                         callee=linker.result_type if linker else None)
         mutable = [i for i in self.wrt if self.types.of(fn.body.args[i]) not in _IMMUTABLE]
@@ -795,7 +794,10 @@ class JVP:
         self.set_tan(y, b.call(runtime.getitem_tangent, t, op.obj, op.index, hint=_dot(y)))
 
     def do_GetAttr(self, op: n.GetAttr, b: Builder) -> None:
-        b.emit(op)
+        if self.get(op.obj) is not None:
+            b.emit(checked_attribute(op, self.type_of(op.obj), self.is_module_attr(op), b))
+        else:
+            b.emit(op)
         t = self.get(op.obj)
         if t is None:
             return
@@ -825,6 +827,8 @@ class JVP:
                            [n.Value()], loc=op.loc), b)
 
     def do_SetAttr(self, op: n.SetAttr, b: Builder) -> None:
+        if self.get(op.obj) is not None:
+            check_stored_attribute(op, self.type_of(op.obj), b)
         b.emit(op)
         t = self.get(op.obj)
         if t is None:

@@ -46,9 +46,9 @@ from wengert.ir.clone import Cloner, defined_in, substitute
 from wengert.rules import registry
 from wengert.transforms import inline
 from wengert.transforms.cleanup import cleanup, free_uses, replace_uses
-from wengert.transforms.inline_calls import inline_calls
-from wengert.transforms.iteration import index_changed_iterations
-from wengert.transforms.nested_grad import check_not_dispatcher, expand_nested_grads
+from wengert.transforms.devirtualize import check_stored_attribute, checked_attribute
+from wengert.transforms.nested_grad import check_not_dispatcher
+from wengert.transforms.prepare import prepare
 
 Action = Callable[["Scope"], None]
 
@@ -181,13 +181,7 @@ class VJP:
         self.fn = fn
         self.wrt = tuple(wrt)
         self.linker = linker
-        if linker is not None:
-            expand_nested_grads(fn, arg_types, linker)
-            inline_calls(fn, linker.callee_ir)
-            # An inlined helper may take derivatives of its own (``vjp`` inside ``vjp``).
-            while expand_nested_grads(fn, arg_types, linker):
-                inline_calls(fn, linker.callee_ir)
-        index_changed_iterations(fn, arg_types)
+        prepare(fn, arg_types, linker)
         self.types: Types = infer_types(fn, list(arg_types),
                                         callee=linker.result_type if linker else None)
         # Objects passed in may be written to: what lands in them is an output as well.
@@ -1050,7 +1044,7 @@ class VJP:
         return reverse
 
     def fwd_GetAttr(self, op: n.GetAttr, b: Builder) -> Action:
-        b.emit(op)
+        b.emit(checked_attribute(op, self.type_of(op.obj), self.is_module_attr(op), b))
         obj, name, y, loc = op.obj, op.name, op.result, op.loc
 
         def reverse(scope: Scope) -> None:
@@ -1094,6 +1088,7 @@ class VJP:
                               lambda scope: [scope.res(index)], op.loc)
 
     def fwd_SetAttr(self, op: n.SetAttr, b: Builder) -> Action:
+        check_stored_attribute(op, self.type_of(op.obj), b)
         b.emit(op)
         name = op.name
         return self.overwrite(op.obj, op.value, runtime.setattr_adjoint,

@@ -1,0 +1,72 @@
+"""What reading an attribute of an object does, decided by its class.
+
+``obj.name`` is a field read only when the class leaves attribute access to Python's
+default and defines nothing (or a plain constant, or a ``__slots__`` member) under
+``name``; a property, a method or another descriptor computes something. Both the
+transforms and the run-time helpers ask here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from typing import Any
+
+#: Returned by :func:`class_attribute` when no class defines the name.
+MISSING: Any = object()
+
+#: Descriptor types whose reads are plain storage (``__slots__`` members).
+_STORAGE = (types.MemberDescriptorType,)
+
+
+def class_attribute(cls: type, name: str) -> Any:
+    """The attribute ``name`` as stored in ``cls`` or a base (a descriptor, unbound),
+    or :data:`MISSING` when no class in the MRO defines it."""
+    for klass in getattr(cls, "__mro__", (cls,)):
+        d = getattr(klass, "__dict__", {})
+        if name in d:
+            return d[name]
+    return MISSING
+
+
+def plain_class(cls: Any) -> bool:
+    """A user class whose attribute access is Python's default (no ``__getattr__``,
+    no ``__getattribute__`` of its own)."""
+    if not isinstance(cls, type) or cls.__module__ in ("builtins", "numpy"):
+        return False
+    if cls.__getattribute__ is not object.__getattribute__:
+        return False
+    return class_attribute(cls, "__getattr__") is MISSING
+
+
+def attribute_kind(cls: Any, name: str) -> str:
+    """What reading ``name`` on an instance of ``cls`` does: ``"field"`` (the instance's
+    own storage, or a class constant), ``"property"``, ``"method"`` (a function,
+    static or class method: reading it makes a bound callable) or ``"other"`` (a
+    descriptor wengert does not know, or a class that customises attribute access)."""
+    if not plain_class(cls):
+        return "other"
+    if dataclasses.is_dataclass(cls) and name in {f.name for f in dataclasses.fields(cls)}:
+        return "field"
+    raw = class_attribute(cls, name)
+    if raw is MISSING or isinstance(raw, _STORAGE):
+        return "field"
+    if isinstance(raw, property):
+        return "property"
+    if isinstance(raw, (types.FunctionType, staticmethod, classmethod)):
+        return "method"
+    if hasattr(type(raw), "__get__"):
+        return "other"  # functools.cached_property, a user descriptor, ...
+    return "field"  # a plain class attribute (a constant an instance may shadow)
+
+
+_KINDS: dict[tuple[type, str], str] = {}
+
+
+def cached_kind(cls: type, name: str) -> str:
+    """:func:`attribute_kind`, remembered per class and name (for run-time checks)."""
+    key = (cls, name)
+    kind = _KINDS.get(key)
+    if kind is None:
+        kind = _KINDS[key] = attribute_kind(cls, name)
+    return kind

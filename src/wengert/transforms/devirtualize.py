@@ -1,0 +1,227 @@
+"""Attribute reads and method calls resolved where the object's class is known.
+
+``obj.name`` in Python is not always a field read: the class may define ``name`` as a
+property (a function of ``obj``), a method (a function called with ``obj`` first), a
+class method, a static method, or another descriptor. The transforms differentiate
+a field read as a read, so a property read as one would silently lose its derivative
+(``Rect(w, h).area`` has gradient ``(h, w)``, not zero). Where type inference knows
+the class of ``obj`` (an argument, an object the function constructs) or ``obj`` is
+the class itself, this pass spells out what Python does, so that the derivative
+follows the real computation and small helpers inline like any function:
+
+* ``obj.prop``            -> ``Cls.prop.fget(obj)``
+* ``obj.method(args)``    -> ``Cls.method(obj, args)``
+* ``obj.static(args)``    -> ``Cls.static(args)``; ``obj.clsmeth(args)`` and
+  ``Cls.clsmeth(args)``   -> ``Cls.clsmeth.__func__(Cls, args)``
+* ``Cls.attr``            -> the class attribute itself, a constant.
+
+What it cannot spell out it leaves alone; :func:`attribute_kind` tells the transforms
+whether a remaining read is a plain field (safe to differentiate as a read) or not
+(refused where it matters, with a location).
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from wengert import runtime
+from wengert.analysis.types import infer_types
+from wengert.diagnostics import NonDifferentiableError
+from wengert.ir import nodes as n
+from wengert.objects import MISSING as _MISSING
+from wengert.objects import attribute_kind, class_attribute, plain_class
+from wengert.transforms.cleanup import replace_uses
+
+
+def devirtualize(fn: n.Function, arg_types: Sequence[Any],
+                 callee: Callable[[Any, list[Any]], Any] | None = None) -> bool:
+    """Rewrite, in place, the attribute reads and method calls of ``fn`` whose meaning the
+    class decides (see the module docstring); return whether anything changed."""
+    types_ = infer_types(fn, list(arg_types), callee=callee)
+    consts: dict[int, n.Const] = {}
+    uses: dict[int, list[n.Op]] = {}
+    for op in _walk(fn.body):
+        if isinstance(op, n.Const):
+            consts[op.result.id] = op
+        for v in op.operands():
+            uses.setdefault(v.id, []).append(op)
+        if isinstance(op, n.MakeFunction):
+            from wengert.transforms.cleanup import free_uses
+            for v in free_uses(op.func.body):
+                uses.setdefault(v.id, []).append(op)
+    mapping: dict[int, n.Value] = {}
+    changed = False
+
+    def region(r: n.Region) -> None:
+        nonlocal changed
+        k = 0
+        while k < len(r.ops):
+            op = r.ops[k]
+            new = None
+            if isinstance(op, n.GetAttr):
+                new = _rewrite_attr(op, consts, uses, types_.of(op.obj), mapping)
+            elif isinstance(op, n.SetAttr):
+                new = _rewrite_store(op, types_.of(op.obj))
+            if new is not None:
+                r.ops[k:k + 1] = new
+                k += len(new)
+                changed = True
+                continue
+            if not isinstance(op, n.MakeFunction):
+                for sub in op.regions():
+                    region(sub)
+            k += 1
+
+    region(fn.body)
+    if mapping:
+        replace_uses(fn, mapping)
+    return changed
+
+
+def _walk(region: n.Region):
+    for op in region.ops:
+        yield op
+        if not isinstance(op, n.MakeFunction):
+            for r in op.regions():
+                yield from _walk(r)
+
+
+def _const(value: Any, origin: str | None, root: Any, loc: Any) -> n.Const:
+    return n.Const(value, [n.Value()], origin, root=root, loc=loc)
+
+
+def _rewrite_attr(op: n.GetAttr, consts: dict[int, n.Const], uses: dict[int, list[n.Op]],
+                  obj_type: Any, mapping: dict[int, n.Value]) -> list[n.Op] | None:
+    """The ops replacing ``op`` (and the calls of its result, rewritten in place)."""
+    name, loc = op.name, op.loc
+    c = consts.get(op.obj.id)
+    if c is not None and isinstance(c.value, type) and plain_class(c.value):
+        # ``Cls.name``: what the class holds, bound as Python binds it.
+        cls = c.value
+        raw = class_attribute(cls, name)
+        if raw is _MISSING or not isinstance(raw, (types.FunctionType, staticmethod,
+                                                   classmethod)):
+            return None
+        origin, root = _origin(c, cls, name)
+        if isinstance(raw, classmethod):
+            func = raw.__func__
+            callers = _only_called(op, uses)
+            if callers is None:
+                value = _const(getattr(cls, name), origin, root, loc)
+                mapping[op.result.id] = value.result
+                return [value]
+            fconst = _const(func, f"{origin}.__func__", root, loc)
+            for call in callers:
+                call.fn = fconst.result
+                call.args = [op.obj, *call.args]
+                call.starred = tuple(i + 1 for i in call.starred)
+            return [fconst]
+        value = _const(raw.__func__ if isinstance(raw, staticmethod) else raw, origin, root,
+                       loc)
+        mapping[op.result.id] = value.result
+        return [value]
+    if obj_type is None or isinstance(obj_type, type) and not plain_class(obj_type):
+        return None
+    kind = attribute_kind(obj_type, name)
+    raw = class_attribute(obj_type, name)
+    if kind == "property" and raw.fget is not None:
+        fget = _const(raw.fget, f"{obj_type.__name__}.{name}.fget", obj_type, loc)
+        call = n.Call(fget.result, [op.obj], [], [op.result], loc=loc)
+        return [fget, call]
+    if kind == "method":
+        callers = _only_called(op, uses)
+        if callers is None:
+            return None
+        if isinstance(raw, staticmethod):
+            f, first = raw.__func__, None
+        elif isinstance(raw, classmethod):
+            f, first = raw.__func__, obj_type
+        else:
+            f, first = raw, _MISSING
+        spelled = f"{obj_type.__name__}.{name}"
+        if isinstance(raw, classmethod):
+            spelled += ".__func__"
+        fconst = _const(f, spelled, obj_type, loc)
+        out: list[n.Op] = [fconst]
+        if first is not None and first is not _MISSING:
+            cconst = _const(first, obj_type.__name__, obj_type, loc)
+            out.append(cconst)
+            lead = [cconst.result]
+        elif first is _MISSING:
+            lead = [op.obj]
+        else:
+            lead = []
+        for call in callers:
+            call.fn = fconst.result
+            call.args = [*lead, *call.args]
+            call.starred = tuple(i + len(lead) for i in call.starred)
+        return out
+    return None
+
+
+def _rewrite_store(op: n.SetAttr, obj_type: Any) -> list[n.Op] | None:
+    """``obj.prop = v`` for a property with a setter: ``Cls.prop.fset(obj, v)``."""
+    if obj_type is None or attribute_kind(obj_type, op.name) != "property":
+        return None
+    raw = class_attribute(obj_type, op.name)
+    if raw.fset is None:
+        return None
+    fset = _const(raw.fset, f"{obj_type.__name__}.{op.name}.fset", obj_type, op.loc)
+    call = n.Call(fset.result, [op.obj, op.value], [], [n.Value()], loc=op.loc)
+    return [fset, call]
+
+
+def _only_called(op: n.GetAttr, uses: dict[int, list[n.Op]]) -> list[n.Call] | None:
+    """The calls of ``op``'s result if that is all it is used for, else ``None``."""
+    users = uses.get(op.result.id, [])
+    if not users or not all(isinstance(u, n.Call) and u.fn is op.result and
+                            op.result not in u.args and
+                            all(v is not op.result for _, v in u.kwargs) for u in users):
+        return None
+    return users  # type: ignore[return-value]
+
+
+def _origin(c: n.Const, cls: type, name: str) -> tuple[str | None, Any]:
+    """How generated code spells ``Cls.name``: through the user's own name for the class."""
+    if c.origin:
+        return f"{c.origin}.{name}", c.root if c.root is not None else (
+            cls if "." not in c.origin else None)
+    return None, None
+
+
+def checked_attribute(op: n.GetAttr, obj_type: Any, module: bool, b: Any) -> n.Op:
+    """The op that reads ``op``'s attribute of an object being differentiated: ``op``
+    itself for a field; a run-time checked read (:func:`runtime.plain_attr`) when the
+    object's class is unknown here. A property or descriptor of a known class that
+    :func:`devirtualize` could not spell out is refused at the user's line."""
+    if module:
+        return op
+    if obj_type is None:
+        site = b.const(op.loc, origin="site")
+        return n.Call(b.const(runtime.plain_attr), [op.obj, b.const(op.name), site], [],
+                      [op.result], loc=op.loc)
+    if isinstance(obj_type, type) and obj_type.__module__ not in ("builtins", "numpy"):
+        kind = attribute_kind(obj_type, op.name)
+        if kind in ("property", "other"):
+            raise NonDifferentiableError(
+                f"{obj_type.__name__}.{op.name} is computed by a "
+                f"{'property without a getter' if kind == 'property' else 'descriptor'} "
+                "that wengert cannot differentiate through", op.loc,
+                hint=f"read the stored value the {op.name!r} attribute is computed from")
+    return op
+
+
+def check_stored_attribute(op: n.SetAttr, obj_type: Any, b: Any) -> None:
+    """Refuse a write of an attribute that a property or descriptor handles, into an
+    object being differentiated (a property with a setter was already made a call)."""
+    if isinstance(obj_type, type) and obj_type.__module__ not in ("builtins", "numpy"):
+        if attribute_kind(obj_type, op.name) not in ("field",):
+            raise NonDifferentiableError(
+                f"{obj_type.__name__}.{op.name} is not a plain field: writing it runs a "
+                "descriptor wengert cannot differentiate through", op.loc,
+                hint="write the stored fields the descriptor sets")
+    elif obj_type is None:
+        b.call(runtime.check_plain_setattr, op.obj, b.const(op.name),
+               b.const(op.loc, origin="site"))
