@@ -49,6 +49,8 @@ class _Entry:
     globals: Any = None
     compiled: Any = None
     source: str | None = None
+    #: Parameters the function may write into (computed when first asked).
+    written: frozenset[int] | None = None
 
     def valid(self, fn: Any) -> bool:
         return self.code is fn.__code__ and self.globals is fn.__globals__ and \
@@ -381,6 +383,15 @@ class _Linker:
             return None
         self.deps.extend(found[1])
         return found[0]
+
+    def written_params(self, fn: Any) -> Any:
+        """The parameters the user function ``fn`` may write into (all, if unknown)."""
+        try:
+            written = _written_params(fn)
+        except WengertError:
+            return range(10**9)
+        self.deps.append(_CodeDep(fn))
+        return written
 
     def callee_ir(self, fn: Any) -> n.Function | None:
         """The IR of a user function to inline (``None``: it has none)."""
@@ -768,12 +779,14 @@ def vjp(f: Any, *primals: Any, has_aux: bool = False) -> Any:
     return (out, pullback, aux) if has_aux else (out, pullback)
 
 
-def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None
-                 ) -> tuple[Any, Any]:
+def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,
+                 borrowed: tuple[int, ...] = ()) -> tuple[Any, Any]:
     """Run-time dispatch for a call whose callee is a value: a rule or a derived VJP.
 
     The pullback returns the adjoint of ``obj`` (the receiver of a method call, else
-    ``None``), then one adjoint per positional and keyword argument.
+    ``None``), then one adjoint per positional and keyword argument. ``borrowed`` are
+    call positions (0 the receiver, then the arguments) holding objects read out of
+    containers: a callee that may write into one is refused at ``site``.
     """
     rule = registry.lookup(f) if _hashable_callable(f) else None
     nk = len(kwargs)
@@ -803,10 +816,12 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None
                    "(value, pullback)",)) from None
     full = (*bound, *args)
     kw = {**bound_kw, **kwargs}
-    out, pb, _ = _call_vjp(fn, None, full, kw)
     plan = _plan(fn, len(full), tuple(kw))
     nb = len(bound)
     has_obj = obj is not None and nb >= 1 and bound[0] is obj
+    if borrowed:
+        _check_borrowed(fn, plan, borrowed, nb, has_obj, len(args), site)
+    out, pb, _ = _call_vjp(fn, None, full, kw)
 
     def pullback(g: Any, inouts: Any = None) -> tuple[Any, ...]:
         ins = None
@@ -836,12 +851,92 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None
         first = slots[0] if has_obj else None
         out = (first, *slots[nb:])
         if inouts is not None:
-            # Arguments the callee does not see as parameters keep what came in.
-            out = tuple(o if o is not None else (i if p is None else None)
-                        for o, i, p in zip(out, inouts, [None] * len(out)))
+            # What a caller passes in comes back included: the callee's pullback seeds a
+            # parameter's adjoint from it only for a mutable object; elsewhere (a float,
+            # an argument it does not take as such) it is added here.
+            out = tuple(o if k in seeded else runtime.add_adjoint(i, o)
+                        for k, (o, i) in enumerate(zip(out, inouts)))
         return out
 
+    # Call slots (0 the receiver, then arguments and keywords) whose adjoint the callee's
+    # pullback seeds from what comes in: a "one" parameter holding a mutable object.
+    seeded = set()
+    values = [*full, *kw.values()]
+    for where in plan:
+        if where is not None and where[0] == "one":
+            j = where[1]
+            if type(values[j]) not in (float, int, bool):
+                if j >= nb:
+                    seeded.add(1 + j - nb)
+                elif has_obj and j == 0:
+                    seeded.add(0)
+
     return out, pullback
+
+
+def _check_borrowed(fn: Any, plan: list, borrowed: tuple[int, ...], nb: int, has_obj: bool,
+                    nargs: int, site: Any) -> None:
+    """Refuse a callee that may write into an object read out of a container (reverse mode
+    keeps that object's adjoint apart from the container's: the write would be lost)."""
+    written = _written_params(fn)
+    for p, where in enumerate(plan):
+        if where is None or p not in written:
+            continue
+        kind, pos = where
+        span = range(pos, nb + nargs) if kind == "var" else [pos]
+        for j in span:
+            if j < nb:
+                call_pos = 0 if (has_obj and j == 0) else None
+            else:
+                call_pos = 1 + (j - nb)
+            if kind == "kw" or call_pos is None:
+                continue
+            if call_pos in borrowed:
+                raise NonDifferentiableError(
+                    "this call may write into an object read out of a list, dict or another "
+                    "object, which reverse mode does not support yet", site,
+                    hint="forward mode (wengert.jvp, wengert.jacfwd) handles it; in reverse "
+                         "mode build new objects instead (`ps = [p.stepped(dt) for p in ps]`)")
+
+
+#: Summaries being computed, with the one assumed for recursive calls meanwhile.
+_WRITTEN_GUESS: dict[Any, frozenset[int]] = {}
+
+
+def _written_params(fn: Any) -> frozenset[int]:
+    """The parameters ``fn`` may write into (:func:`~wengert.analysis.activity.
+    written_params`), with the callees it calls summarised the same way. A recursive call
+    is first assumed to write nothing, then what the body under that assumption writes,
+    until the two agree (the least fixpoint)."""
+    from wengert.analysis.activity import written_params
+
+    entry = _primal_entry(fn)
+    if entry.written is not None:
+        return entry.written
+    key = _key(fn)
+    if key in _WRITTEN_GUESS:
+        return _WRITTEN_GUESS[key]
+
+    def callee(f: Any) -> frozenset[int] | None:
+        if not isinstance(f, types.FunctionType) or registry.lookup(f) is not None:
+            return None
+        try:
+            return _written_params(f)
+        except WengertError:
+            return None
+
+    guess: frozenset[int] = frozenset()
+    try:
+        while True:
+            _WRITTEN_GUESS[key] = guess
+            found = written_params(entry.ir, callee_writes=callee)
+            if found <= guess:
+                break
+            guess = guess | found
+    finally:
+        del _WRITTEN_GUESS[key]
+    entry.written = guess
+    return guess
 
 
 _PLANS: dict[Any, list] = {}

@@ -356,6 +356,24 @@ def vjp_method(site: Any, obj: Any, name: str, *args: Any, **kwargs: Any) -> tup
     return dispatch_vjp(getattr(obj, name), args, kwargs, obj, site)
 
 
+def vjp_call_checked(site: Any, borrowed: tuple[int, ...], f: Any, *args: Any,
+                     **kwargs: Any) -> tuple[Any, Any]:
+    """:func:`vjp_call` where the arguments at positions ``borrowed`` (1 for the first
+    argument) are objects read out of containers, which the callee must not change."""
+    from wengert.api import dispatch_vjp
+
+    return dispatch_vjp(f, args, kwargs, None, site, borrowed)
+
+
+def vjp_method_checked(site: Any, borrowed: tuple[int, ...], obj: Any, name: str, *args: Any,
+                       **kwargs: Any) -> tuple[Any, Any]:
+    """:func:`vjp_method` where the receiver (position 0) or arguments at positions
+    ``borrowed`` are objects read out of containers, which the callee must not change."""
+    from wengert.api import dispatch_vjp
+
+    return dispatch_vjp(getattr(obj, name), args, kwargs, obj, site, borrowed)
+
+
 def inout(inouts: Any, i: int) -> Any:
     """The adjoint a caller passes for parameter ``i`` after the call (``None``: zero)."""
     return None if inouts is None else inouts[i]

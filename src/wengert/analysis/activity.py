@@ -194,9 +194,12 @@ class _Analysis:
     """
 
     def __init__(self, fn: n.Function,
-                 scalar: Callable[[n.Value], bool] | None = None) -> None:
+                 scalar: Callable[[n.Value], bool] | None = None,
+                 callee_writes: Callable[[Any], frozenset[int] | None] | None = None
+                 ) -> None:
         self.fn = fn
         self.scalar = scalar
+        self.callee_writes = callee_writes
         self.ops = list(_ops(fn.body))
         self.defs: dict[int, n.Op] = {}
         for op in self.ops:
@@ -237,7 +240,13 @@ class _Analysis:
                 # ``list(a)``, ``sorted(a)``, ``zip(a, b)`` share a's items but write nothing.
                 return _Call(read_from=args)
             # An unregistered function (user code, a library function without a rule) may
-            # write any argument into any other, at any depth, and return any part of them.
+            # write any argument into any other, at any depth, and return any part of them
+            # (unless a summary of the function says which arguments it may write into).
+            written = self.callee_writes(fn) if self.callee_writes is not None and \
+                not op.starred and not op.kwargs else None
+            if written is not None:
+                return _Call(targets=tuple(a for i, a in enumerate(args) if i in written),
+                             stored=args, deep=True, read_from=args)
             return _Call(targets=args, stored=args, deep=True, read_from=args)
         method = self.defs.get(op.fn.id)
         if isinstance(method, n.GetAttr):
@@ -646,3 +655,26 @@ def activity(fn: n.Function, wrt: Sequence[int], outputs: Sequence[int] = (),
         active_op_ids=frozenset(analysis.active_ops(active)),
         cut_points=tuple(analysis.cut_points(set(varied))),
     )
+
+
+def written_params(fn: n.Function, scalar: Callable[[n.Value], bool] | None = None,
+                   callee_writes: Callable[[Any], frozenset[int] | None] | None = None
+                   ) -> frozenset[int]:
+    """Indices of ``fn``'s parameters whose objects (or anything inside them) ``fn`` may
+    change: a write into them, into a part of them, or a call that may write into them
+    (an unknown callee, at any depth; ``callee_writes(f)`` may say which parameters a
+    known function ``f`` writes into). Over-approximates, never misses a write."""
+    analysis = _Analysis(fn, scalar, callee_writes)
+    changed: set[int] = set()
+    for op in analysis.ops:
+        if isinstance(op, (n.SetItem, n.SetAttr)):
+            changed |= analysis._mutations(op.obj, False)
+        elif isinstance(op, n.Call):
+            info = analysis.calls[id(op)]
+            for t in info.targets:
+                changed |= analysis._mutations(t, info.deep)
+    out = set()
+    for i, p in enumerate(fn.body.args):
+        if analysis._eligible(p) and analysis._content(p) & changed:
+            out.add(i)
+    return frozenset(out)

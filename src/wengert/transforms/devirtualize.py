@@ -191,12 +191,28 @@ def _origin(c: n.Const, cls: type, name: str) -> tuple[str | None, Any]:
     return None, None
 
 
-def checked_attribute(op: n.GetAttr, obj_type: Any, module: bool, b: Any) -> n.Op:
+def called_only(fn: n.Function) -> set[int]:
+    """Ids of values ``fn`` uses as a callee and nowhere else (a method looked up to be
+    called: ``p.step`` in ``p.step(dt)``)."""
+    callee, other = set(), set()
+    for op in n.walk(fn.body):
+        for v in op.operands():
+            if isinstance(op, n.Call) and v is op.fn and v not in op.args and \
+                    all(w is not v for _, w in op.kwargs):
+                callee.add(v.id)
+            else:
+                other.add(v.id)
+    return callee - other
+
+
+def checked_attribute(op: n.GetAttr, obj_type: Any, module: bool, b: Any,
+                      called: bool = False) -> n.Op:
     """The op that reads ``op``'s attribute of an object being differentiated: ``op``
     itself for a field; a run-time checked read (:func:`runtime.plain_attr`) when the
     object's class is unknown here. A property or descriptor of a known class that
-    :func:`devirtualize` could not spell out is refused at the user's line."""
-    if module:
+    :func:`devirtualize` could not spell out is refused at the user's line. ``called``:
+    the result is only called (a method; the call is dispatched, which sees properties)."""
+    if module or called:
         return op
     if obj_type is None:
         site = b.const(op.loc, origin="site")

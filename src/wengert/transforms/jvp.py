@@ -45,7 +45,11 @@ from wengert.ir.clone import Cloner, clone_function, substitute
 from wengert.rules import registry
 from wengert.transforms import inline
 from wengert.transforms.cleanup import cleanup, free_uses, replace_uses
-from wengert.transforms.devirtualize import check_stored_attribute, checked_attribute
+from wengert.transforms.devirtualize import (
+    called_only,
+    check_stored_attribute,
+    checked_attribute,
+)
 from wengert.transforms.nested_grad import check_not_dispatcher
 from wengert.transforms.prepare import prepare
 from wengert.transforms.vjp import _INPLACE, _SCALARS, _has_source, _hashable
@@ -135,6 +139,7 @@ class JVP:
                 self.uses.setdefault(v.id, []).append(op)
         for cp in self.act.cut_points:
             self.warnings.append((self.callee_name(cp.op), cp.op.loc))
+        self.called = called_only(fn)
         self.check_closures()
         self.check_inplace()
         self.needs_real = self.real_values()
@@ -795,7 +800,8 @@ class JVP:
 
     def do_GetAttr(self, op: n.GetAttr, b: Builder) -> None:
         if self.get(op.obj) is not None:
-            b.emit(checked_attribute(op, self.type_of(op.obj), self.is_module_attr(op), b))
+            b.emit(checked_attribute(op, self.type_of(op.obj), self.is_module_attr(op), b,
+                                 op.result.id in self.called))
         else:
             b.emit(op)
         t = self.get(op.obj)

@@ -26,7 +26,8 @@ from wengert.transforms.cleanup import free_uses, replace_uses
 
 #: Calls generated code makes when a callee's argument types were unknown: they return
 #: closures, which have no IR, so code holding them cannot be differentiated again.
-_DISPATCHERS = frozenset({runtime.vjp_call, runtime.vjp_method, runtime.jvp_call,
+_DISPATCHERS = frozenset({runtime.vjp_call, runtime.vjp_method, runtime.vjp_call_checked,
+                          runtime.vjp_method_checked, runtime.jvp_call,
                           runtime.jvp_method})
 
 

@@ -46,7 +46,11 @@ from wengert.ir.clone import Cloner, defined_in, substitute
 from wengert.rules import registry
 from wengert.transforms import inline
 from wengert.transforms.cleanup import cleanup, free_uses, replace_uses
-from wengert.transforms.devirtualize import check_stored_attribute, checked_attribute
+from wengert.transforms.devirtualize import (
+    called_only,
+    check_stored_attribute,
+    checked_attribute,
+)
 from wengert.transforms.nested_grad import check_not_dispatcher
 from wengert.transforms.prepare import prepare
 
@@ -218,6 +222,7 @@ class VJP:
                 if c is not None and _hashable(c.value) and c.value in _INPLACE and op.args:
                     self.mutated.add(op.args[0].id)
         self.check_inplace()
+        self.called = called_only(fn)
         self.check_closures()
         self.check_stored_then_changed()
         self.check_nested_writes()
@@ -257,36 +262,44 @@ class VJP:
 
         ``rows[0][1] = v`` writes into ``rows[0]``: the adjoint of that inner list is kept
         apart from the adjoint of ``rows``, so the write would not clear the slot the
-        outer adjoint sees, and the gradient would silently be wrong.
+        outer adjoint sees, and the gradient would silently be wrong. The same holds for
+        every spelling of the write: a mutating method, an in-place operator, or a call
+        of a function that writes into the object it is given (``p.step(dt)`` on an
+        element of a list); a call whose callee is known only at run time is checked
+        when it runs (:meth:`borrowed_positions`).
         """
-        loop_items = set()
+        self.loop_items = {op.body.args[0].id for op in n.walk(self.fn.body)
+                           if isinstance(op, n.For)}
         for op in n.walk(self.fn.body):
-            if isinstance(op, n.For):
-                loop_items.add(op.body.args[0].id)
-        for op in n.walk(self.fn.body):
+            targets: list[n.Value] = []
             if isinstance(op, (n.SetItem, n.SetAttr)):
-                target = op.obj
+                targets = [op.obj]
             elif isinstance(op, n.Call):
                 m = self.defs.get(op.fn.id)
                 c = self.consts.get(op.fn.id)
                 if isinstance(m, n.GetAttr) and m.name in activity_mutating():
-                    target = m.obj
+                    targets = [m.obj]
                 elif c is not None and _hashable(c.value) and c.value in _INPLACE and \
                         op.args and self.type_of(op.args[0]) not in _IMMUTABLE:
-                    target = op.args[0]
-                else:
-                    continue
-            else:
-                continue
-            if not self.active(target):
-                continue
-            src = self.defs.get(target.id)
-            if isinstance(src, (n.GetItem, n.GetAttr, n.Unpack)) or target.id in loop_items:
-                raise NonDifferentiableError(
-                    "a write into an object read out of another container or object is not "
-                    "supported yet in reverse mode", op.loc,
-                    hint="build a new inner object and store it back "
-                         "(`rows[0] = [rows[0][0], v]`)")
+                    targets = [op.args[0]]
+                elif c is not None and isinstance(c.value, types.FunctionType) and \
+                        self.linker is not None and registry.lookup(c.value) is None:
+                    written = self.linker.written_params(c.value)
+                    targets = [a for i, a in enumerate(op.args) if i in written]
+            for target in targets:
+                if self.borrowed(target):
+                    raise _borrowed_error(op.loc)
+
+    def borrowed(self, v: n.Value) -> bool:
+        """Whether ``v`` is an active object read out of a container or another object:
+        its adjoint is kept apart from that container's, so writes into it are lost."""
+        if not self.active(v) or self.type_of(v) in _KNOWN_IMMUTABLE:
+            return False
+        src = self.defs.get(v.id)
+        if isinstance(src, n.GetItem) and self.type_of(src.index) is slice and \
+                self.type_of(src.obj) in (list, tuple):
+            return False  # a slice of a list is a new list
+        return isinstance(src, (n.GetItem, n.GetAttr, n.Unpack)) or v.id in self.loop_items
 
     def check_stored_then_changed(self) -> None:
         """Refuse a list or dict changed after it was stored in another container: the
@@ -851,16 +864,30 @@ class VJP:
                 "a **mapping holding active values in a call is not supported yet", loc,
                 hint="pass the values as named keyword arguments")
         operands = [*args, *(v for _, v in op.kwargs)]
-        if isinstance(method, n.GetAttr) and not self.is_module_attr(method):
-            # ``obj.m(args)``: the object is an input too (its fields may be active).
-            call = n.Call(b.const(runtime.vjp_method),
-                          [b.const(loc, origin="site"), method.obj, b.const(method.name), *args],
-                          op.kwargs, [n.Value()], tuple(i + 3 for i in op.starred), loc=loc)
+        is_method = isinstance(method, n.GetAttr) and not self.is_module_attr(method)
+        first = method.obj if is_method else op.fn
+        # Objects read out of containers: the callee must not write into them (checked
+        # when the callee is known, at run time).
+        borrowed = tuple(k for k, v in enumerate([first, *op.args, *(v for _, v in op.kwargs)])
+                         if self.borrowed(v) and (k > 0 or is_method))
+        site = [b.const(loc, origin="site")]
+        if borrowed:
+            site.append(b.const(borrowed))
+        if is_method:
+            # ``obj.m(args)``: the object is an input too (its fields may be active). The
+            # dispatcher looks the method up itself.
+            if method.result.id in self.called and method in b.region.ops:
+                b.region.ops.remove(method)
+            f = runtime.vjp_method_checked if borrowed else runtime.vjp_method
+            call = n.Call(b.const(f), [*site, method.obj, b.const(method.name), *args],
+                          op.kwargs, [n.Value()],
+                          tuple(i + 2 + len(site) for i in op.starred), loc=loc)
             inputs = [method.obj, *operands]
             callee_slot = False
         else:
-            call = n.Call(b.const(runtime.vjp_call), [b.const(loc, origin="site"), op.fn, *args],
-                          op.kwargs, [n.Value()], tuple(i + 2 for i in op.starred), loc=loc)
+            f = runtime.vjp_call_checked if borrowed else runtime.vjp_call
+            call = n.Call(b.const(f), [*site, op.fn, *args], op.kwargs, [n.Value()],
+                          tuple(i + 1 + len(site) for i in op.starred), loc=loc)
             inputs = [op.fn, *operands]
             callee_slot = True
         b.emit(call)
@@ -887,10 +914,12 @@ class VJP:
         layout = layout or [None] * len(inputs)
         originals = originals or inputs
         g = scope.get(y)
-        # Only a value known to be a mutable object goes in and out whole: the callee seeds
-        # its parameter's adjoint from it only when that parameter is one at run time too.
+        # A value that may be a mutable object goes in and out whole (the callee may write
+        # into it). A callee derived for known types seeds the parameter's adjoint from it
+        # when the parameter is a mutable object or of unknown type, as here; the run-time
+        # dispatcher gives back what came in for every argument it was given.
         inout_idx = [k for k, a in enumerate(inputs) if self.active(a) and layout[k] is None
-                     and self.type_of(a) not in _IMMUTABLE and k not in skip]
+                     and self.type_of(a) not in _KNOWN_IMMUTABLE and k not in skip]
         if g is None and not any(scope.get(inputs[k]) is not None for k in inout_idx):
             return
         if not any(self.active(a) for a in inputs):
@@ -1044,7 +1073,8 @@ class VJP:
         return reverse
 
     def fwd_GetAttr(self, op: n.GetAttr, b: Builder) -> Action:
-        b.emit(checked_attribute(op, self.type_of(op.obj), self.is_module_attr(op), b))
+        b.emit(checked_attribute(op, self.type_of(op.obj), self.is_module_attr(op), b,
+                                 op.result.id in self.called))
         obj, name, y, loc = op.obj, op.name, op.result, op.loc
 
         def reverse(scope: Scope) -> None:
@@ -1490,6 +1520,8 @@ class VJP:
 
 
 _IMMUTABLE = (None, float, int, bool, str, tuple, type(None), complex, numpy.float64)
+#: Types whose values no callee can write into (unknown types excluded).
+_KNOWN_IMMUTABLE = _IMMUTABLE[1:]
 
 _INPLACE = {operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ipow,
             operator.imatmul, operator.iconcat}
@@ -1546,6 +1578,15 @@ def _nondiff_error(vjp: VJP, op: n.Call, fn: Any) -> NonDifferentiableError:
                "(value, pullback)",))
 
 
+def _borrowed_error(loc: SourceLoc | None) -> NonDifferentiableError:
+    return NonDifferentiableError(
+        "this writes into an object read out of a list, dict or another object, which "
+        "reverse mode does not support yet", loc,
+        hint="forward mode (wengert.jvp, wengert.jacfwd) handles it; in reverse mode build "
+             "new objects instead (`ps = [p.stepped(dt) for p in ps]`, "
+             "`rows[0] = [rows[0][0], v]`)")
+
+
 class Linker(Protocol):
     """How a VJP links to derivatives of the user functions it calls (see ``api``)."""
 
@@ -1578,3 +1619,4 @@ def vjp_transform(fn: n.Function, wrt: Sequence[int], arg_types: Sequence[type |
 
 __all__ = ["vjp_transform", "VJP", "Scope"]
 del builtins, inspect, math
+
