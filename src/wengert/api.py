@@ -8,7 +8,6 @@ Nothing is cached when a transform fails.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 import inspect
@@ -587,20 +586,7 @@ def _shapes_of(args: tuple) -> tuple:
     return args
 
 
-def _structure(a: Any) -> Any:
-    """A copy of ``a`` deep enough that later appends, pops and assignments made to its
-    lists and dicts do not show in it (floats, ints and arrays are not copied: the first
-    two cannot change and an array cannot change shape)."""
-    t = type(a)
-    if t is float or t is int or t is bool or t is str or a is None or t is numpy.ndarray:
-        return a
-    if t is list:
-        return [v if type(v) is float else _structure(v) for v in a]
-    if t is tuple:
-        return tuple(_structure(v) for v in a)
-    if t is dict:
-        return {k: _structure(v) for k, v in a.items()}
-    return copy.deepcopy(a)
+_structure = runtime.structure
 
 
 def _call_vjp(fn: Any, wrt: tuple[int, ...] | None, args: tuple, kwargs: dict
@@ -1102,7 +1088,7 @@ def _gradient_ir(ir: n.Function, wrt: tuple[int, ...], single: bool,
     # compiled derivative has no IR to differentiate.
     linker = _InlineOnly()
     vir, _ = vjp_transform(ir, wrt, list(arg_types), linker)
-    gir = _grad_ir(vir, wrt, single)
+    gir = _grad_ir(vir, wrt, single, arg_types=arg_types)
     cleanup(gir, drop_pure_calls=True)  # the primal's value, say, is no longer needed
     return gir, linker.deps
 
@@ -1114,19 +1100,20 @@ def _applied_vjp_ir(ir: n.Function, wrt: tuple[int, ...], arg_types: Sequence[An
     them) for the output cotangent ``v``, an extra last parameter."""
     linker = _InlineOnly()
     vir, _ = vjp_transform(ir, wrt, list(arg_types[:len(ir.body.args)]), linker)
-    out = _grad_ir(vir, wrt, False, seeded=True)
+    out = _grad_ir(vir, wrt, False, seeded=True, arg_types=arg_types)
     cleanup(out, drop_pure_calls=True)
     return out, linker.deps
 
 
-def _grad_ir(vjp_ir: n.Function, wrt: tuple[int, ...], single: bool, seeded: bool = False
-             ) -> n.Function:
+def _grad_ir(vjp_ir: n.Function, wrt: tuple[int, ...], single: bool, seeded: bool = False,
+             arg_types: Sequence[Any] = ()) -> n.Function:
     """The gradient as one IR function: the VJP's forward code followed by its pullback's
     body, seeded with ``1.0``. It is ordinary IR, so the transforms differentiate it again
     (forward over reverse); the pullback's names and loops come along unchanged.
 
-    ``seeded``: the seed is a new last parameter ``v`` instead, and the cotangents come
-    finished (:func:`runtime.finish_adjoint`)."""
+    The cotangents come finished (:func:`runtime.finish_adjoint`), zeros materialised in
+    the structure each argument had when the call began, exactly as ``grad`` returns
+    them. ``seeded``: the seed is a new last parameter ``v`` instead of ``1.0``."""
     from wengert.ir.clone import substitute
 
     body = vjp_ir.body
@@ -1149,15 +1136,30 @@ def _grad_ir(vjp_ir: n.Function, wrt: tuple[int, ...], single: bool, seeded: boo
     assert isinstance(grads, n.Build)
     ops = [op for op in body.ops if op not in (ret, pair, mk)]
     ops += [seed, none, *(op for op in pb.ops if op is not pb_ret)]
+    # Containers the function may change get their structure recorded at entry.
+    types_ = list(arg_types) + [None] * (len(body.args) - len(arg_types))
+    shapes: dict[int, n.Value] = {}
+    entry_ops: list[n.Op] = []
+    for i in wrt:
+        if types_[i] in (list, dict) or isinstance(types_[i], ListOf) or types_[i] is None:
+            fc = n.Const(runtime.structure, [n.Value()], origin="structure")
+            call = n.Call(fc.result, [body.args[i]], [], [n.Value(f"{body.args[i].hint}_shape")])
+            entry_ops += [fc, call]
+            shapes[i] = call.result
+    ops[0:0] = entry_ops
+    finish = n.Const(runtime.finish_adjoint, [n.Value()], origin="finish_adjoint")
+    ops.append(finish)
+    finished = {}
+    for i in wrt:
+        if types_[i] is float:
+            finished[i] = grads.items[i]  # a float parameter's adjoint is never None
+            continue
+        call = n.Call(finish.result, [grads.items[i], shapes.get(i, body.args[i])], [],
+                      [n.Value()])
+        ops.append(call)
+        finished[i] = call.result
     if seeded:
-        finish = n.Const(runtime.finish_adjoint, [n.Value()], origin="finish_adjoint")
-        ops.append(finish)
-        items = []
-        for i in wrt:
-            call = n.Call(finish.result, [grads.items[i], body.args[i]], [], [n.Value()])
-            ops.append(call)
-            items.append(call.result)
-        out = n.Build("tuple", items, [n.Value()])
+        out = n.Build("tuple", [finished[i] for i in wrt], [n.Value()])
         ops.append(out)
         ops.append(n.Return(out.result, loc=ret.loc))
         return n.Function(f"{vjp_ir.name.removesuffix('_vjp')}_pulled_back",
@@ -1165,9 +1167,9 @@ def _grad_ir(vjp_ir: n.Function, wrt: tuple[int, ...], single: bool, seeded: boo
                           n.Region([*body.args, seed_value], ops), vjp_ir.filename,
                           vjp_ir.loc, vjp_ir.source_lines)
     if single:
-        result = grads.items[wrt[0]]
+        result = finished[wrt[0]]
     else:
-        out = n.Build("tuple", [grads.items[i] for i in wrt], [n.Value()])
+        out = n.Build("tuple", [finished[i] for i in wrt], [n.Value()])
         ops.append(out)
         result = out.result
     ops.append(n.Return(result, loc=ret.loc))
@@ -1214,12 +1216,12 @@ def _internal(x: Any, t: Any) -> Any:
 def _external(x: Any, t: Any, batch: tuple[int, ...] = ()) -> Any:
     """A tangent from generated code in the structure of the primal ``x``, zeros materialised."""
     if isinstance(t, runtime.Attrs) or (t is not None and dataclasses.is_dataclass(x) and
-                                        isinstance(t, dict)):
+                                        (isinstance(t, dict) or type(t) is type(x))):
         if dataclasses.is_dataclass(x) and not isinstance(x, type):
             out = object.__new__(type(x))
             for f in dataclasses.fields(x):
-                object.__setattr__(out, f.name, _external(getattr(x, f.name), t.get(f.name),
-                                                          batch))
+                d = t.get(f.name) if isinstance(t, dict) else getattr(t, f.name)
+                object.__setattr__(out, f.name, _external(getattr(x, f.name), d, batch))
             return out
         return None
     if isinstance(x, (list, tuple)) and isinstance(t, (list, tuple)) and len(x) == len(t):
@@ -1350,15 +1352,8 @@ def _replace_leaves(treedef: Any, leaves: list[Any]) -> Any:
             return next(it)
         if td.kind == "const":
             return None
-        children = [build(c) for c in td.children]
-        meta = td.meta
-        if isinstance(meta, list):
-            return children
-        if isinstance(meta, tuple):
-            return type(meta)(*children) if hasattr(type(meta), "_fields") else tuple(children)
-        if isinstance(meta, dict):
-            return dict(zip(meta.keys(), children))
-        return children
+        # The container itself (a dataclass stays one), holding blocks instead of leaves.
+        return tangents.rebuild(td.meta, td.kind, [build(c) for c in td.children])
     return build(treedef)
 
 

@@ -427,6 +427,28 @@ def finish_adjoint(adj: Any, x: Any) -> Any:
     return adj
 
 
+def structure(a: Any) -> Any:
+    """A copy of ``a`` deep enough that later appends, pops and assignments made to its
+    lists and dicts do not show in it (floats, ints and arrays are not copied: the first
+    two cannot change and an array cannot change shape). Cotangents take the structure
+    their argument had when the call began."""
+    t = type(a)
+    if t is float or t is int or t is bool or t is str or a is None:
+        return a
+    if t is list:
+        return [v if type(v) is float else structure(v) for v in a]
+    if t is tuple:
+        return tuple(structure(v) for v in a)
+    if t is dict:
+        return {k: structure(v) for k, v in a.items()}
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        out = object.__new__(t)
+        for f in dataclasses.fields(a):
+            object.__setattr__(out, f.name, structure(getattr(a, f.name)))
+        return out
+    return a
+
+
 class Later:
     """A derived function still being generated when a caller links to it (recursion):
     generated code calls ``later.fn``, which is set once the function exists."""

@@ -31,6 +31,7 @@ __all__ = [
     "is_differentiable",
     "materialize",
     "random_like",
+    "rebuild",
     "register_type",
     "scale",
     "unflatten",
@@ -132,8 +133,9 @@ def _children(x: Any, kind: str) -> list[Any]:
     raise AssertionError(f"not a container kind: {kind}")
 
 
-def _rebuild(like: Any, kind: str, children: list[Any]) -> Any:
-    """A container of the same type and static data as ``like`` holding ``children``."""
+def rebuild(like: Any, kind: str, children: list[Any]) -> Any:
+    """A container of the same type and static data as ``like`` holding ``children``
+    (``kind`` as in a :class:`TreeDef`)."""
     if kind == _TUPLE:
         return tuple(children) if type(like) is tuple else type(like)(children)
     if kind == _NAMEDTUPLE:
@@ -205,7 +207,7 @@ def zeros_like(x: Any) -> Any:
         return None
     if kind == _USER:
         return _user_type(x).zero(x)
-    return _rebuild(x, kind, [zeros_like(c) for c in _children(x, kind)])
+    return rebuild(x, kind, [zeros_like(c) for c in _children(x, kind)])
 
 
 def add(a: Any, b: Any) -> Any:
@@ -224,7 +226,7 @@ def add(a: Any, b: Any) -> Any:
     if kind == _USER:
         return _user_type(a).add(a, b)
     ca, cb = _paired_children(kind, a, b)
-    return _rebuild(a, kind, [add(x, y) for x, y in zip(ca, cb, strict=True)])
+    return rebuild(a, kind, [add(x, y) for x, y in zip(ca, cb, strict=True)])
 
 
 def scale(a: Any, c: float) -> Any:
@@ -234,7 +236,7 @@ def scale(a: Any, c: float) -> Any:
         return a * c
     if kind in (_NONE, _CONST):
         return None
-    return _rebuild(a, kind, [scale(x, c) for x in _children(a, kind)])
+    return rebuild(a, kind, [scale(x, c) for x in _children(a, kind)])
 
 
 def vdot(a: Any, b: Any) -> float:
@@ -326,7 +328,7 @@ def _unflatten_from(treedef: TreeDef, it: Any) -> Any:
     if treedef.kind == "const":
         return treedef.meta
     children = [_unflatten_from(c, it) for c in treedef.children]
-    return _rebuild(treedef.meta, treedef.kind, children)
+    return rebuild(treedef.meta, treedef.kind, children)
 
 
 def random_like(x: Any, rng: numpy.random.Generator) -> Any:
@@ -339,7 +341,7 @@ def random_like(x: Any, rng: numpy.random.Generator) -> Any:
         return rng.standard_normal(x.shape).astype(x.dtype)
     if kind in (_NONE, _CONST):
         return None
-    return _rebuild(x, kind, [random_like(c, rng) for c in _children(x, kind)])
+    return rebuild(x, kind, [random_like(c, rng) for c in _children(x, kind)])
 
 
 def materialize(x: Any, t: Any, batch: tuple[int, ...] = ()) -> Any:
@@ -396,4 +398,4 @@ def _materialize(x: Any, t: Any, batch: tuple[int, ...], where: str) -> Any:
     keys = list(x.keys()) if kind == _DICT else range(len(cx))
     out = [_materialize(c, d, batch, f"{where}[{k!r}]") for c, d, k in zip(cx, ct, keys,
                                                                         strict=True)]
-    return _rebuild(x, kind, out)
+    return rebuild(x, kind, out)

@@ -1045,3 +1045,5 @@ mark_pure(
 )
 # It raises when a user object's ``append`` is met where a list's was expected: keep it.
 nondifferentiable(runtime.check_list, pure=False)
+# A copy of an argument's structure, read by ``finish_adjoint`` only for its shape.
+nondifferentiable(runtime.structure)
