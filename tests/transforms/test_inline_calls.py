@@ -56,6 +56,22 @@ def calls_big(x):
     return big(x) * 2.0
 
 
+def weighted(a, b=2.0, *, scale=0.5, shift):
+    return (a * b + shift) * scale
+
+
+def keyword_and_default(x, y):
+    return weighted(x, shift=y) + weighted(b=x, a=y, shift=1.0, scale=x)
+
+
+def spread(*xs, **named):
+    return xs[0] * xs[-1] + len(xs) * named["w"]
+
+
+def star_helper(x, y):
+    return spread(x, y, x * y, w=y)
+
+
 def _calls(fn: n.Function) -> list[str]:
     out = []
     consts = {op.result.id: op.value for op in n.walk(fn.body) if isinstance(op, n.Const)}
@@ -77,11 +93,9 @@ def test_nested_helpers_are_inlined_at_every_call():
     assert "step" not in _calls(ir) and "accel" not in _calls(ir)
 
 
-def test_recursion_defaults_and_big_functions_stay_calls():
+def test_recursion_and_big_functions_stay_calls():
     ir, _ = _inlined(countdown)
     assert "countdown" in _calls(ir)
-    ir, count = _inlined(uses_default)  # a default is used: not one-to-one
-    assert count == 0 and "scaled" in _calls(ir)
     assert sum(1 for _ in n.walk(api.lower_ir(big).body)) > MAX_CALLEE_OPS
     ir, count = _inlined(calls_big)
     assert count == 0
@@ -93,6 +107,16 @@ def test_recursion_defaults_and_big_functions_stay_calls():
 ])
 def test_gradients_through_inlined_helpers(f, args):
     check_grads(f, args, modes=("rev",))
+
+
+def test_defaults_keywords_and_star_arguments_bind_as_python_binds_them():
+    ir, count = _inlined(uses_default)  # the default is the object the def evaluated
+    assert count == 1 and "scaled" not in _calls(ir)
+    for f, args, helper in ((keyword_and_default, (0.3, 1.1), "weighted"),
+                            (star_helper, (0.4, 0.9), "spread")):
+        ir, count = _inlined(f)
+        assert count >= 1 and helper not in _calls(ir), f.__name__
+        check_grads(f, args, modes=("rev", "fwd"), order=2)
 
 
 def test_inlined_pullback_has_no_helper_calls():

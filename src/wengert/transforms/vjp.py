@@ -1407,6 +1407,9 @@ class VJP:
                                            g if g is not None else child.b.const(None)))
                     continue
                 g = child.get(v)
+                if g is not None and self.type_of(v) in (*_FLOATS, int, bool):
+                    # The next iteration reads a number's adjoint as never None.
+                    g = child.need(v)
                 ys.append(g if g is not None else child.zero(v, allow_none=True))
             child.b.emit(n.Yield(ys, loc=loc))
             # Bind placeholders: loop-local values come from the iteration's record.
