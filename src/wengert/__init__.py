@@ -3,8 +3,10 @@
 from wengert import (
     api,  # noqa: F401
     rules,  # noqa: F401  (registers the built-in rules)
+    testing,  # noqa: F401  (wengert.testing.check_grads after ``import wengert``)
 )
 from wengert.api import (
+    derivative,
     grad,
     hessian,
     hvp,
@@ -13,6 +15,7 @@ from wengert.api import (
     jvp,
     linearize,
     show,
+    stop_gradient,
     value_and_grad,
     vjp,
 )
@@ -30,6 +33,7 @@ __all__ = [
     "SourceUnavailableError",
     "UnsupportedSyntaxError",
     "WengertError",
+    "derivative",
     "grad",
     "hessian",
     "hvp",
@@ -38,6 +42,7 @@ __all__ = [
     "jvp",
     "linearize",
     "show",
+    "stop_gradient",
     "value_and_grad",
     "vjp",
 ]

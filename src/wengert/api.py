@@ -29,6 +29,7 @@ from wengert.diagnostics import (
     NonDifferentiableWarning,
     SourceUnavailableError,
     WengertError,
+    describe,
 )
 from wengert.frontend.lower import lower_with_deps
 from wengert.frontend.source import Dependency, unwrap
@@ -95,8 +96,10 @@ class _Derived:
         return grad(self.inner, self.wrt[0] if self.single else self.wrt)(*args, **kwargs)
 
 
-def _unwrap(f: Any) -> tuple[Any, tuple, dict]:
-    """:func:`unwrap`, with functions made by :func:`grad` seen as :class:`_Derived`."""
+def _unwrap(f: Any, nargs: int | None = None) -> tuple[Any, tuple, dict]:
+    """:func:`unwrap`, with functions made by :func:`grad` seen as :class:`_Derived`;
+    ``nargs`` (the call's positional arguments, when known) fixes the arity of a
+    ``*args`` function under a ``grad`` (:func:`_fixed_arity`)."""
     if type(f) is _Derived:
         return f, (), {}
     spec = getattr(f, "__wengert_grad__", None)
@@ -104,7 +107,9 @@ def _unwrap(f: Any) -> tuple[Any, tuple, dict]:
         prim = _primitive_function(f)
         return unwrap(f if prim is None else prim)
     inner, argnums = spec
-    fn, bound, bound_kw = _unwrap(inner)
+    fn, bound, bound_kw = _unwrap(inner, nargs)
+    if nargs is not None:
+        fn = _fixed_arity(fn, len(bound) + nargs, bound_kw)
     wrt = _wrt(argnums, len(bound), _nparams(fn))
     return _Derived(fn, wrt, isinstance(argnums, int)), bound, bound_kw
 
@@ -132,7 +137,7 @@ def _primitive_function(f: Any) -> types.FunctionType | None:
         if names is not None:
             params = [inspect.Parameter(a, inspect.Parameter.POSITIONAL_ONLY) for a in names]
         else:
-            name = getattr(f, "__qualname__", None) or repr(f)
+            name = describe(f)
             raise SourceUnavailableError(
                 f"{name} has rules but no signature saying how many arguments it takes, so "
                 "wengert cannot tell what to differentiate",
@@ -165,6 +170,42 @@ def _primitive_function(f: Any) -> types.FunctionType | None:
     wrapper = namespace[name]
     wrapper.__qualname__ = where
     _PRIMITIVES[f] = wrapper
+    return wrapper
+
+
+_FIXED: dict[tuple[Any, int], types.FunctionType] = {}
+
+
+def _fixed_arity(fn: Any, nargs: int, kwargs: dict) -> Any:
+    """For ``def f(a, *xs)`` called with ``nargs`` positional arguments, a function of
+    exactly that many parameters calling ``f`` (``def f(a, xs_0, xs_1): return f(a, xs_0,
+    xs_1)``): every positional argument is then a parameter, differentiable and counted by
+    ``argnums``, as in JAX. ``fn`` itself for anything else."""
+    code = getattr(fn, "__code__", None)
+    if type(fn) is not types.FunctionType or code is None or not code.co_flags & 0x04 or \
+            kwargs or code.co_flags & 0x08 or nargs < code.co_argcount or \
+            any(k not in (fn.__kwdefaults__ or {})
+                for k in code.co_varnames[code.co_argcount:code.co_argcount +
+                                          code.co_kwonlyargcount]):
+        return fn
+    key = (fn, nargs)
+    wrapper = _FIXED.get(key)
+    if wrapper is not None:
+        return wrapper
+    named = list(code.co_varnames[:code.co_argcount])
+    star = code.co_varnames[code.co_argcount + code.co_kwonlyargcount]
+    params = named + [f"{star}_{k}" for k in range(nargs - len(named))]
+    name = sanitize(fn.__name__)
+    source = (f"def {name}({', '.join(params)}):\n"
+              f"    return {name}({', '.join(params)})\n")
+    filename = f"<wengert:fixed-arity:{fn.__qualname__}/{nargs}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace: dict[str, Any] = {}
+    exec(compile(source, filename, "exec"), namespace)
+    wrapper = namespace[name]
+    namespace[name] = fn  # the name the wrapper calls is the function it wraps
+    wrapper.__qualname__ = fn.__qualname__
+    _FIXED[key] = wrapper
     return wrapper
 
 
@@ -687,9 +728,10 @@ def value_and_grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = Fal
             before = _shapes_of(full)
             out, pb = entry.compiled(*full)
         else:
-            fn, bound, bound_kw = _unwrap(f)
+            fn, bound, bound_kw = _unwrap(f, len(args))
             full = (*bound, *args)
             kw = {**bound_kw, **kwargs}
+            fn = _fixed_arity(fn, len(full), kw)
             nparams = _nparams(fn)
             wrt = _wrt(argnums, len(bound), nparams)
             before = _shapes_of(full)
@@ -746,8 +788,9 @@ def hessian(f: Any, argnums: int | Sequence[int] = 0) -> Any:
 
 def vjp(f: Any, *primals: Any, has_aux: bool = False) -> Any:
     """``(f(*primals), pullback)``; ``pullback(out_bar)`` gives one cotangent per primal."""
-    fn, bound, bound_kw = _unwrap(f)
+    fn, bound, bound_kw = _unwrap(f, len(primals))
     full = (*bound, *primals)
+    fn = _fixed_arity(fn, len(full), bound_kw)
     nparams = _nparams(fn)
     wrt = tuple(range(len(bound), min(len(full), nparams)))
     before = _shapes_of(full)
@@ -776,11 +819,13 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,
     """
     rule = registry.lookup(f) if _hashable_callable(f) else None
     nk = len(kwargs)
-    if rule is not None and rule.vjp is not None and not kwargs:
-        value, pb = rule.vjp(*args)
+    if rule is not None and rule.vjp is not None:
+        value, pb = _run_rule(rule.vjp, args, kwargs, site)
+        width = 1 + len(args) + nk
 
         def rule_pullback(g: Any, inouts: Any = None) -> tuple[Any, ...]:
-            outs = (None, *pb(g)) if g is not None else (None,) * (1 + len(args))
+            outs = (None, *pb(g)) if g is not None else (None,) * width
+            outs = (*outs, *(None,) * (width - len(outs)))  # keywords without adjoints
             if inouts is not None:
                 outs = tuple(runtime.add_adjoint(a, b) for a, b in zip(inouts, outs))
             return outs
@@ -794,7 +839,7 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,
     try:
         fn, bound, bound_kw = _unwrap(f)
     except SourceUnavailableError:
-        name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+        name = describe(f)
         raise NonDifferentiableError(
             f"{name} has no derivative rule and no Python source, and an active value is "
             "passed to it", site,
@@ -923,6 +968,21 @@ def _written_params(fn: Any) -> frozenset[int]:
         del _WRITTEN_GUESS[key]
     entry.written = guess
     return guess
+
+
+def _run_rule(rule_fn: Any, args: tuple, kwargs: dict, site: Any) -> tuple[Any, Any]:
+    """Call a rule at run time; an error it raises about the call itself (a keyword it does
+    not take, an unsupported form) is reported at the user's call, never from inside."""
+    try:
+        return rule_fn(*args, **kwargs)
+    except WengertError as e:
+        if e.loc is None:
+            raise type(e)(e.message, site, e.hint, e.notes) from None
+        raise
+    except TypeError as e:
+        if str(e).startswith("wengert: "):  # a form the rule does not differentiate
+            raise NonDifferentiableError(str(e).removeprefix("wengert: "), site) from None
+        raise  # the program's own error (a bad call), as Python raises it
 
 
 _PLANS: dict[Any, list] = {}
@@ -1277,8 +1337,9 @@ def jvp(f: Any, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool =
 
 def _jvp_run(f: Any, primals: tuple, dots: tuple, batch: tuple[int, ...], has_aux: bool
              ) -> Any:
-    fn, bound, bound_kw = _unwrap(f)
+    fn, bound, bound_kw = _unwrap(f, len(primals))
     full = (*bound, *primals)
+    fn = _fixed_arity(fn, len(full), bound_kw)
     full_dots = (*([None] * len(bound)), *dots)
     kw_dots = dict.fromkeys(bound_kw)
     out, out_dot = _call_jvp(fn, full, dict(bound_kw), full_dots, kw_dots,
@@ -1484,12 +1545,17 @@ def dispatch_jvp(f: Any, args: tuple, dots: tuple, kwargs: dict, kw_dots: Any, o
     if rule is not None and rule.nondifferentiable:
         return f(*args, **kwargs), None
     if rule is not None and rule.jvp is not None:
-        if any(d is not None for d in kw_dots.values()):
-            raise NonDifferentiableError(
-                "an active keyword argument of a primitive has no derivative", site)
-        value, differential = rule.jvp(*args, **kwargs)
-        if all(d is None for d in dots):
+        value, differential = _run_rule(rule.jvp, args, kwargs, site)
+        kd = [kw_dots.get(k) for k in kwargs]
+        if all(d is None for d in (*dots, *kd)):
             return value, None
+        if any(d is not None for d in kd):
+            try:
+                return value, differential(*dots, *kd)
+            except TypeError:
+                raise NonDifferentiableError(
+                    "an active keyword argument of this primitive has no derivative",
+                    site) from None
         return value, differential(*dots)
     if isinstance(f, type) and f.__module__ not in ("builtins", "numpy") and \
             any(d is not None for d in (*dots, *kw_dots.values())):
@@ -1497,7 +1563,7 @@ def dispatch_jvp(f: Any, args: tuple, dots: tuple, kwargs: dict, kw_dots: Any, o
     try:
         fn, bound, bound_kw = _unwrap(f)
     except SourceUnavailableError:
-        name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+        name = describe(f)
         if all(d is None for d in (*dots, *kw_dots.values(), obj_dot)):
             return f(*args, **kwargs), None
         raise NonDifferentiableError(
@@ -1564,3 +1630,36 @@ def _has_source_code(fn: Any) -> bool:
     except (OSError, TypeError):
         return False
     return True
+
+
+# ----------------------------------------------------------------------------- registration
+
+
+def stop_gradient(x: Any) -> Any:
+    """``x`` itself, seen by every derivative as a constant: nothing flows through it
+    (JAX's ``lax.stop_gradient``). Wrap a value that a derivative-cutting operation
+    (``int``, ``round``) is meant to cut, and the warning about it goes away."""
+    return x
+
+
+registry.nondifferentiable(stop_gradient, pure=True)
+
+
+def derivative(of: Any, mode: str = "reverse") -> Any:
+    """Register the decorated function as the derivative rule of the callable ``of``
+    (Swift's ``@derivative(of:)``): for ``mode="reverse"`` it returns ``(value,
+    pullback)`` with ``pullback(out_bar)`` giving one cotangent per positional argument
+    (``None`` for none); for ``mode="forward"`` ``(value, differential)`` with
+    ``differential(*tangents)`` giving the output's tangent. Written as ``return value,
+    lambda ...`` or a nested ``def``, it is inlined into generated code like the built-in
+    rules. Derivatives made before are rebuilt."""
+    if mode not in ("reverse", "forward"):
+        raise ValueError(f"mode must be 'reverse' or 'forward', got {mode!r}")
+
+    def register(rule: Any) -> Any:
+        (registry.defvjp if mode == "reverse" else registry.defjvp)(of, user=True)(rule)
+        for cache in (_PRIMAL_CACHE, _VJP_CACHE, _JVP_CACHE, _DERIVED_IR, _RESULT_TYPES):
+            cache.clear()
+        return rule
+
+    return register

@@ -62,6 +62,18 @@ def render(kind: str, message: str, loc: SourceLoc | None, hint: str | None = No
     return "\n".join(out)
 
 
+def describe(obj: object) -> str:
+    """How a message names a callable: its qualified name (``math.sin``, ``Layer.step``),
+    or for any other object what it is (``a Polynomial object``), never a raw repr."""
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if isinstance(name, str):
+        module = getattr(obj, "__module__", None)
+        if module in ("math", "numpy", "operator", "_operator", "cmath", "statistics"):
+            return f"{module.lstrip('_')}.{name}"
+        return name
+    return f"a {type(obj).__qualname__} object"
+
+
 class WengertError(Exception):
     """Base class of every error wengert raises about the user's program."""
 

@@ -791,3 +791,33 @@ def check_plain_setattr(obj: Any, name: str, site: Any) -> None:
             f"{type(obj).__name__}.{name} is not a plain field: writing it runs a "
             "descriptor, on an object whose class was not known when the derivative was "
             "made", site, hint="write the stored fields the descriptor sets")
+
+
+def check_rebinding(value: Any, site: Any) -> None:
+    """Before ``s += t`` where the old ``s`` is read again: fine for a number (``+=``
+    makes a new one), refused for a list or array (``+=`` changes the object the old name
+    still refers to, which the derivative would not see)."""
+    if not isinstance(value, (float, int, complex)) and \
+            type(value).__module__ == "numpy" and getattr(value, "ndim", 0) == 0:
+        return  # a NumPy scalar is a number too
+    if isinstance(value, (float, int, complex, tuple, str)) or value is None:
+        return
+    raise NonDifferentiableError(
+        f"this in-place operator changes a {type(value).__name__} that is still used under "
+        "its old name afterwards", site,
+        hint="write `x = x + y` (a new object) instead of `x += y`")
+
+
+def keyed_extreme(items: Any, key: Any, extreme: Any, has_default: bool) -> int:
+    """The index of the item ``extreme`` (``max`` or ``min``) returns for ``key=``: the first
+    of equal extremes, as Python keeps; ``-1`` for no items when a default was given."""
+    if len(items) == 0:
+        if has_default:
+            return -1
+        extreme(items)  # raises as Python does
+    keys = [key(x) for x in items] if key is not None else list(items)
+    best = 0
+    for i in range(1, len(keys)):
+        if (keys[i] > keys[best]) if extreme is max else (keys[i] < keys[best]):
+            best = i
+    return best

@@ -30,6 +30,7 @@ from typing import Any
 import numpy
 
 from wengert import tangents as tree
+from wengert.diagnostics import describe
 from wengert.rules import registry
 
 __all__ = ["check_grads", "check_rule", "numerical_jvp"]
@@ -276,7 +277,7 @@ def _same_consts(a: tree.TreeDef, b: tree.TreeDef) -> bool:
 def _name(fn: Any) -> str:
     # C implementations live in private modules (_operator.mul is operator.mul).
     module = (getattr(fn, "__module__", None) or "").lstrip("_")
-    qualname = getattr(fn, "__qualname__", None) or repr(fn)
+    qualname = describe(fn)
     return f"{module}.{qualname}" if module and module != "builtins" else qualname
 
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import wengert.rules  # noqa: F401  (registers the rules)
 from wengert.rules import registry
-from wengert.testing import check_rule
+from wengert.testing import check_grads, check_rule
 
 rng = numpy.random.default_rng(3)
 A = rng.standard_normal((3, 4))
@@ -78,12 +78,28 @@ def test_max_min_property(xs):
     assert _grads(builtins.max, xs)[0] == [1.0 if k == i else None for k in range(len(xs))]
 
 
-@pytest.mark.parametrize("kwargs", [{"key": abs}, {"default": 0.0}])
-def test_max_keywords_are_rejected_clearly(kwargs):
-    with pytest.raises(TypeError, match="key= or default="):
-        registry.lookup(builtins.max).vjp([1.0, 2.0], **kwargs)
-    with pytest.raises(TypeError, match="key= or default="):
-        registry.lookup(builtins.min).jvp([1.0, 2.0], **kwargs)
+def max_by_abs(x, y):
+    return max([x, -y, 0.5 * x * y], key=abs) * 2.0
+
+
+def min_by_key_of_pairs(x, y):
+    pairs = [(x * y, 1.0), (x - y, 2.0), (y, 3.0)]
+    return min(pairs, key=lambda p: p[1] * p[0])[0] ** 2
+
+
+def min_or_default(x, y):
+    return min([v for v in (x, y) if v > 10.0], default=x * y) + max(x, y, key=abs)
+
+
+@pytest.mark.parametrize("f", [max_by_abs, min_by_key_of_pairs, min_or_default])
+@pytest.mark.parametrize("args", [(0.7, -1.3), (-2.1, 0.4), (1.6, 1.1)])
+def test_max_and_min_with_key_and_default(f, args):
+    check_grads(f, args, modes=("rev", "fwd"))
+
+
+@pytest.mark.parametrize("f", [max_by_abs, min_by_key_of_pairs, min_or_default])
+def test_max_and_min_with_key_to_second_order(f):
+    check_grads(f, (0.7, -1.3), modes=("rev", "fwd"), order=2)
 
 
 @pytest.mark.parametrize("args", [

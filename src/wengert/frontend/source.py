@@ -15,7 +15,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from wengert.diagnostics import SourceUnavailableError
+from wengert.diagnostics import SourceUnavailableError, describe
 
 _PARSED: dict[str, tuple[str, ast.Module]] = {}
 
@@ -111,10 +111,16 @@ def unwrap(f: Any) -> tuple[types.FunctionType, tuple, dict]:
         elif isinstance(f, types.MethodType):
             args = (f.__self__,) + args
             f = f.__func__
+        elif not isinstance(f, (type, types.FunctionType, types.BuiltinFunctionType)) and \
+                isinstance(getattr(type(f), "__call__", None),  # noqa: B004 - the class attr
+                           types.FunctionType):
+            # A callable object: calling it calls its class's ``__call__`` with it first.
+            args = (f,) + args
+            f = type(f).__call__
         else:
             break
     if not isinstance(f, types.FunctionType):
-        name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+        name = describe(f)
         raise SourceUnavailableError(
             f"cannot read the source of {name!r}: it is not a Python function "
             f"({type(f).__name__})",

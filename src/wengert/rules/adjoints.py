@@ -1047,3 +1047,7 @@ mark_pure(
 nondifferentiable(runtime.check_list, pure=False)
 # A copy of an argument's structure, read by ``finish_adjoint`` only for its shape.
 nondifferentiable(runtime.structure)
+# Checks that raise or return nothing: kept, carrying no derivative.
+nondifferentiable(runtime.check_rebinding, runtime.check_plain_setattr, pure=False)
+# Which item max/min picks by key: piecewise constant in the items.
+nondifferentiable(runtime.keyed_extreme)

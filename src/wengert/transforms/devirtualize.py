@@ -60,6 +60,13 @@ def devirtualize(fn: n.Function, arg_types: Sequence[Any],
         while k < len(r.ops):
             op = r.ops[k]
             new = None
+            if isinstance(op, n.Call):
+                new = _rewrite_callable_object(op, consts, types_.of(op.fn))
+                if new is not None:
+                    r.ops[k:k + 1] = new
+                    k += len(new)
+                    changed = True
+                    continue
             if isinstance(op, n.GetAttr):
                 new = _rewrite_attr(op, consts, uses, types_.of(op.obj), mapping)
             elif isinstance(op, n.SetAttr):
@@ -159,6 +166,30 @@ def _rewrite_attr(op: n.GetAttr, consts: dict[int, n.Const], uses: dict[int, lis
             call.starred = tuple(i + len(lead) for i in call.starred)
         return out
     return None
+
+
+def _rewrite_callable_object(op: n.Call, consts: dict[int, n.Const], fn_type: Any
+                             ) -> list[n.Op] | None:
+    """``obj(args)`` for an object whose class defines ``__call__`` in Python (a constant
+    such object, or a value of a known class): ``Cls.__call__(obj, args)``."""
+    c = consts.get(op.fn.id)
+    if c is not None:
+        obj = c.value
+        if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType,
+                            types.MethodType)) or not plain_class(type(obj)):
+            return None
+        cls = type(obj)
+    elif fn_type is not None and isinstance(fn_type, type) and plain_class(fn_type):
+        cls = fn_type
+    else:
+        return None
+    call = class_attribute(cls, "__call__")
+    if not isinstance(call, types.FunctionType):
+        return None
+    f = _const(call, f"{cls.__name__}.__call__", cls, op.loc)
+    new = n.Call(f.result, [op.fn, *op.args], op.kwargs, op.results,
+                 tuple(i + 1 for i in op.starred), loc=op.loc)
+    return [f, new]
 
 
 def _rewrite_store(op: n.SetAttr, obj_type: Any) -> list[n.Op] | None:

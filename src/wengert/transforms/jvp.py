@@ -38,7 +38,7 @@ from wengert import runtime
 from wengert.analysis.activity import MUTATING_METHODS, Activity, activity
 from wengert.analysis.types import Types, infer_types
 from wengert.codegen.naming import tangent_name
-from wengert.diagnostics import NonDifferentiableError, SourceLoc
+from wengert.diagnostics import NonDifferentiableError, SourceLoc, describe
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
 from wengert.ir.clone import Cloner, clone_function, substitute
@@ -185,12 +185,12 @@ class JVP:
             if not is_c or not _hashable(fn) or fn not in _INPLACE:
                 continue
             a = op.args[0]
-            if self.type_of(a) in (float, int, bool, list) or not self.act.is_useful(a):
-                continue
+            if self.type_of(a) in (None, float, int, bool, list) or not self.act.is_useful(a):
+                continue  # (an unknown type is checked when it runs: prepare, step 6)
             if any(order.get(id(u), -1) > order[id(op)] for u in self.uses.get(a.id, [])):
                 raise NonDifferentiableError(
-                    "an in-place operator updates an array that is still used under its "
-                    "old name", op.loc,
+                    f"this in-place operator changes a {self.type_of(a).__name__} that is "
+                    "still used under its old name afterwards", op.loc,
                     hint="write `x = x + y` (a new object) instead of `x += y`")
 
     def real_values(self) -> set[int]:
@@ -278,7 +278,7 @@ class JVP:
         if c is not None and c.origin:
             return c.origin
         fn = c.value if c is not None else None
-        return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+        return describe(fn)
 
     def tangent_type(self, v: n.Value) -> type | None:
         """The exact type of ``v``'s tangent when it is sure (for specialising rules)."""

@@ -1,7 +1,12 @@
 """What both modes do to a (cloned) primal before differentiating it.
 
 0. checked attribute reads of generated code (``runtime.plain_attr``, differentiated
-   again) are plain reads again: the transform checks them anew;
+   again) are plain reads again: the transform checks them anew; keyword arguments of a
+   primitive that has rules are passed positionally where its signature allows
+   (``enumerate(xs, start=1)`` is ``enumerate(xs, 1)``), so the rule inlines;
+   ``max``/``min`` with ``key=`` or ``default=`` select an item by index
+   (:func:`runtime.keyed_extreme`, piecewise constant), which differentiates to any
+   order like any indexing;
 1. :func:`~wengert.transforms.devirtualize.devirtualize`: properties, methods and class
    methods of objects whose class is known become calls of the functions they are;
 2. :func:`~wengert.transforms.nested_grad.expand_nested_grads`: ``grad``/``vjp`` taken
@@ -11,16 +16,24 @@
 4. the three again, while inlining exposes more (an inlined helper's own methods and
    nested derivatives);
 5. :func:`~wengert.transforms.iteration.index_changed_iterations`: loops over a list the
-   loop changes read each item when they reach it.
+   loop changes read each item when they reach it;
+6. ``s += t`` on a value of unknown type whose old value is read again gets a run-time
+   check (:func:`runtime.check_rebinding`): a number is rebound, which both modes handle;
+   a list or array would be changed in place under its old name, which they refuse.
 """
 
 from __future__ import annotations
 
+import builtins
+import inspect
+import operator
 from collections.abc import Sequence
 from typing import Any
 
 from wengert import runtime
+from wengert.analysis.types import infer_types
 from wengert.ir import nodes as n
+from wengert.rules import registry
 from wengert.transforms.devirtualize import devirtualize
 from wengert.transforms.inline_calls import inline_calls
 from wengert.transforms.iteration import index_changed_iterations
@@ -34,6 +47,8 @@ def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any) -> None:
     """Normalise ``fn`` in place for differentiation (see the module docstring)."""
     callee = linker.result_type if linker is not None else None
     _plain_reads(fn)
+    _positional_rule_calls(fn)
+    _keyed_extremes(fn)
     devirtualize(fn, arg_types, callee)
     if linker is not None:
         expand_nested_grads(fn, arg_types, linker)
@@ -46,6 +61,7 @@ def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any) -> None:
                 break
             inline_calls(fn, linker.callee_ir)
     index_changed_iterations(fn, arg_types)
+    _guard_inplace(fn, arg_types, callee)
 
 
 def _plain_reads(fn: n.Function) -> None:
@@ -70,3 +86,160 @@ def _plain_reads(fn: n.Function) -> None:
         r.ops = out
 
     region(fn.body)
+
+
+def _positional_rule_calls(fn: n.Function) -> None:
+    """``f(a, k=v)`` -> ``f(a, v)`` for a primitive ``f`` with rules whose signature takes
+    ``k`` as its next positional parameter (parameters skipped get their defaults)."""
+    consts = {op.result.id: op for op in n.walk(fn.body) if isinstance(op, n.Const)}
+    for op in n.walk(fn.body):
+        if not isinstance(op, n.Call) or not op.kwargs or op.starred or \
+                any(k is None for k, _ in op.kwargs):
+            continue
+        c = consts.get(op.fn.id)
+        if c is None or not _hashable(c.value) or registry.lookup(c.value) is None:
+            continue
+        try:
+            params = list(inspect.signature(c.value).parameters.values())
+        except (TypeError, ValueError):
+            continue
+        given = dict(op.kwargs)
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                      p.POSITIONAL_OR_KEYWORD)]
+        if any(name not in {p.name for p in positional[len(op.args):]
+                            if p.kind is p.POSITIONAL_OR_KEYWORD} for name in given):
+            continue
+        last = max(i for i, p in enumerate(positional) if p.name in given)
+        args = list(op.args)
+        pre: list[n.Op] = []
+        for p in positional[len(op.args):last + 1]:
+            if p.name in given:
+                args.append(given[p.name])
+            elif p.default is not p.empty:
+                d = n.Const(p.default, [n.Value()], loc=op.loc)
+                pre.append(d)
+                args.append(d.result)
+            else:
+                break
+        else:
+            op.args, op.kwargs = args, []
+            region = _region_of(fn.body, op)
+            at = region.ops.index(op)
+            region.ops[at:at] = pre
+
+
+def _region_of(body: n.Region, op: n.Op) -> n.Region:
+    if op in body.ops:
+        return body
+    for x in n.walk(body):
+        for r in x.regions():
+            if op in r.ops:
+                return r
+    raise AssertionError("op not found")  # pragma: no cover
+
+
+def _hashable(v: object) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+_INPLACE = frozenset({operator.iadd, operator.isub, operator.imul, operator.itruediv,
+                      operator.ipow, operator.imatmul, operator.iconcat})
+
+
+def _guard_inplace(fn: n.Function, arg_types: Sequence[Any], callee: Any) -> None:
+    """Insert :func:`runtime.check_rebinding` before each in-place operator whose first
+    operand has a type unknown here and is read again after it (see the module
+    docstring, step 6). The transforms leave such operators to the check."""
+    types_ = infer_types(fn, list(arg_types), callee=callee)
+    order = {id(op): k for k, op in enumerate(n.walk(fn.body))}
+    uses: dict[int, list[int]] = {}
+    consts: dict[int, Any] = {}
+    for op in n.walk(fn.body):
+        if isinstance(op, n.Const):
+            consts[op.result.id] = op.value
+        for v in op.operands():
+            uses.setdefault(v.id, []).append(order[id(op)])
+
+    def region(r: n.Region) -> None:
+        k = 0
+        while k < len(r.ops):
+            op = r.ops[k]
+            f = consts.get(op.fn.id) if isinstance(op, n.Call) else None
+            if isinstance(op, n.Call) and op.args and _hashable(f) and f in _INPLACE and \
+                    types_.of(op.args[0]) is None and \
+                    any(u > order[id(op)] for u in uses.get(op.args[0].id, [])):
+                check = n.Const(runtime.check_rebinding, [n.Value()], loc=op.loc)
+                site = n.Const(op.loc, [n.Value()], origin="site", loc=op.loc)
+                call = n.Call(check.result, [op.args[0], site.result], [], [n.Value()],
+                              loc=op.loc)
+                r.ops[k:k] = [check, site, call]
+                k += 3
+            for sub in op.regions():
+                if not isinstance(op, n.MakeFunction):
+                    region(sub)
+            k += 1
+
+    region(fn.body)
+
+
+def _keyed_extremes(fn: n.Function) -> None:
+    """``max(xs, key=f, default=d)`` -> ``seq = list(xs); k = keyed_extreme(seq, f, max);
+    seq[k] if k >= 0 else d`` (likewise ``min``, and ``max(a, b, key=f)`` over ``(a, b)``)."""
+    consts = {op.result.id: op for op in n.walk(fn.body) if isinstance(op, n.Const)}
+
+    def region(r: n.Region) -> None:
+        k = 0
+        while k < len(r.ops):
+            op = r.ops[k]
+            c = consts.get(op.fn.id) if isinstance(op, n.Call) else None
+            if c is not None and (c.value is builtins.max or c.value is builtins.min) and \
+                    op.kwargs and not op.starred and op.args and \
+                    all(name in ("key", "default") for name, _ in op.kwargs) and \
+                    (len(op.args) == 1 or all(name == "key" for name, _ in op.kwargs)):
+                new = _select_extreme(op, c.value)
+                r.ops[k:k + 1] = new
+                k += len(new)
+                continue
+            for sub in op.regions():
+                if not isinstance(op, n.MakeFunction):
+                    region(sub)
+            k += 1
+
+    region(fn.body)
+
+
+def _select_extreme(op: n.Call, extreme: Any) -> list[n.Op]:
+    loc = op.loc
+    kw = dict(op.kwargs)
+    out: list[n.Op] = []
+
+    def const(value: Any, origin: str | None = None) -> n.Value:
+        c = n.Const(value, [n.Value()], origin, loc=loc)
+        out.append(c)
+        return c.result
+
+    if len(op.args) == 1:
+        seq = n.Call(const(builtins.list, "list"), [op.args[0]], [], [n.Value("items")], loc=loc)
+    else:
+        seq = n.Build("tuple", list(op.args), [n.Value("items")], loc=loc)
+    out.append(seq)
+    key = kw.get("key") or const(None)
+    pick = n.Call(const(runtime.keyed_extreme, "keyed_extreme"),
+                  [seq.result, key, const(extreme, extreme.__name__),
+                   const("default" in kw)], [], [n.Value("best")], loc=loc)
+    out.append(pick)
+    if "default" not in kw:
+        out.append(n.GetItem(seq.result, pick.result, op.results, loc=loc))
+        return out
+    found = n.Call(const(operator.ge, "operator.ge"), [pick.result, const(0)], [],
+                   [n.Value()], loc=loc)
+    out.append(found)
+    item = n.GetItem(seq.result, pick.result, [n.Value()], loc=loc)
+    then = n.Region([], [item, n.Yield([item.result], loc=loc)])
+    orelse = n.Region([], [n.Yield([kw["default"]], loc=loc)])
+    out.append(n.If(found.result, then, orelse, op.results, loc=loc))
+    return out

@@ -114,9 +114,10 @@ class _Folder:
             return use.iterable is v and v not in use.inits
         if isinstance(use, n.Build):
             return all(k in use.starred for k, a in enumerate(use.items) if a is v)  # (*v,)
-        if isinstance(use, n.Call) and use.fn is not v and all(w is not v for _, w in use.kwargs):
+        if isinstance(use, n.Call) and use.fn is not v and \
+                all(w is not v or k is None for k, w in use.kwargs):
             if all(k in use.starred for k, a in enumerate(use.args) if a is v):
-                return True  # f(*v)
+                return True  # f(*v), f(**v): the callee gets new containers of the items
             return use.args == [v] and not use.kwargs and \
                 _one_of(self.consts.get(use.fn.id), _READERS)
         return False

@@ -39,7 +39,7 @@ import numpy
 from wengert import runtime, tangents
 from wengert.analysis.activity import READONLY_METHODS, Activity, activity
 from wengert.analysis.types import Types, infer_types
-from wengert.diagnostics import NonDifferentiableError, SourceLoc
+from wengert.diagnostics import NonDifferentiableError, SourceLoc, describe
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
 from wengert.ir.clone import Cloner, defined_in, substitute
@@ -249,12 +249,12 @@ class VJP:
             if not is_c or not _hashable(fn) or fn not in _INPLACE:
                 continue
             a = op.args[0]
-            if self.type_of(a) in (float, int, bool) or not self.act.is_useful(a):
-                continue
+            if self.type_of(a) in (None, float, int, bool) or not self.act.is_useful(a):
+                continue  # (an unknown type is checked when it runs: prepare, step 6)
             if any(k > order[id(op)] for k in uses.get(a.id, [])):
                 raise NonDifferentiableError(
-                    "an in-place operator updates a list or array that is still used "
-                    "under its old name", op.loc,
+                    f"this in-place operator changes a {self.type_of(a).__name__} that is "
+                    "still used under its old name afterwards", op.loc,
                     hint="write `x = x + y` (a new object) instead of `x += y`")
 
     def check_nested_writes(self) -> None:
@@ -1569,7 +1569,7 @@ def _callee_name(vjp: VJP, op: n.Call) -> str:
     c = vjp.consts.get(vjp.resolve(op.fn).id)
     if c is not None and c.origin:
         return c.origin
-    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    return describe(fn)
 
 
 def _nondiff_error(vjp: VJP, op: n.Call, fn: Any) -> NonDifferentiableError:
