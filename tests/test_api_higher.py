@@ -241,12 +241,20 @@ def test_hessian_of_function_taking_a_gradient_inside():
         assert float(hessian(f)(x)) == pytest.approx(24 * x * x, rel=1e-10)
 
 
-def test_gradient_returned_from_differentiated_code_is_an_error():
+def test_gradient_made_by_a_helper_and_called_is_differentiated():
     def make(x):
         return grad(lambda y: x * y)
 
     def f(x):
-        return make(x)(2.0)
+        return make(x)(2.0)  # the helper is inlined: the gradient is called where made
+
+    assert grad(f)(1.0) == 1.0
+
+
+def test_gradient_stored_in_a_container_is_an_error():
+    def f(x):
+        gs = [grad(lambda y: x * y * y)]
+        return gs[0](2.0)
 
     with pytest.raises(wengert.WengertError, match="gradient taken inside"):
         grad(f)(1.0)

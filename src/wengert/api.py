@@ -809,7 +809,7 @@ def vjp(f: Any, *primals: Any, has_aux: bool = False) -> Any:
 
 
 def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,
-                 borrowed: tuple[int, ...] = ()) -> tuple[Any, Any]:
+                 borrowed: tuple[int, ...] = (), callee: bool = False) -> tuple[Any, Any]:
     """Run-time dispatch for a call whose callee is a value: a rule or a derived VJP.
 
     The pullback returns the adjoint of ``obj`` (the receiver of a method call, else
@@ -850,6 +850,8 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,
     plan = _plan(fn, len(full), tuple(kw))
     nb = len(bound)
     has_obj = obj is not None and nb >= 1 and bound[0] is obj
+    if callee and not has_obj and (bound or bound_kw):
+        raise _hidden_arguments_error(f, site)
     if borrowed:
         _check_borrowed(fn, plan, borrowed, nb, has_obj, len(args), site)
     out, pb, _ = _call_vjp(fn, None, full, kw)
@@ -903,6 +905,15 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,
                     seeded.add(0)
 
     return out, pullback
+
+
+def _hidden_arguments_error(f: Any, site: Any) -> NonDifferentiableError:
+    return NonDifferentiableError(
+        f"{describe(f)} carries arguments of its own (a bound method or a partial) and is "
+        "itself being differentiated: the derivative with respect to what it carries "
+        "cannot be followed through a variable", site,
+        hint="call the method on its object directly (`obj.method(x)`), or pass what it "
+             "carries as arguments")
 
 
 def _check_borrowed(fn: Any, plan: list, borrowed: tuple[int, ...], nb: int, has_obj: bool,
@@ -1534,7 +1545,7 @@ def jacrev(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> A
 
 
 def dispatch_jvp(f: Any, args: tuple, dots: tuple, kwargs: dict, kw_dots: Any, obj: Any,
-                 obj_dot: Any, site: Any = None) -> tuple[Any, Any]:
+                 obj_dot: Any, site: Any = None, callee: bool = False) -> tuple[Any, Any]:
     """Run-time dispatch for a call whose callee is a value: a rule or a derived JVP.
 
     ``dots`` are the arguments' tangents, ``kw_dots`` those of keyword arguments (or
@@ -1573,6 +1584,8 @@ def dispatch_jvp(f: Any, args: tuple, dots: tuple, kwargs: dict, kw_dots: Any, o
                    "returning (value, differential)",)) from None
     nb = len(bound)
     has_obj = obj is not None and nb >= 1 and bound[0] is obj
+    if callee and not has_obj and (bound or bound_kw) and obj_dot is not None:
+        raise _hidden_arguments_error(f, site)
     full = (*bound, *args)
     full_dots = (*[obj_dot if has_obj and k == 0 else None for k in range(nb)], *dots)
     kw = {**bound_kw, **kwargs}

@@ -365,6 +365,15 @@ def vjp_call_checked(site: Any, borrowed: tuple[int, ...], f: Any, *args: Any,
     return dispatch_vjp(f, args, kwargs, None, site, borrowed)
 
 
+def vjp_call_active(site: Any, borrowed: tuple[int, ...], f: Any, *args: Any,
+                    **kwargs: Any) -> tuple[Any, Any]:
+    """:func:`vjp_call` of a callee that is itself a value being differentiated (a callable
+    object): its adjoint is the pullback's first output, as a method's receiver's is."""
+    from wengert.api import dispatch_vjp
+
+    return dispatch_vjp(f, args, kwargs, f, site, borrowed, callee=True)
+
+
 def vjp_method_checked(site: Any, borrowed: tuple[int, ...], obj: Any, name: str, *args: Any,
                        **kwargs: Any) -> tuple[Any, Any]:
     """:func:`vjp_method` where the receiver (position 0) or arguments at positions
@@ -705,6 +714,15 @@ def jvp_call(site: Any, f: Any, args: tuple, dots: tuple, kw_dots: Any = None,
     from wengert.api import dispatch_jvp
 
     return dispatch_jvp(f, args, dots, kwargs, kw_dots, None, None, site)
+
+
+def jvp_call_active(site: Any, f: Any, f_dot: Any, args: tuple, dots: tuple,
+                    kw_dots: Any = None, **kwargs: Any) -> tuple[Any, Any]:
+    """:func:`jvp_call` of a callee that is itself a value being differentiated (a
+    callable object), whose tangent is ``f_dot``."""
+    from wengert.api import dispatch_jvp
+
+    return dispatch_jvp(f, args, dots, kwargs, kw_dots, f, f_dot, site, callee=True)
 
 
 def jvp_method(site: Any, obj: Any, obj_dot: Any, name: str, args: tuple, dots: tuple,

@@ -59,7 +59,6 @@ UNSUPPORTED = frozenset({
     'with_nullcontext_value',
     'np_inplace_alias',
     'helper_double_star_call',
-    'closure_from_factory_inside',
     'dict_comprehension_items',
     'dict_get',
     'for_dict_items',
@@ -68,7 +67,6 @@ UNSUPPORTED = frozenset({
     'helper_kwargs',
     'list_in_place_extend',
     'nested_def_recursive',
-    'nested_def_two_levels',
 })
 
 

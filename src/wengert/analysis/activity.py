@@ -50,8 +50,8 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from wengert.ir import nodes as n
+from wengert.ir.uses import free_uses
 from wengert.rules import registry  # importing the package registers the built-in rules
-from wengert.transforms.cleanup import free_uses
 
 #: Methods that store their arguments into the object they are called on.
 MUTATING_METHODS = frozenset({

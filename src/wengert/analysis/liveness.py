@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from wengert.ir import nodes as n
-from wengert.transforms.cleanup import free_uses
+from wengert.ir.uses import free_uses
 
 Operands = Callable[[n.Op], list[n.Value]]
 

@@ -22,7 +22,7 @@ from wengert import runtime
 from wengert.analysis.liveness import liveness
 from wengert.codegen.naming import Namer, sanitize
 from wengert.ir import nodes as n
-from wengert.transforms.cleanup import free_uses
+from wengert.ir.uses import free_uses
 
 BIN_AST: dict[Any, type] = {
     operator.add: ast.Add, operator.sub: ast.Sub, operator.mul: ast.Mult,

@@ -30,9 +30,9 @@ from wengert import runtime
 from wengert.analysis.types import infer_types
 from wengert.diagnostics import NonDifferentiableError
 from wengert.ir import nodes as n
+from wengert.ir.uses import replace_uses
 from wengert.objects import MISSING as _MISSING
 from wengert.objects import attribute_kind, class_attribute, plain_class
-from wengert.transforms.cleanup import replace_uses
 
 
 def devirtualize(fn: n.Function, arg_types: Sequence[Any],
@@ -48,7 +48,7 @@ def devirtualize(fn: n.Function, arg_types: Sequence[Any],
         for v in op.operands():
             uses.setdefault(v.id, []).append(op)
         if isinstance(op, n.MakeFunction):
-            from wengert.transforms.cleanup import free_uses
+            from wengert.ir.uses import free_uses
             for v in free_uses(op.func.body):
                 uses.setdefault(v.id, []).append(op)
     mapping: dict[int, n.Value] = {}

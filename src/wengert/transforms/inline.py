@@ -25,7 +25,8 @@ from wengert.frontend import lower
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
 from wengert.ir.clone import Cloner, clone_function
-from wengert.transforms.cleanup import cleanup, free_uses
+from wengert.ir.uses import free_uses
+from wengert.transforms.cleanup import cleanup
 from wengert.transforms.specialize import specialize
 
 

@@ -23,14 +23,18 @@ from typing import Any
 
 from wengert.ir import nodes as n
 from wengert.ir.clone import clone_function, substitute
-from wengert.transforms.cleanup import replace_uses
+from wengert.ir.uses import replace_uses
 
 #: Largest callee inlined (IR ops, nested regions included).
 MAX_CALLEE_OPS = 40
+#: Largest callee inlined when it is given a function defined here (a lambda, a nested
+#: def): inlined, the calls of that function are calls of a known function, which both
+#: modes differentiate with its captures; passed on, it could only be refused.
+MAX_HIGHER_ORDER_OPS = 400
 #: Depth of inlining inside inlined code.
 MAX_DEPTH = 3
 #: Total ops that inlining may add to one function.
-MAX_GROWTH = 400
+MAX_GROWTH = 1200
 
 _NOT_PLAIN = 0x20 | 0x80 | 0x100 | 0x200  # generators and coroutines
 
@@ -49,19 +53,31 @@ def inline_calls(fn: n.Function, callee_ir: Callable[[Any], n.Function | None]) 
     count = 0
     mapping: dict[int, n.Value] = {}
 
+    nested: dict[int, n.MakeFunction] = {}
+
     def region(r: n.Region, depth: int, stack: tuple[int, ...]) -> None:
         nonlocal budget, count
         k = 0
         while k < len(r.ops):
             op = r.ops[k]
-            target = _target(op, consts) if isinstance(op, n.Call) else None
-            ir = None
-            if target is not None and depth < MAX_DEPTH and id(target.__code__) not in stack:
-                ir = callee_ir(target)
-            bound = bind_call(target, op) if ir is not None else None
+            if isinstance(op, n.MakeFunction):
+                nested[op.result.id] = op
+            ir, bound, key = None, None, None
+            if isinstance(op, n.Call) and depth < MAX_DEPTH:
+                target = _target(op, consts)
+                mk = nested.get(op.fn.id)
+                if target is not None and id(target.__code__) not in stack:
+                    ir, key = callee_ir(target), id(target.__code__)
+                    bound = bind_call(target, op) if ir is not None else None
+                elif mk is not None and id(mk.func) not in stack and \
+                        not _recursive(mk) and not op.starred:
+                    ir, key = mk.func, id(mk.func)
+                    bound = bind_nested(mk, op)
             if bound is not None and _inlinable(ir):
                 size = sum(1 for _ in n.walk(ir.body))
-                if size <= MAX_CALLEE_OPS and size <= budget:
+                limit = MAX_HIGHER_ORDER_OPS if any(a.id in nested for a in op.operands()[1:]) \
+                    else MAX_CALLEE_OPS
+                if size <= limit and size <= budget:
                     body = _instantiate(ir, bound, consts)
                     ret = body.pop()
                     assert isinstance(ret, n.Return)
@@ -71,7 +87,7 @@ def inline_calls(fn: n.Function, callee_ir: Callable[[Any], n.Function | None]) 
                     budget -= size
                     count += 1
                     inner = n.Region([], body)
-                    region(inner, depth + 1, (*stack, id(target.__code__)))
+                    region(inner, depth + 1, (*stack, key))
                     r.ops[k:k + 1] = inner.ops
                     k += len(inner.ops)
                     continue
@@ -155,11 +171,63 @@ def bind_call(f: types.FunctionType, call: n.Call
     return out
 
 
+def _recursive(mk: n.MakeFunction) -> bool:
+    """Whether a nested function calls itself (reads its own value)."""
+    from wengert.ir.uses import free_uses
+    return mk.result in free_uses(mk.func.body)
+
+
+def bind_nested(mk: n.MakeFunction, call: n.Call
+                ) -> list[tuple[str, n.Value | tuple[str, Any]]] | None:
+    """:func:`bind_call` for a function defined in the function being transformed: its
+    defaults are values of the enclosing function (evaluated where the ``def`` stands)."""
+    if call.starred or any(k is None for k, _ in call.kwargs):
+        return None
+    sig = mk.func.signature
+    named = [*sig.posonly, *sig.args]
+    positional = list(call.args)
+    kwargs = dict(call.kwargs)
+    defaults = dict(zip(named[len(named) - len(mk.defaults):], mk.defaults))
+    kw_defaults = dict(zip(sig.kwonly, mk.kw_defaults))
+    out: list[Any] = []
+    for i, name in enumerate(named):
+        if i < len(positional):
+            if name in kwargs and name not in sig.posonly:
+                return None
+            out.append(("value", positional[i]))
+        elif name in kwargs and name not in sig.posonly:
+            out.append(("value", kwargs.pop(name)))
+        elif name in defaults:
+            out.append(("value", defaults[name]))
+        else:
+            return None
+    extra = positional[len(named):]
+    if extra and not sig.vararg:
+        return None
+    if sig.vararg:
+        out.append(("tuple", extra))
+    for name in sig.kwonly:
+        if name in kwargs:
+            out.append(("value", kwargs.pop(name)))
+        elif kw_defaults.get(name) is not None:
+            out.append(("value", kw_defaults[name]))
+        else:
+            return None
+    if sig.kwarg:
+        out.append(("dict", list(kwargs.items())))
+        kwargs = {}
+    return None if kwargs else out
+
+
 def _inlinable(ir: n.Function) -> bool:
     """One ``Return``, at the end of the body (the frontend's normal form), and no more."""
     body = ir.body
-    return bool(body.ops) and isinstance(body.ops[-1], n.Return) \
-        and sum(isinstance(op, n.Return) for op in n.walk(body)) == 1
+
+    def returns(r: n.Region) -> int:  # nested functions' returns are their own
+        return sum(isinstance(op, n.Return) + sum(returns(x) for x in op.regions())
+                   for op in r.ops if not isinstance(op, n.MakeFunction))
+
+    return bool(body.ops) and isinstance(body.ops[-1], n.Return) and returns(body) == 1
 
 
 def bound_values(bound: list[tuple[str, Any]], loc: Any = None

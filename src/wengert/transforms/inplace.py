@@ -26,7 +26,7 @@ from __future__ import annotations
 from wengert import runtime
 from wengert.analysis.liveness import Liveness, liveness
 from wengert.ir import nodes as n
-from wengert.transforms.cleanup import free_uses
+from wengert.ir.uses import free_uses
 
 #: Functional adjoint updates and their in-place variants.
 IN_PLACE = {runtime.getitem_adjoint: runtime.getitem_adjoint_owned}

@@ -121,7 +121,7 @@ class _State:
                 self.parent[a.id] = op
             vals = op.operands()
             if isinstance(op, n.MakeFunction):
-                from wengert.transforms.cleanup import free_uses
+                from wengert.ir.uses import free_uses
                 vals = vals + free_uses(op.func.body)
             for v in vals:
                 self.uses.setdefault(v.id, []).append(op)

@@ -42,9 +42,10 @@ from wengert.diagnostics import NonDifferentiableError, SourceLoc, describe
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
 from wengert.ir.clone import Cloner, clone_function, substitute
+from wengert.ir.uses import free_uses, replace_uses
 from wengert.rules import registry
 from wengert.transforms import inline
-from wengert.transforms.cleanup import cleanup, free_uses, replace_uses
+from wengert.transforms.cleanup import cleanup
 from wengert.transforms.devirtualize import (
     called_only,
     check_stored_attribute,
@@ -676,6 +677,13 @@ class JVP:
             call = n.Call(b.const(runtime.jvp_method),
                           [site, obj, od if od is not None else b.const(None),
                            b.const(method.name), args_t, dots_t, kw_dots],
+                          op.kwargs, [n.Value()], loc=loc)
+        elif self.active(op.fn) and self.get(op.fn) is not None and \
+                self.type_of(op.fn) not in (types.FunctionType, type):
+            # A callee that is itself an active value (a callable object read out of a
+            # list) brings its tangent along, like a method's receiver.
+            call = n.Call(b.const(runtime.jvp_call_active),
+                          [site, op.fn, self.get(op.fn), args_t, dots_t, kw_dots],
                           op.kwargs, [n.Value()], loc=loc)
         else:
             call = n.Call(b.const(runtime.jvp_call), [site, op.fn, args_t, dots_t, kw_dots],

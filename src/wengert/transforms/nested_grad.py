@@ -22,12 +22,13 @@ from wengert.analysis.types import infer_types
 from wengert.diagnostics import NonDifferentiableError
 from wengert.ir import nodes as n
 from wengert.ir.clone import Cloner, clone_function, substitute
-from wengert.transforms.cleanup import free_uses, replace_uses
+from wengert.ir.uses import free_uses, replace_uses
 
 #: Calls generated code makes when a callee's argument types were unknown: they return
 #: closures, which have no IR, so code holding them cannot be differentiated again.
 _DISPATCHERS = frozenset({runtime.vjp_call, runtime.vjp_method, runtime.vjp_call_checked,
-                          runtime.vjp_method_checked, runtime.jvp_call,
+                          runtime.vjp_method_checked, runtime.vjp_call_active,
+                          runtime.jvp_call_active, runtime.jvp_call,
                           runtime.jvp_method})
 
 

@@ -24,7 +24,8 @@ from typing import Any
 from wengert.analysis.types import Types, infer_types
 from wengert.ir import nodes as n
 from wengert.ir.clone import Cloner, substitute
-from wengert.transforms.cleanup import cleanup, replace_uses
+from wengert.ir.uses import replace_uses
+from wengert.transforms.cleanup import cleanup
 
 
 def specialize(fn: n.Function, param_types: Sequence[type | None],

@@ -43,9 +43,10 @@ from wengert.diagnostics import NonDifferentiableError, SourceLoc, describe
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
 from wengert.ir.clone import Cloner, defined_in, substitute
+from wengert.ir.uses import free_uses, replace_uses
 from wengert.rules import registry
 from wengert.transforms import inline
-from wengert.transforms.cleanup import cleanup, free_uses, replace_uses
+from wengert.transforms.cleanup import cleanup
 from wengert.transforms.devirtualize import (
     called_only,
     check_stored_attribute,
@@ -885,11 +886,20 @@ class VJP:
             inputs = [method.obj, *operands]
             callee_slot = False
         else:
-            f = runtime.vjp_call_checked if borrowed else runtime.vjp_call
+            # A callee that is itself an active value (a callable object read out of a
+            # list): its adjoint comes back in the first slot, like a method's receiver.
+            callee_active = self.active(op.fn) and self.type_of(op.fn) not in \
+                (types.FunctionType, type)
+            if callee_active:
+                f = runtime.vjp_call_active
+                site.insert(1, b.const(borrowed))
+                del site[2:]
+            else:
+                f = runtime.vjp_call_checked if borrowed else runtime.vjp_call
             call = n.Call(b.const(f), [*site, op.fn, *args], op.kwargs, [n.Value()],
                           tuple(i + 1 + len(site) for i in op.starred), loc=loc)
             inputs = [op.fn, *operands]
-            callee_slot = True
+            callee_slot = not callee_active
         b.emit(call)
         unpack = b.emit(n.Unpack(call.result, [n.Value(y.hint), n.Value(f"{y.hint or 'y'}_pb")],
                                  loc=loc))
