@@ -839,3 +839,10 @@ def keyed_extreme(items: Any, key: Any, extreme: Any, has_default: bool) -> int:
         if (keys[i] > keys[best]) if extreme is max else (keys[i] < keys[best]):
             best = i
     return best
+
+
+def keyed_order(items: Any, key: Any, reverse: bool) -> list[int]:
+    """The order ``sorted(items, key=key, reverse=reverse)`` puts the items in, as indices
+    (a stable sort, as Python's)."""
+    keys = [key(x) for x in items] if key is not None else list(items)
+    return sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)

@@ -25,8 +25,6 @@ from wengert.testing import check_grads
 #: Constructs forward mode does not handle yet. Each must fail with a located
 #: ``WengertError`` (never a wrong tangent); when one becomes supported, move it back.
 UNSUPPORTED = frozenset({
-    "functions_in_list",
-    "functools_partial_inside",
     "helper_double_star_call",
     "nested_def_recursive",
     "np_inplace_alias",

@@ -62,8 +62,6 @@ UNSUPPORTED = frozenset({
     'dict_comprehension_items',
     'dict_get',
     'for_dict_items',
-    'functions_in_list',
-    'functools_partial_inside',
     'helper_kwargs',
     'list_in_place_extend',
     'nested_def_recursive',

@@ -3,6 +3,6 @@
 Importing this package registers every rule in :mod:`wengert.rules.registry`.
 """
 
-from wengert.rules import adjoints, builtins, math, operator, registry
+from wengert.rules import adjoints, builtins, math, operator, python_defs, registry
 
-__all__ = ["adjoints", "builtins", "math", "operator", "registry"]
+__all__ = ["adjoints", "builtins", "math", "operator", "python_defs", "registry"]

@@ -1049,5 +1049,5 @@ nondifferentiable(runtime.check_list, pure=False)
 nondifferentiable(runtime.structure)
 # Checks that raise or return nothing: kept, carrying no derivative.
 nondifferentiable(runtime.check_rebinding, runtime.check_plain_setattr, pure=False)
-# Which item max/min picks by key: piecewise constant in the items.
-nondifferentiable(runtime.keyed_extreme)
+# Which item max/min picks by key, the order sorted puts items in: piecewise constant.
+nondifferentiable(runtime.keyed_extreme, runtime.keyed_order)

@@ -465,6 +465,30 @@ def enumerate_jvp(seq, *start):
     return y, enumerate_differential
 
 
+@defvjp(builtins.iter)
+def iter_vjp(seq):
+    items = list(seq)
+    n = len(items)
+    y = iter(items)
+
+    def iter_pullback(y_bar):
+        return (_seq_adjoint(seq, _items_bar(y_bar, n)),)
+
+    return y, iter_pullback
+
+
+@defjvp(builtins.iter)
+def iter_jvp(seq):
+    items = list(seq)
+    n = len(items)
+    y = iter(items)
+
+    def iter_differential(seq_dot):
+        return _item_dots(seq, seq_dot, n)
+
+    return y, iter_differential
+
+
 @defvjp(builtins.reversed)
 def reversed_vjp(seq):
     items = list(reversed(seq))

@@ -39,6 +39,11 @@ class Rule:
     pure: bool = False
     #: Registered by the user (``wengert.derivative``) rather than built in.
     user: bool = False
+    #: A Python function computing the same (:mod:`wengert.rules.python_defs`): calls are
+    #: rewritten to call it, and it is inlined like a user helper.
+    python: Callable | None = None
+    #: The keyword arguments the Python definition takes (others: the call stays).
+    python_keywords: tuple[str, ...] = ()
 
 
 _RULES: dict[int, Rule] = {}
@@ -99,6 +104,27 @@ def defrules(fn: Any, vjp: Callable, jvp: Callable) -> None:
         rule.__name__ = rule.__qualname__ = f"{name}_{mode}"
     defvjp(fn)(vjp)
     defjvp(fn)(jvp)
+
+
+def defpython(fn: Any, keywords: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
+    """Decorator registering a Python definition of ``fn`` (same arguments, same result),
+    used instead of ``fn`` in differentiated code; ``keywords`` are the keyword arguments
+    it accepts."""
+
+    def register(definition: Callable) -> Callable:
+        entry = _entry(fn)
+        entry.python = definition
+        entry.python_keywords = tuple(keywords)
+        definition.__wengert_inline__ = True  # type: ignore[attr-defined]
+        return definition
+
+    return register
+
+
+def python_definition(fn: Any) -> Rule | None:
+    """The rule of ``fn`` if it has a Python definition."""
+    rule = lookup(fn)
+    return rule if rule is not None and rule.python is not None else None
 
 
 def nondifferentiable(*fns: Any, warn: bool = False, pure: bool = True) -> None:

@@ -106,12 +106,14 @@ def _target(op: n.Call, consts: dict[int, Any]) -> Any:
         return None
     f = consts[op.fn.id]
     if not isinstance(f, types.FunctionType) or \
-            (getattr(f, "__module__", None) or "").startswith("wengert."):
+            ((getattr(f, "__module__", None) or "").startswith("wengert.") and
+             not getattr(f, "__wengert_inline__", False)):
         return None  # not a user function (wengert's own helpers are called)
     if f.__code__.co_flags & _NOT_PLAIN:
         return None
     from wengert.rules import registry
-    if registry.lookup(f) is not None:
+    rule = registry.lookup(f)
+    if rule is not None and rule.python is None:
         return None  # a function with a registered derivative is called, not inlined
     return f
 

@@ -6,7 +6,9 @@
    (``enumerate(xs, start=1)`` is ``enumerate(xs, 1)``), so the rule inlines;
    ``max``/``min`` with ``key=`` or ``default=`` select an item by index
    (:func:`runtime.keyed_extreme`, piecewise constant), which differentiates to any
-   order like any indexing;
+   order like any indexing; ``map``, ``filter``, ``functools.reduce`` and ``sorted(key=)``
+   call their Python definitions (:mod:`wengert.rules.python_defs`), inlined below; a
+   ``functools.partial`` that is only called is the call of its function;
 1. :func:`~wengert.transforms.devirtualize.devirtualize`: properties, methods and class
    methods of objects whose class is known become calls of the functions they are;
 2. :func:`~wengert.transforms.nested_grad.expand_nested_grads`: ``grad``/``vjp`` taken
@@ -25,6 +27,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import operator
 from collections.abc import Sequence
@@ -38,6 +41,7 @@ from wengert.transforms.devirtualize import devirtualize
 from wengert.transforms.inline_calls import inline_calls
 from wengert.transforms.iteration import index_changed_iterations
 from wengert.transforms.nested_grad import expand_nested_grads
+from wengert.transforms.specialize import specialize
 
 #: Rounds of step 4 (each is bounded by the inliner's budget anyway).
 _ROUNDS = 8
@@ -49,6 +53,8 @@ def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any) -> None:
     _plain_reads(fn)
     _positional_rule_calls(fn)
     _keyed_extremes(fn)
+    _python_definitions(fn)
+    _called_partials(fn)
     devirtualize(fn, arg_types, callee)
     if linker is not None:
         expand_nested_grads(fn, arg_types, linker)
@@ -60,6 +66,9 @@ def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any) -> None:
             if not (expanded | devirtualize(fn, arg_types, callee)):
                 break
             inline_calls(fn, linker.callee_ir)
+        # Inlined code specialised on what its call site knows: ``len(args)`` of a tuple
+        # display, ``isinstance`` of a value of known type, the branches they decide.
+        specialize(fn, arg_types, callee=callee)
     index_changed_iterations(fn, arg_types)
     _guard_inplace(fn, arg_types, callee)
 
@@ -243,3 +252,61 @@ def _select_extreme(op: n.Call, extreme: Any) -> list[n.Op]:
     orelse = n.Region([], [n.Yield([kw["default"]], loc=loc)])
     out.append(n.If(found.result, then, orelse, op.results, loc=loc))
     return out
+
+
+def _python_definitions(fn: n.Function) -> None:
+    """Calls of a builtin with a Python definition call the definition instead (inlined
+    then like a helper); keywords it does not take leave the call as it is."""
+    for op in n.walk(fn.body):
+        if not isinstance(op, n.Call):
+            continue
+        d = next((x for x in [_const_of(fn, op.fn)] if x is not None), None)
+        if d is None or not _hashable(d.value):
+            continue
+        rule = registry.python_definition(d.value)
+        if rule is None or any(k not in rule.python_keywords for k, _ in op.kwargs):
+            continue
+        d2 = n.Const(rule.python, [n.Value()], loc=op.loc)
+        region = _region_of(fn.body, op)
+        region.ops.insert(region.ops.index(op), d2)
+        op.fn = d2.result
+
+
+def _const_of(fn: n.Function, v: n.Value) -> n.Const | None:
+    cache = getattr(fn, "_const_cache", None)
+    if cache is None or v.id not in cache:
+        cache = {op.result.id: op for op in n.walk(fn.body) if isinstance(op, n.Const)}
+        fn._const_cache = cache  # type: ignore[attr-defined]
+    return cache.get(v.id)
+
+
+def _called_partials(fn: n.Function) -> None:
+    """``g = functools.partial(f, *a, **k)`` used only as a callee: each ``g(*b, **l)`` is
+    ``f(*a, *b, **k, **l)``, so ``f`` is called where it is known."""
+    consts = {op.result.id: op.value for op in n.walk(fn.body) if isinstance(op, n.Const)}
+    uses: dict[int, list[n.Op]] = {}
+    for op in n.walk(fn.body):
+        for v in op.operands():
+            uses.setdefault(v.id, []).append(op)
+        if isinstance(op, n.MakeFunction):
+            from wengert.ir.uses import free_uses
+            for v in free_uses(op.func.body):
+                uses.setdefault(v.id, []).append(op)
+    for op in list(n.walk(fn.body)):
+        if not (isinstance(op, n.Call) and consts.get(op.fn.id) is functools.partial and
+                op.args and not op.starred and 0 not in op.starred and
+                all(k is not None for k, _ in op.kwargs)):
+            continue
+        users = uses.get(op.result.id, [])
+        if not users or not all(isinstance(u, n.Call) and u.fn is op.result and
+                                op.result not in u.args and
+                                all(v is not op.result for _, v in u.kwargs) for u in users):
+            continue
+        f, bound = op.args[0], op.args[1:]
+        _region_of(fn.body, op).ops.remove(op)  # the partial object is not needed any more
+        for u in users:
+            later = {k for k, _ in u.kwargs}
+            u.fn = f
+            u.starred = tuple(i + len(bound) for i in u.starred)
+            u.args = [*bound, *u.args]
+            u.kwargs = [(k, v) for k, v in op.kwargs if k not in later] + list(u.kwargs)

@@ -29,7 +29,8 @@ from wengert.transforms.cleanup import cleanup
 
 
 def specialize(fn: n.Function, param_types: Sequence[type | None],
-               free_types: Mapping[int, type] | None = None) -> Types:
+               free_types: Mapping[int, type] | None = None,
+               callee: Any = None) -> Types:
     """Fold type tests of ``fn`` (and its nested functions) in place; return the final types.
 
     ``param_types`` and ``free_types`` are as for :func:`~wengert.analysis.types.infer_types`.
@@ -43,7 +44,7 @@ def specialize(fn: n.Function, param_types: Sequence[type | None],
     decision), until nothing changes.
     """
     while True:
-        types = infer_types(fn, param_types, free_types)
+        types = infer_types(fn, param_types, free_types, callee=callee)
         folder = _Folder(fn, types)
         folder.region(fn.body)
         changed = folder.changed | _fold_appends(fn.body)

@@ -1,0 +1,60 @@
+"""Python definitions of builtins that call functions they are given.
+
+``map(f, xs)``, ``filter(f, xs)``, ``functools.reduce(f, xs)`` and ``sorted(xs, key=f)``
+call ``f`` from C, where no derivative can follow it: a lambda over a value being
+differentiated, handed to one of them, would be a function passed on. Written in
+Python instead, they are inlined into the function being differentiated (like a small
+user helper), and their calls of ``f`` are calls of a known function there, which both
+modes differentiate with its captures, to any order.
+
+Each definition computes what the builtin computes. The laziness of ``map`` and
+``filter`` is not kept (their results are iterators over lists made at once), as for
+generator expressions, which wengert also evaluates eagerly. The key a ``sorted``,
+``min`` or ``max`` compares by only decides an order: it is piecewise constant, and
+carries no derivative (:func:`wengert.runtime.keyed_order`).
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+
+from wengert import runtime
+from wengert.rules.registry import defpython
+
+
+@defpython(builtins.map)
+def map_(function, *iterables):
+    if len(iterables) == 1:
+        return iter([function(x) for x in iterables[0]])
+    return iter([function(*xs) for xs in zip(*iterables)])
+
+
+@defpython(builtins.filter)
+def filter_(function, iterable):
+    if function is None:
+        return iter([x for x in iterable if x])
+    return iter([x for x in iterable if function(x)])
+
+
+@defpython(functools.reduce)
+def reduce_(function, iterable, *initial):
+    items = list(iterable)
+    if len(initial) == 0:
+        if len(items) == 0:
+            functools.reduce(function, items)  # raises as Python does
+        acc = items[0]
+        rest = items[1:]
+    else:
+        acc = initial[0]
+        rest = items
+    for x in rest:
+        acc = function(acc, x)
+    return acc
+
+
+@defpython(builtins.sorted, keywords=("key", "reverse"))
+def sorted_(iterable, key=None, reverse=False):
+    items = list(iterable)
+    order = runtime.keyed_order(items, key, reverse)
+    return [items[i] for i in order]
