@@ -44,6 +44,8 @@ def attribute_kind(cls: Any, name: str) -> str:
     own storage, or a class constant), ``"property"``, ``"method"`` (a function,
     static or class method: reading it makes a bound callable) or ``"other"`` (a
     descriptor wengert does not know, or a class that customises attribute access)."""
+    if namedtuple_field(cls, name) is not None:
+        return "field"
     if not plain_class(cls):
         return "other"
     if dataclasses.is_dataclass(cls) and name in {f.name for f in dataclasses.fields(cls)}:
@@ -58,6 +60,19 @@ def attribute_kind(cls: Any, name: str) -> str:
     if hasattr(type(raw), "__get__"):
         return "other"  # functools.cached_property, a user descriptor, ...
     return "field"  # a plain class attribute (a constant an instance may shadow)
+
+
+def is_namedtuple(cls: Any) -> bool:
+    """A class made by ``collections.namedtuple`` or ``typing.NamedTuple``."""
+    return isinstance(cls, type) and issubclass(cls, tuple) and \
+        isinstance(getattr(cls, "_fields", None), tuple)
+
+
+def namedtuple_field(cls: Any, name: str) -> int | None:
+    """The index of field ``name`` of a named tuple class, or ``None``."""
+    if is_namedtuple(cls) and name in cls._fields:
+        return cls._fields.index(name)
+    return None
 
 
 _KINDS: dict[tuple[type, str], str] = {}

@@ -7,7 +7,7 @@ import sys
 from typing import Any, NoReturn
 
 from wengert.diagnostics import NonDifferentiableError
-from wengert.objects import cached_kind
+from wengert.objects import cached_kind, namedtuple_field
 
 
 def contained_in(item: Any, container: Any) -> bool:
@@ -223,6 +223,9 @@ def getattr_adjoint(prev: Any, obj: Any, name: str, g: Any) -> Any:
     """The adjoint of ``obj`` after adding ``g`` to its attribute ``name``."""
     if g is None:
         return prev
+    k = namedtuple_field(type(obj), name)
+    if k is not None:  # a named tuple's field is an item
+        return getitem_adjoint(prev, obj, k, g)
     out = Attrs() if prev is None else Attrs(prev)
     out[name] = add_adjoint(out.get(name), g)
     return out
@@ -585,6 +588,9 @@ def getattr_tangent(t: Any, x: Any, name: str) -> Any:
     """The tangent of ``x.name`` given the tangent ``t`` of ``x``."""
     if t is None:
         return None
+    k = namedtuple_field(type(x), name)
+    if k is not None:  # a named tuple's field is an item
+        return getitem_tangent(t, x, k)
     if hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(t, dict):
         if name == "T":
             import numpy
@@ -846,3 +852,14 @@ def keyed_order(items: Any, key: Any, reverse: bool) -> list[int]:
     (a stable sort, as Python's)."""
     keys = [key(x) for x in items] if key is not None else list(items)
     return sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
+
+
+def make_namedtuple(cls: Any, items: tuple) -> Any:
+    """``cls(*items)`` for a named tuple class (its fields bound in order)."""
+    return cls._make(items)
+
+
+def field_index(obj: Any, name: str) -> int | None:
+    """The index of field ``name`` if ``obj`` is a named tuple (whose fields are items),
+    else ``None``."""
+    return namedtuple_field(type(obj), name)

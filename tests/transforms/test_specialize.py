@@ -12,6 +12,7 @@ import numbers
 import operator
 import typing
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -59,9 +60,12 @@ def like(x, seed: float = 0.7):
     if isinstance(x, np.ndarray):
         return seed * np.arange(1.0, x.size + 1.0).reshape(x.shape)
     if isinstance(x, (list, tuple)):
-        return type(x)(like(v, seed + 0.1 * i) for i, v in enumerate(x))
+        items = [like(v, seed + 0.1 * i) for i, v in enumerate(x)]
+        return type(x)._make(items) if hasattr(type(x), "_fields") else type(x)(items)
     if isinstance(x, dict):
         return {k: like(v, seed) for k, v in x.items()}
+    if isinstance(x, type):
+        return None  # a class passed to a rule: no tangent
     raise TypeError(x)
 
 
@@ -129,6 +133,12 @@ def check_rule(rule, mode: str, args: tuple) -> bool:
 
 # ----------------------------------------------------------------------------- every rule
 
+
+class _Pair(NamedTuple):
+    x: float
+    y: float
+
+
 # The defaults for primitives not in SAMPLES: floats, or (for a primitive that takes
 # none) sequences of floats.
 UNARY = [(0.3,), (1.7,), (-0.4,), (0.0,)]
@@ -178,7 +188,9 @@ SAMPLES: dict = {
                                     (np.zeros(3), np.ones(3), 1, 0.5),
                                     ({"a": 1.0}, {"a": 1.0, "b": 2.0}, "b", 0.5)],
     runtime.setitem_adjoint: [([1.0, 2.0, 3.0], 1), (A23, 0), ({"a": 1.5, "b": 2.0}, "a")],
-    runtime.getattr_adjoint: [({"w": 1.5}, None, "w", 2.0), (None, None, "w", 2.0)],
+    runtime.getattr_adjoint: [({"w": 1.5}, None, "w", 2.0), (None, None, "w", 2.0),
+                              ((1.0, None), _Pair(1.0, 2.0), "y", 0.5)],
+    runtime.make_namedtuple: [(_Pair, (1.5, 2.0))],
     runtime.field_adjoint: [({"w": 1.5, "b": 2.0}, "w")],
     runtime.setattr_adjoint: [({"w": 1.5, "b": 2.0}, "w")],
     runtime.item_adjoint: [([1.5, 2.0], 1), ((1.5, 2.0), 0)],

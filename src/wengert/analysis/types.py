@@ -313,6 +313,8 @@ def _call(fn: Any, args: list[Type], simple: bool) -> Type:
         return bool if len(args) == 2 and all(t in _PLAIN for t in args) else None
     if fn in _ARITH or fn in (operator.concat, operator.iconcat):
         return _arith(fn, args[0], args[1]) if simple and len(args) == 2 else None
+    if fn is runtime.make_namedtuple:
+        return None  # the class is an argument: the call site knows it (see ``call``)
     if fn is runtime.snapshot and simple and len(args) == 1:
         return args[0]  # a copy of a container, the value itself otherwise
     if fn is runtime.add_adjoint and simple and len(args) == 2:
@@ -412,6 +414,8 @@ class _Inference:
             fn = self.consts[op.fn.id]
             args = [self.get(a) for a in op.args]
             t = _call(fn, args, simple)
+            if fn is runtime.make_namedtuple and op.args[0].id in self.consts:
+                t = self.consts[op.args[0].id]  # the named tuple class it makes
             if fn is reversed and len(op.args) == 1 and op.args[0].id in self.appended:
                 self.reversed_of[op.result.id] = op.args[0].id
             if t is None and simple and self.callee is not None and \

@@ -627,14 +627,23 @@ def pop_adjoint_jvp(prev):
 def getattr_adjoint_vjp(prev, obj, name, g):
     out = runtime.getattr_adjoint(prev, obj, name, g)
     prev_like = _skeleton(prev)
+    obj_like = _skeleton(obj)
     field = _const(name)
+    # A named tuple's field is an item: its adjoint is the tuple's (runtime.getattr_adjoint).
+    item = _const(runtime.field_index(obj, name))
     g_zero = g is None
 
     def getattr_adjoint_pullback(out_bar):
         prev_bar = None
+        g_bar = None
+        if item is not None:
+            if prev_like is not None:
+                prev_bar = out_bar
+            if not g_zero:
+                g_bar = _take(out_bar, obj_like, item)
+            return prev_bar, None, None, g_bar
         if prev_like is not None:
             prev_bar = runtime.subdict_adjoint(out_bar, prev_like)
-        g_bar = None
         if not g_zero:
             g_bar = runtime.field_adjoint(out_bar, field)
         return prev_bar, None, None, g_bar
@@ -645,10 +654,11 @@ def getattr_adjoint_vjp(prev, obj, name, g):
 @defjvp(runtime.getattr_adjoint)
 def getattr_adjoint_jvp(prev, obj, name, g):
     out = runtime.getattr_adjoint(prev, obj, name, g)
+    obj_like = obj if runtime.field_index(obj, name) is not None else None
     field = _const(name)
 
     def getattr_adjoint_differential(prev_dot, obj_dot, name_dot, g_dot):
-        return runtime.getattr_adjoint(prev_dot, None, field, g_dot)
+        return runtime.getattr_adjoint(prev_dot, obj_like, field, g_dot)
 
     return out, getattr_adjoint_differential
 
@@ -1050,4 +1060,4 @@ nondifferentiable(runtime.structure)
 # Checks that raise or return nothing: kept, carrying no derivative.
 nondifferentiable(runtime.check_rebinding, runtime.check_plain_setattr, pure=False)
 # Which item max/min picks by key, the order sorted puts items in: piecewise constant.
-nondifferentiable(runtime.keyed_extreme, runtime.keyed_order)
+nondifferentiable(runtime.keyed_extreme, runtime.keyed_order, runtime.field_index)

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 import numpy
 
+from wengert import runtime
 from wengert.rules.operator import _broadcast_to, _pow_rules, _shape, _sum_to, abs_jvp, abs_vjp
 from wengert.rules.registry import defjvp, defrules, defvjp, mark_pure, nondifferentiable
 
@@ -654,3 +655,18 @@ mark_pure(builtins.zip, builtins.enumerate, builtins.reversed, _length, _items_b
           _mapping_adjoint, _pairs_adjoint, _mapping_tangent, _pairs_tangent)
 # The permutation of sorted() and the mapping test of dict() are piecewise constant.
 nondifferentiable(_sort_permutation, _is_mapping)
+
+
+# --------------------------------------------------------------------------------------
+# Named tuples: a named tuple is a tuple; its adjoint and tangent are its items'.
+# --------------------------------------------------------------------------------------
+
+
+@defvjp(runtime.make_namedtuple)
+def make_namedtuple_vjp(cls, items):
+    return runtime.make_namedtuple(cls, items), lambda y_bar: (None, y_bar)
+
+
+@defjvp(runtime.make_namedtuple)
+def make_namedtuple_jvp(cls, items):
+    return runtime.make_namedtuple(cls, items), lambda cls_dot, items_dot: items_dot

@@ -32,7 +32,13 @@ from wengert.diagnostics import NonDifferentiableError
 from wengert.ir import nodes as n
 from wengert.ir.uses import replace_uses
 from wengert.objects import MISSING as _MISSING
-from wengert.objects import attribute_kind, class_attribute, plain_class
+from wengert.objects import (
+    attribute_kind,
+    class_attribute,
+    is_namedtuple,
+    namedtuple_field,
+    plain_class,
+)
 
 
 def devirtualize(fn: n.Function, arg_types: Sequence[Any],
@@ -61,7 +67,8 @@ def devirtualize(fn: n.Function, arg_types: Sequence[Any],
             op = r.ops[k]
             new = None
             if isinstance(op, n.Call):
-                new = _rewrite_callable_object(op, consts, types_.of(op.fn))
+                new = _rewrite_namedtuple(op, consts) or \
+                    _rewrite_callable_object(op, consts, types_.of(op.fn))
                 if new is not None:
                     r.ops[k:k + 1] = new
                     k += len(new)
@@ -129,6 +136,10 @@ def _rewrite_attr(op: n.GetAttr, consts: dict[int, n.Const], uses: dict[int, lis
                        loc)
         mapping[op.result.id] = value.result
         return [value]
+    field = namedtuple_field(obj_type, name)
+    if field is not None:  # a named tuple's field is an item: ``p.x`` is ``p[0]``
+        index = _const(field, None, None, loc)
+        return [index, n.GetItem(op.obj, index.result, op.results, loc=loc)]
     if obj_type is None or isinstance(obj_type, type) and not plain_class(obj_type):
         return None
     kind = attribute_kind(obj_type, name)
@@ -166,6 +177,39 @@ def _rewrite_attr(op: n.GetAttr, consts: dict[int, n.Const], uses: dict[int, lis
             call.starred = tuple(i + len(lead) for i in call.starred)
         return out
     return None
+
+
+def _rewrite_namedtuple(op: n.Call, consts: dict[int, n.Const]) -> list[n.Op] | None:
+    """``Point(a, y=b)`` for a named tuple class: its fields bound as its ``__new__`` binds
+    them (defaults included), then ``runtime.make_namedtuple(Point, (a, b))``."""
+    c = consts.get(op.fn.id)
+    if c is None or not is_namedtuple(c.value) or op.starred or \
+            any(k is None for k, _ in op.kwargs):
+        return None
+    cls = c.value
+    fields, defaults = cls._fields, getattr(cls, "_field_defaults", {})
+    given = dict(op.kwargs)
+    if len(op.args) > len(fields) or any(k not in fields for k in given):
+        return None
+    out: list[n.Op] = []
+    items = []
+    for i, name in enumerate(fields):
+        if i < len(op.args):
+            if name in given:
+                return None
+            items.append(op.args[i])
+        elif name in given:
+            items.append(given[name])
+        elif name in defaults:
+            d = n.Const(defaults[name], [n.Value()], loc=op.loc)
+            out.append(d)
+            items.append(d.result)
+        else:
+            return None
+    tup = n.Build("tuple", items, [n.Value()], loc=op.loc)
+    make = _const(runtime.make_namedtuple, "make_namedtuple", None, op.loc)
+    call = n.Call(make.result, [op.fn, tup.result], [], op.results, loc=op.loc)
+    return [*out, tup, make, call]
 
 
 def _rewrite_callable_object(op: n.Call, consts: dict[int, n.Const], fn_type: Any
