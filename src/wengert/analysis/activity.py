@@ -103,7 +103,8 @@ class Activity:
 
     ``varied`` and ``useful`` hold :attr:`Value.id` s; ``active`` is their intersection.
     ``active_op_ids`` holds ``id(op)`` of every op (region ops included) that computes an
-    active value or writes an active value into an active container.
+    active value or writes into an active object (whatever it writes: an overwritten
+    slot's derivative is cut off), and every control-flow op holding one.
     """
 
     fn: n.Function = field(repr=False)
@@ -592,11 +593,12 @@ class _Analysis:
                         inner |= visit(r)
                 hit = inner or any(r.id in active for r in op.results)
                 if isinstance(op, (n.SetItem, n.SetAttr)):
-                    hit |= op.value.id in active and op.obj.id in active
+                    # Overwriting a slot of an active object matters whatever is written:
+                    # the adjoint (tangent) of what was there before is cut off.
+                    hit |= op.obj.id in active
                 elif isinstance(op, n.Call):
                     info = self.calls[id(op)]
-                    hit |= any(t.id in active for t in info.targets) and \
-                        any(v.id in active for v in info.stored)
+                    hit |= any(t.id in active for t in info.targets)
                 if hit:
                     out.add(id(op))
                     any_active = True

@@ -275,7 +275,9 @@ class FunctionEmitter:
                 # generated one (``a_dot``) is fresh against every name the user wrote.
                 generated = not isinstance(a.hint, n.UserName)
                 base, k = name, 0
-                while name in taken or (generated and name in self.user_names):
+                # (``reserved`` holds the names this function reads from enclosing ones.)
+                while name in taken or (generated and (name in self.user_names or
+                                                       name in self.namer.reserved)):
                     k += 1
                     name = f"{base}_{k}"
                 self.namer.assign([a], set(), fixed=name)

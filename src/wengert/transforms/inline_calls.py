@@ -68,6 +68,8 @@ def inline_calls(fn: n.Function, callee_ir: Callable[[Any], n.Function | None]) 
                 mk = nested.get(op.fn.id)
                 if target is not None and id(target.__code__) not in stack:
                     ir, key = callee_ir(target), id(target.__code__)
+                    if ir is not None and _same_function(ir, fn):
+                        ir = None  # the function itself: recursion stays a call
                     bound = bind_call(target, op) if ir is not None else None
                 elif mk is not None and id(mk.func) not in stack and \
                         not _recursive(mk) and not op.starred:
@@ -171,6 +173,11 @@ def bind_call(f: types.FunctionType, call: n.Call
     if kwargs:
         return None  # an unexpected keyword: Python raises
     return out
+
+
+def _same_function(a: n.Function, b: n.Function) -> bool:
+    """Whether two IR functions are lowered from one definition (a clone and its origin)."""
+    return a.name == b.name and a.filename == b.filename and a.loc == b.loc
 
 
 def _recursive(mk: n.MakeFunction) -> bool:

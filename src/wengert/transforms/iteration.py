@@ -238,9 +238,10 @@ class _State:
                 reach = self.reaches(w, {m.id for m in self._members(v)})
                 if reach is False:
                     return False
-        # An item read out of a list is not that list (short of a cyclic structure).
+        # An item read out of a list (at any depth) is not that list (short of a cyclic
+        # structure).
         for r, other in ((ra, rb), (rb, ra)):
-            if r and all(x[0] == "part" for x in r) and other <= {x[1] for x in r}:
+            if r and all(x[0] == "part" for x in r) and other <= {_innermost(x) for x in r}:
                 return False
         if any(x[0] in ("unknown", "part") for x in (*ra, *rb)):
             return True
@@ -557,6 +558,13 @@ def _region_of(op: n.Op, state: _State) -> n.Region:
             if op in r.ops:
                 return r
     return state.top
+
+
+def _innermost(root: tuple) -> tuple:
+    """The root a chain of ``("part", ...)`` roots was read out of."""
+    while root[0] == "part":
+        root = root[1]
+    return root
 
 
 def _hashable(v: Any) -> bool:

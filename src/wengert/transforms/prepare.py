@@ -15,8 +15,9 @@
    inside the function become the IR of that derivative;
 3. :func:`~wengert.transforms.inline_calls.inline_calls`: small user helpers are inlined,
    so their derivatives are straight-line code in the caller's;
-4. the three again, while inlining exposes more (an inlined helper's own methods and
-   nested derivatives);
+4. all of the above again, after specialising inlined code on what the call site knows,
+   while that exposes more (an inlined helper's own methods and nested derivatives, an
+   object of a class now known);
 5. :func:`~wengert.transforms.iteration.index_changed_iterations`: loops over a list the
    loop changes read each item when they reach it;
 6. ``s += t`` on a value of unknown type whose old value is read again gets a run-time
@@ -51,24 +52,23 @@ def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any) -> None:
     """Normalise ``fn`` in place for differentiation (see the module docstring)."""
     callee = linker.result_type if linker is not None else None
     _plain_reads(fn)
-    _positional_rule_calls(fn)
-    _keyed_extremes(fn)
-    _python_definitions(fn)
-    _called_partials(fn)
-    devirtualize(fn, arg_types, callee)
-    if linker is not None:
-        expand_nested_grads(fn, arg_types, linker)
-        _plain_reads(fn)
-        inline_calls(fn, linker.callee_ir)
-        for _ in range(_ROUNDS):
-            expanded = expand_nested_grads(fn, arg_types, linker)
+    for _ in range(_ROUNDS):
+        _positional_rule_calls(fn)
+        _keyed_extremes(fn)
+        _python_definitions(fn)
+        _called_partials(fn)
+        changed = devirtualize(fn, arg_types, callee)
+        if linker is not None:
+            changed |= expand_nested_grads(fn, arg_types, linker)
             _plain_reads(fn)
-            if not (expanded | devirtualize(fn, arg_types, callee)):
-                break
-            inline_calls(fn, linker.callee_ir)
-        # Inlined code specialised on what its call site knows: ``len(args)`` of a tuple
-        # display, ``isinstance`` of a value of known type, the branches they decide.
-        specialize(fn, arg_types, callee=callee)
+            changed |= inline_calls(fn, linker.callee_ir) > 0
+            # Inlined code specialised on what its call site knows: ``len(args)`` of a
+            # tuple display, ``isinstance`` of a value of known type, the branches they
+            # decide; an object read out of a list display is that object, of its class.
+            specialize(fn, arg_types, callee=callee)
+            changed |= devirtualize(fn, arg_types, callee)
+        if not changed:
+            break
     index_changed_iterations(fn, arg_types)
     _guard_inplace(fn, arg_types, callee)
 

@@ -1383,6 +1383,8 @@ class VJP:
                 slots.append(("carried", a))
             for v in free:
                 g = scope.get(v)
+                if g is not None and self.type_of(v) in (*_FLOATS, int, bool):
+                    g = scope.need(v)  # the loop's result is read as a number's: never None
                 inits.append(g if g is not None else scope.zero(v, allow_none=True))
                 slots.append(("free", v))
             if item_active:

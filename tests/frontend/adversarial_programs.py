@@ -1,0 +1,400 @@
+"""Adversarial programs: the shapes that once gave wrong results, written as users write them.
+
+Built on the generator of :mod:`random_programs` (grammar :data:`ADVERSARIAL`, a
+superset of ``SMOOTH``), each program mixes ordinary float code with the classes of
+construct that broke wengert's promise before (issue "Never silently wrong"):
+
+* negative literals and constants raised to powers: ``x * (-1.5) ** 2``,
+  ``(-1) ** (i0 + 1)``, ``c = -1.0`` then ``x * c ** 2`` (precedence in printing);
+* user names that look like generated ones: the locals and parameters are renamed to
+  ``t1``, ``loop``, ``x_bar``, ``s_1``, ``x_dot``, ``out_bar``, ``inouts``... (naming);
+* a list written while a loop iterates over it, and in-place sweeps through
+  ``enumerate`` (items as they are reached);
+* methods of list elements that write into ``self``, properties, class methods, named
+  tuples, callable objects (descriptors and objects);
+* lambdas with default-argument capture, in lists; ``map``, ``sorted(key=)``,
+  ``max(key=)``; a helper integrating a lambda (functions as values);
+* ``max``/``min`` against constants (zero adjoints in loops), variadic helpers.
+
+:func:`check_program` runs one program through every mode and compares with central
+differences; it returns what happened, so a bulk run (``python
+tests/frontend/adversarial_programs.py --count 5000``) can count outcomes, and the
+test (``tests/test_adversarial.py``) can fail on the first wrong one.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+import re
+import sys
+import warnings
+from collections import Counter
+
+import numpy
+from hypothesis import strategies as st
+from random_programs import (
+    HELPERS_MODULE,
+    SMOOTH,
+    Grammar,
+    blocks,
+    close,
+    expressions,
+    load_function,
+    smooth_point,
+    statements,
+)
+
+# Helpers and classes the programs use, in a module of their own (shared, so derivatives of
+# the helpers are derived once).
+ADVERSARIAL_HELPERS_MODULE = "wengert_adversarial_helpers"
+ADVERSARIAL_HELPERS = f'''import dataclasses
+import math
+from typing import NamedTuple
+
+from {HELPERS_MODULE} import squash
+
+
+def vsum(*ts):
+    return 0.5 * sum(squash(t) for t in ts)
+
+
+def integrate(g, lo, hi, n=4):
+    h = (hi - lo) / n
+    s = 0.5 * (g(lo) + g(hi))
+    for i in range(1, n):
+        s += g(lo + i * h)
+    return s * h
+
+
+@dataclasses.dataclass
+class Cell:
+    u: float
+    v: float
+
+    def step(self, dt):
+        self.u = self.u + self.v * dt
+
+    def stepped(self, dt):
+        return Cell(self.u + self.v * dt, self.v)
+
+    @property
+    def energy(self):
+        return squash(self.u) * squash(self.v)
+
+
+class Box:
+    def __init__(self, w, h):
+        self.w = w
+        self.h = h
+
+    @property
+    def area(self):
+        return squash(self.w) * squash(self.h)
+
+    @classmethod
+    def square(cls, s):
+        return cls(s, s)
+
+
+class Pt(NamedTuple):
+    u: float
+    v: float = 0.5
+
+
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, t):
+        return math.tanh(self.k * t)
+
+
+SCALE = Scaler(0.75)
+'''
+
+ADVERSARIAL_PRELUDE = (
+    "import math\n\n"
+    f"from {HELPERS_MODULE} import h1, h2, h3, squash\n"
+    f"from {ADVERSARIAL_HELPERS_MODULE} import SCALE, Box, Cell, Pt, integrate, vsum\n\n\n"
+)
+
+ADVERSARIAL = dataclasses.replace(
+    SMOOTH,
+    consts=("0.5", "2.0", "-1.5", "3", "0.25", "1", "-0.5", "-2.0"),
+    expression_kinds=(*SMOOTH.expression_kinds, "negpow", "signpow", "maxconst", "maxconst",
+                      "vcall", "prop", "classmeth", "nt", "callobj", "integrate", "map",
+                      "sortkey", "maxkey"),
+    statement_kinds=(*SMOOTH.statement_kinds, "sweep", "mutiter", "cells", "lambdas",
+                     "constpow"),
+    prelude=ADVERSARIAL_PRELUDE,
+)
+
+#: Names a program's variables are renamed to: what generated code calls its own values.
+ADVERSARIAL_NAMES = ("t1", "t2", "t3", "loop", "loop_1", "x_bar", "y_bar", "s_1", "x_dot",
+                     "y_pb", "out_bar", "inouts", "seed", "rec", "item", "items_bar", "k_1",
+                     "site", "fn", "taken", "result", "returned", "v", "a_dot", "xs_len",
+                     "lambda_", "t4", "t1_1", "z_dot", "accumulate", "nonzero", "tmp")
+#: The program's own variables that may be renamed.
+RENAMABLE = ("x", "y", "z", "a", "b", "acc", "d", "g", "t", "_rest", "c", "ps", "fs", "vals")
+
+
+def _extra_expression(draw, kind: str, left: str, sub, loopvars: tuple[str, ...]) -> str:
+    if kind == "negpow":
+        base = draw(st.sampled_from(["(-1.5)", "(-0.5)", "(-2.0)", "-(1.5)"]))
+        power = draw(st.sampled_from(["2", "3", "2.0"]))
+        return f"({left} * {base} ** {power})"
+    if kind == "signpow":
+        k = f"({loopvars[-1]} + 1)" if loopvars else draw(st.sampled_from(["3", "(2 + 1)"]))
+        return f"((-1) ** {k} * {left})"
+    if kind == "maxconst":
+        form = draw(st.sampled_from(["max(0.27, {})", "min({}, -0.5)", "max(0.0, {}) * 0.5",
+                                     "max({}, 0.1, -0.3)"]))
+        return form.format(left)
+    if kind == "vcall":
+        return draw(st.sampled_from([f"vsum({left})", f"vsum({left}, {draw(sub)})",
+                                     f"vsum({left}, x, {draw(sub)})"]))
+    if kind == "prop":
+        return f"Box({left}, {draw(sub)}).area"
+    if kind == "classmeth":
+        return f"Box.square({left}).area"
+    if kind == "nt":
+        return draw(st.sampled_from([f"Pt({left}, {draw(sub)}).u", f"Pt({left}).v * {left}",
+                                     f"Pt(v={left}, u=y).v"]))
+    if kind == "callobj":
+        return f"SCALE({left})"
+    if kind == "integrate":
+        # The lambda reads only parameters (never reassigned): late binding cannot matter.
+        return f"integrate(lambda t: squash(t * x + y), 0.0, {left})"
+    if kind == "map":
+        return f"sum(map(lambda t: squash(t * z), [{left}, {draw(sub)}]))"
+    if kind == "sortkey":
+        return f"sorted([{left}, {draw(sub)}, x], key=abs)[1]"
+    assert kind == "maxkey", kind
+    return f"max([{left}, {draw(sub)}, y], key=lambda t: t * t)"
+
+
+def _extra_statement(draw, kind: str, g: Grammar, indent: int, expr, wrap) -> list:
+    target = draw(st.sampled_from(g.targets))
+    if kind == "sweep":
+        # An in-place sweep: each step writes the next item, which the loop reads next.
+        return [(indent, "acc.append(x)"), (indent, "acc.append(y)"),
+                (indent, "for j, e in enumerate(acc):"),
+                (indent + 1, "if j + 1 < len(acc):"),
+                (indent + 2, "acc[j + 1] = acc[j + 1] * 0.5 + 0.25 * e"),
+                (indent + 1, f"{target} = {wrap(f'{target} + e * 0.5')}")]
+    if kind == "mutiter":
+        # Writing into the list being iterated: the loop sees each item as it is reached.
+        return [(indent, f"acc.append({wrap(draw(expr))})"),
+                (indent, "for e in acc:"),
+                (indent + 1, f"{target} = {wrap(f'{target} + e * 0.5')}"),
+                (indent + 1, f"acc[-1] = {wrap(draw(expr))}")]
+    if kind == "cells":
+        form = draw(st.sampled_from(["method", "functional", "inline"]))
+        lines = [(indent, f"ps = [Cell({draw(expr)}, x), Cell(y, {target})]")]
+        if form == "method":
+            lines += [(indent, "for p in ps:"), (indent + 1, "p.step(0.5)")]
+        elif form == "functional":
+            lines += [(indent, "ps = [p.stepped(0.5) for p in ps]")]
+        else:
+            lines += [(indent, "for p in ps:"), (indent + 1, "p.u = p.u + p.v * 0.5")]
+        lines.append((indent, f"{target} = {wrap('ps[0].u + ps[1].energy')}"))
+        return lines
+    if kind == "lambdas":
+        return [(indent, "fs = [lambda t, k=k: squash(k * t) for k in range(1, 4)]"),
+                (indent, f"{target} = {wrap(f'sum(h(x) for h in fs) + {target}')}")]
+    assert kind == "constpow", kind
+    c = draw(st.sampled_from(["-1.0", "-0.5", "-2.0"]))
+    return [(indent, f"c = {c}"), (indent, f"{target} = {wrap(f'{target} + x * c ** 2')}")]
+
+
+@st.composite
+def adversarial_expressions(draw, g: Grammar, loopvars: tuple[str, ...], depth: int = 2) -> str:
+    kinds = g.expression_kinds
+    base = len(SMOOTH.expression_kinds)
+    if depth == 0 or draw(st.integers(0, 2)) == 0:
+        return draw(expressions(g, loopvars, 0))
+    k = draw(st.integers(0, len(kinds) - 1))
+    if k < base:
+        return draw(expressions(dataclasses.replace(g, expression_kinds=(kinds[k],)),
+                                loopvars, depth))
+    sub = adversarial_expressions(g, loopvars, depth - 1)
+    return _extra_expression(draw, kinds[k], draw(sub), sub, loopvars)
+
+
+@st.composite
+def adversarial_blocks(draw, g: Grammar, indent: int, loopvars: tuple[str, ...] = ()) -> list:
+    """A block of the base grammar's statements, with adversarial ones mixed in."""
+    lines = []
+    base = dataclasses.replace(g, statement_kinds=SMOOTH.statement_kinds,
+                               expression_kinds=SMOOTH.expression_kinds)
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(g.statement_kinds))
+        expr = adversarial_expressions(g, loopvars)
+        wrapper = draw(st.sampled_from(g.wrappers))
+
+        def wrap(e: str, w: str = wrapper) -> str:
+            return f"{w}({e})"
+
+        if kind in SMOOTH.statement_kinds:
+            if draw(st.integers(0, 2)) == 0:
+                lines += draw(blocks(base, indent, 0, loopvars, 0))
+                continue
+            lines.append((indent, f"{draw(st.sampled_from(g.targets))} = "
+                                  f"{wrap(draw(expr))}"))
+            continue
+        lines += _extra_statement(draw, kind, g, indent, expr, wrap)
+    return lines
+
+
+@st.composite
+def adversarial_programs(draw) -> str:
+    """The source of a module defining ``f(x, y, z)``, its names renamed adversarially."""
+    g = ADVERSARIAL
+    body = draw(adversarial_blocks(g, 1))
+    if draw(st.booleans()):
+        # Some control flow around adversarial statements, too.
+        var = "i0"
+        inner = draw(adversarial_blocks(g, 2, (var,)))
+        body = [(1, f"for {var} in range({draw(st.integers(1, 3))}):"), *inner, *body]
+    final = draw(st.sampled_from(SMOOTH.finals))
+    lines = ["def f(x, y, z):", "    a = 0.0", "    b = 1.0", "    acc = []"]
+    lines += ["    " * ind + text for ind, text in body]
+    lines.append(f"    return {final}")
+    source = "\n".join(lines) + "\n"
+    names = draw(st.permutations(ADVERSARIAL_NAMES))
+    count = draw(st.integers(0, len(RENAMABLE)))
+    mapping = dict(zip(RENAMABLE[:count], names))
+    source = re.sub(r"\b(" + "|".join(map(re.escape, mapping)) + r")\b",
+                    lambda m: mapping[m.group(1)], source) if mapping else source
+    return g.prelude + source
+
+
+def install_helpers() -> None:
+    """Write the helper module next to the generated programs (see random_programs)."""
+    import random_programs
+
+    path = random_programs._TMP / f"{ADVERSARIAL_HELPERS_MODULE}.py"
+    if not path.exists():
+        path.write_text(ADVERSARIAL_HELPERS)
+
+
+install_helpers()
+
+
+# --------------------------------------------------------------------------
+# Checking
+# --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What one program did: ``"ok"``, ``"refused"`` (a located WengertError, with its
+    message), ``"skipped"`` (no smooth point, or the program itself fails), or a failure
+    (``"wrong"``, ``"crash"``, ``"unlocated"``) with its description."""
+
+    kind: str
+    detail: str = ""
+
+
+def _fd(f, args, i, h=1e-6):
+    a, b = list(args), list(args)
+    a[i] += h
+    b[i] -= h
+    return (f(*a) - f(*b)) / (2 * h)
+
+
+def check_program(source: str, seed: int, hessian: bool = True) -> Outcome:
+    """Run ``source``'s ``f`` through the regenerated primal, reverse mode, forward mode
+    and (``hessian``) forward over reverse, against central differences."""
+    import wengert
+    from wengert import api
+
+    f = load_function(source)
+    try:
+        found = smooth_point(f, seed)
+    except Exception as e:  # the program itself fails: nothing to compare
+        return Outcome("skipped", f"the program raises {type(e).__name__}")
+    if found is None:
+        return Outcome("skipped", "no smooth point")
+    args, numeric = found
+    expected = f(*args)
+    scale = max(1.0, abs(expected))
+    stage = "primal"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            value = api.primal(f)(*args)
+            if not (value == expected or math.isclose(value, expected, rel_tol=1e-12)):
+                return Outcome("wrong", f"regenerated primal {value!r} != {expected!r}")
+            stage = "reverse"
+            value, grads = wengert.value_and_grad(f, argnums=(0, 1, 2))(*copy.deepcopy(args))
+            if not (value == expected or math.isclose(value, expected, rel_tol=1e-12)):
+                return Outcome("wrong", f"value_and_grad value {value!r} != {expected!r}")
+            for i in range(3):
+                if not close(grads[i], numeric[i], scale):
+                    return Outcome("wrong", f"grad[{i}] {grads[i]!r} vs differences "
+                                            f"{numeric[i]!r}")
+            stage = "forward"
+            u = (0.3, -0.7, 1.1)
+            value, tangent = wengert.jvp(f, copy.deepcopy(args), u)
+            want = sum(ui * ni for ui, ni in zip(u, numeric))
+            if not (value == expected or math.isclose(value, expected, rel_tol=1e-12)):
+                return Outcome("wrong", f"jvp value {value!r} != {expected!r}")
+            if not close(tangent, want, scale):
+                return Outcome("wrong", f"jvp tangent {tangent!r} vs differences {want!r}")
+            if hessian:
+                stage = "hessian"
+                h = numpy.array(wengert.hessian(f, argnums=(0, 1, 2))(*copy.deepcopy(args)),
+                                dtype=float)
+                g = wengert.grad(f, argnums=(0, 1, 2))
+                for j in range(3):
+                    col = [_fd(lambda *xs, i=i: g(*xs)[i], args, j, 1e-5) for i in range(3)]
+                    gscale = max(1.0, float(numpy.max(numpy.abs(grads))))
+                    if not all(numpy.isfinite(col)):
+                        continue
+                    if not close(h[:, j], col, gscale * 10):
+                        return Outcome("wrong", f"hessian column {j} {h[:, j]!r} vs "
+                                                f"differences of grad {col!r}")
+        except wengert.WengertError as e:
+            if e.loc is None:
+                return Outcome("unlocated", f"{stage}: {e}")
+            return Outcome("refused", f"{stage}: {e.message}")
+        except Exception as e:
+            return Outcome("crash", f"{stage}: {type(e).__name__}: {e}")
+    return Outcome("ok")
+
+
+def main(argv: list[str]) -> int:
+    """Bulk run: ``--count N`` programs (seeded), outcomes counted, failures printed."""
+    from hypothesis import HealthCheck, given, settings
+
+    count = int(argv[argv.index("--count") + 1]) if "--count" in argv else 200
+    tally: Counter[str] = Counter()
+    refusals: Counter[str] = Counter()
+    failures: list[str] = []
+
+    @settings(max_examples=count, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(source=adversarial_programs(), seed=st.integers(0, 2**32 - 1))
+    def run(source: str, seed: int) -> None:
+        out = check_program(source, seed)
+        tally[out.kind] += 1
+        if out.kind == "refused":
+            refusals[out.detail.split(":", 1)[0] + ": " +
+                     re.sub(r"'[^']*'", "'…'", out.detail.split(": ", 1)[-1])[:100]] += 1
+        elif out.kind not in ("ok", "skipped"):
+            failures.append(f"--- {out.kind}: {out.detail}\n{source}")
+
+    run()
+    for f in failures[:20]:
+        print(f)
+    print(dict(tally))
+    for msg, k in refusals.most_common(15):
+        print(f"{k:6d}  {msg}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
