@@ -43,7 +43,6 @@ from random_programs import (
     expressions,
     load_function,
     smooth_point,
-    statements,
 )
 
 # Helpers and classes the programs use, in a module of their own (shared, so derivatives of
