@@ -32,7 +32,7 @@ from wengert.diagnostics import (
     describe,
 )
 from wengert.frontend.lower import lower_with_deps
-from wengert.frontend.source import Dependency, unwrap
+from wengert.frontend.source import Dependency, is_generated, unwrap
 from wengert.ir import nodes as n
 from wengert.ir.printer import print_function
 from wengert.rules import registry
@@ -845,6 +845,7 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,
             "passed to it", site,
             notes=(f"register one with @wengert.derivative(of={name}) returning "
                    "(value, pullback)",)) from None
+    _check_not_generated(fn, site)
     full = (*bound, *args)
     kw = {**bound_kw, **kwargs}
     plan = _plan(fn, len(full), tuple(kw))
@@ -905,6 +906,19 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,
                     seeded.add(0)
 
     return out, pullback
+
+
+def _check_not_generated(fn: Any, site: Any) -> None:
+    """Refuse, at the user's call, to differentiate a derivative's generated code reached
+    through a value (a pullback called in a gradient differentiated again): its closure
+    holds values of the computation it differentiates, which would count as constants."""
+    if is_generated(fn):
+        raise NonDifferentiableError(
+            "this call cannot be differentiated to a higher order: what it calls at run time "
+            "is a derivative wengert generated, whose closure holds values of the "
+            "computation", site,
+            hint="give the function it calls arguments of known types (floats, arrays, "
+                 "tuples, dataclasses), so that its derivative is inlined or linked")
 
 
 def _hidden_arguments_error(f: Any, site: Any) -> NonDifferentiableError:
@@ -1582,6 +1596,7 @@ def dispatch_jvp(f: Any, args: tuple, dots: tuple, kwargs: dict, kw_dots: Any, o
             "passed to it", site,
             notes=(f"register one with @wengert.derivative(of={name}, mode='forward') "
                    "returning (value, differential)",)) from None
+    _check_not_generated(fn, site)
     nb = len(bound)
     has_obj = obj is not None and nb >= 1 and bound[0] is obj
     if callee and not has_obj and (bound or bound_kw) and obj_dot is not None:

@@ -150,10 +150,29 @@ def _parse_file(filename: str) -> ast.Module | None:
     return tree
 
 
+#: Functions wengert writes that stand for user code (wrappers calling one function).
+_USER_EQUIVALENT = ("<wengert:primitive:", "<wengert:fixed-arity:")
+
+
+def is_generated(fn: Any) -> bool:
+    """Whether ``fn`` is a derivative's code that wengert generated (compiled from text
+    registered with ``linecache``), not a wrapper standing for a user's call."""
+    filename = getattr(getattr(fn, "__code__", None), "co_filename", "")
+    return filename.startswith("<wengert:") and not filename.startswith(_USER_EQUIVALENT)
+
+
 def get_source(fn: types.FunctionType) -> FunctionSource:
     """Locate ``fn``'s ``def`` or ``lambda`` node in its (parsed) source file."""
     code = fn.__code__
     filename = code.co_filename
+    if is_generated(fn):
+        # A derivative wengert made (a pullback, a JVP): its closure holds values of the
+        # computation it differentiates, which its source would read as constants.
+        raise SourceUnavailableError(
+            f"{fn.__qualname__!r} is code wengert generated for a derivative; it is not "
+            "differentiated again through a value at run time",
+            hint="take the derivative of the original function instead (wengert.grad of "
+                 "wengert.grad, wengert.hessian)")
     tree = _parse_file(filename)
     if tree is None:
         raise SourceUnavailableError(

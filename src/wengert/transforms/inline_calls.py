@@ -28,8 +28,9 @@ from wengert.ir.uses import replace_uses
 #: Largest callee inlined (IR ops, nested regions included).
 MAX_CALLEE_OPS = 40
 #: Largest callee inlined when it is given a function defined here (a lambda, a nested
-#: def): inlined, the calls of that function are calls of a known function, which both
-#: modes differentiate with its captures; passed on, it could only be refused.
+#: def), or returns one it defines (a factory): inlined, the calls of that function are
+#: calls of a known function, which both modes differentiate with its captures; passed on
+#: or returned, it could only be refused.
 MAX_HIGHER_ORDER_OPS = 400
 #: Depth of inlining inside inlined code.
 MAX_DEPTH = 3
@@ -77,8 +78,10 @@ def inline_calls(fn: n.Function, callee_ir: Callable[[Any], n.Function | None]) 
                     bound = bind_nested(mk, op)
             if bound is not None and _inlinable(ir):
                 size = sum(1 for _ in n.walk(ir.body))
-                limit = MAX_HIGHER_ORDER_OPS if any(a.id in nested for a in op.operands()[1:]) \
-                    else MAX_CALLEE_OPS
+                # A function defined here is part of this one: inlined whatever its size.
+                limit = MAX_HIGHER_ORDER_OPS if op.fn.id in nested or \
+                    any(a.id in nested for a in op.operands()[1:]) or \
+                    _returns_function(ir) else MAX_CALLEE_OPS
                 if size <= limit and size <= budget:
                     body = _instantiate(ir, bound, consts)
                     ret = body.pop()
@@ -107,10 +110,11 @@ def _target(op: n.Call, consts: dict[int, Any]) -> Any:
     if op.starred or any(k is None for k, _ in op.kwargs) or op.fn.id not in consts:
         return None
     f = consts[op.fn.id]
-    if not isinstance(f, types.FunctionType) or \
-            ((getattr(f, "__module__", None) or "").startswith("wengert.") and
-             not getattr(f, "__wengert_inline__", False)):
-        return None  # not a user function (wengert's own helpers are called)
+    module = getattr(f, "__module__", None) or ""
+    if not isinstance(f, types.FunctionType) or (
+            module.startswith("wengert.") and not module.startswith("wengert.rules.") and
+            not getattr(f, "__wengert_inline__", False)):
+        return None  # not a user function (wengert's run-time helpers are called)
     if f.__code__.co_flags & _NOT_PLAIN:
         return None
     from wengert.rules import registry
@@ -173,6 +177,25 @@ def bind_call(f: types.FunctionType, call: n.Call
     if kwargs:
         return None  # an unexpected keyword: Python raises
     return out
+
+
+def _returns_function(ir: n.Function) -> bool:
+    """Whether ``ir`` returns a function it defines (a factory, a rule returning its
+    pullback): inlined, calls of that function are calls of a known one."""
+    made = {op.result.id for op in ir.body.ops if isinstance(op, n.MakeFunction)}
+    if not made:
+        return False
+    defs = {r.id: op for op in ir.body.ops for r in op.results}
+    ret = ir.body.ops[-1] if ir.body.ops else None
+    work = [ret.value] if isinstance(ret, n.Return) else []
+    while work:
+        v = work.pop()
+        if v.id in made:
+            return True
+        d = defs.get(v.id)
+        if isinstance(d, n.Build):
+            work.extend(d.items)
+    return False
 
 
 def _same_function(a: n.Function, b: n.Function) -> bool:

@@ -160,6 +160,11 @@ class _Folder:
                 self.mapping[op.result.id] = items[k]
                 return []
             return None
+        if isinstance(op, n.Unpack) and op.value.id in self.items and op.star is None and \
+                len(self.items[op.value.id]) == len(op.results):
+            # ``a, b = (x, y)``: the items themselves.
+            self.mapping.update(zip((r.id for r in op.results), self.items[op.value.id]))
+            return []
         if isinstance(op, n.For):
             return self.unroll(op)
         return None
