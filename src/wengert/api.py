@@ -393,6 +393,10 @@ class _Linker:
     def is_vjp(self, value: Any) -> bool:
         return value is vjp
 
+    def fixed_arity(self, fn: Any, nargs: int) -> Any:
+        """``fn`` as a function of exactly ``nargs`` parameters (:func:`_fixed_arity`)."""
+        return _fixed_arity(fn, nargs, {})
+
     def function_ir(self, fn: Any) -> n.Function | None:
         """The IR of the plain function ``fn`` (``None`` for anything else)."""
         if not isinstance(fn, types.FunctionType):

@@ -414,8 +414,9 @@ class _Inference:
             fn = self.consts[op.fn.id]
             args = [self.get(a) for a in op.args]
             t = _call(fn, args, simple)
-            if fn is runtime.make_namedtuple and op.args[0].id in self.consts:
-                t = self.consts[op.args[0].id]  # the named tuple class it makes
+            if (fn is runtime.make_namedtuple or fn is object.__new__) and op.args and \
+                    op.args[0].id in self.consts and isinstance(self.consts[op.args[0].id], type):
+                t = self.consts[op.args[0].id]  # the class it makes an instance of
             if fn is reversed and len(op.args) == 1 and op.args[0].id in self.appended:
                 self.reversed_of[op.result.id] = op.args[0].id
             if t is None and simple and self.callee is not None and \

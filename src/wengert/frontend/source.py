@@ -154,11 +154,19 @@ def _parse_file(filename: str) -> ast.Module | None:
 _USER_EQUIVALENT = ("<wengert:primitive:", "<wengert:fixed-arity:")
 
 
+#: Names the transforms give the functions they generate (codegen/naming.py).
+_DERIVATIVE_SUFFIXES = ("_pullback", "_vjp", "_jvp", "_grad", "_pulled_back")
+
+
 def is_generated(fn: Any) -> bool:
     """Whether ``fn`` is a derivative's code that wengert generated (compiled from text
-    registered with ``linecache``), not a wrapper standing for a user's call."""
-    filename = getattr(getattr(fn, "__code__", None), "co_filename", "")
-    return filename.startswith("<wengert:") and not filename.startswith(_USER_EQUIVALENT)
+    registered with ``linecache``): a pullback, a VJP, a JVP. Not a wrapper standing for
+    a user's call, nor a user's nested function regenerated inside a derivative (its
+    captures are constants there: one reading an active value never escapes)."""
+    code = getattr(fn, "__code__", None)
+    filename = getattr(code, "co_filename", "")
+    return filename.startswith("<wengert:") and not filename.startswith(_USER_EQUIVALENT) \
+        and code.co_name.endswith(_DERIVATIVE_SUFFIXES)
 
 
 def get_source(fn: types.FunctionType) -> FunctionSource:

@@ -67,7 +67,7 @@ def devirtualize(fn: n.Function, arg_types: Sequence[Any],
             op = r.ops[k]
             new = None
             if isinstance(op, n.Call):
-                new = _rewrite_namedtuple(op, consts) or \
+                new = _rewrite_namedtuple(op, consts) or _rewrite_construction(op, consts) or \
                     _rewrite_callable_object(op, consts, types_.of(op.fn))
                 if new is not None:
                     r.ops[k:k + 1] = new
@@ -210,6 +210,29 @@ def _rewrite_namedtuple(op: n.Call, consts: dict[int, n.Const]) -> list[n.Op] | 
     make = _const(runtime.make_namedtuple, "make_namedtuple", None, op.loc)
     call = n.Call(make.result, [op.fn, tup.result], [], op.results, loc=op.loc)
     return [*out, tup, make, call]
+
+
+def _rewrite_construction(op: n.Call, consts: dict[int, n.Const]) -> list[n.Op] | None:
+    """``Cls(args)`` for a plain class with a Python ``__init__``: what ``type.__call__``
+    does, ``obj = object.__new__(Cls); Cls.__init__(obj, args)``, so that ``__init__`` is
+    inlined or linked like any method (its writes go into a new object)."""
+    c = consts.get(op.fn.id)
+    if c is None or not isinstance(c.value, type) or any(k is None for k, _ in op.kwargs):
+        return None
+    cls = c.value
+    if type(cls).__call__ is not type.__call__ or cls.__new__ is not object.__new__ or \
+            not plain_class(cls):
+        return None
+    init = class_attribute(cls, "__init__")
+    if not isinstance(init, types.FunctionType) or \
+            getattr(init.__code__, "co_filename", "<string>") == "<string>":
+        return None  # a dataclass's generated __init__: the transforms map its fields
+    new = _const(object.__new__, "object.__new__", object, op.loc)
+    make = n.Call(new.result, [op.fn], [], op.results, loc=op.loc)
+    fi = _const(init, f"{cls.__name__}.__init__", cls, op.loc)
+    call = n.Call(fi.result, [op.result, *op.args], list(op.kwargs), [n.Value()],
+                  tuple(i + 1 for i in op.starred), loc=op.loc)
+    return [new, make, fi, call]
 
 
 def _rewrite_callable_object(op: n.Call, consts: dict[int, n.Const], fn_type: Any

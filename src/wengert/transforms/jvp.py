@@ -514,6 +514,15 @@ class JVP:
             if rule is not None and rule.jvp is not None and simple:
                 self.call_rule(op, rule, b)
                 return
+            if fn is object.__new__ and self.active(op.result):
+                # A new object (``Cls(...)`` spelled out by devirtualize): its tangent is
+                # a new, empty one its ``__init__`` writes into.
+                b.emit(op)
+                t = b.emit(n.Call(b.const(runtime.Attrs), [], [],
+                                  [n.Value(_dot(op.result))], loc=op.loc)).result
+                self.set_tan(op.result, t)
+                self.real.add(t.id)
+                return
             if rule is None and not _has_source(fn):
                 if all(self.type_of(a) in (int, bool, str) for a in op.operands()[1:]
                        if self.active(a)):

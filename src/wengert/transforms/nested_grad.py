@@ -202,7 +202,8 @@ def _expand_vjp(fn: n.Function, site: n.Call, defs: dict[int, n.Op],
     target, args = site.args[0], list(site.args[1:])
     mk = defs.get(target.id)
     if target.id in consts:
-        ir = linker.function_ir(consts[target.id])
+        # ``def g(*xs)`` called with n arguments: a wrapper of n parameters (api).
+        ir = linker.function_ir(linker.fixed_arity(consts[target.id], len(args)))
         free: list[n.Value] = []
         if ir is None or len(ir.body.args) != len(args) or ir.signature.vararg or \
                 ir.signature.kwarg or ir.signature.kwonly:

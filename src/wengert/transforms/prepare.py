@@ -65,7 +65,9 @@ def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any) -> None:
             # Inlined code specialised on what its call site knows: ``len(args)`` of a
             # tuple display, ``isinstance`` of a value of known type, the branches they
             # decide; an object read out of a list display is that object, of its class.
+            before = _fingerprint(fn)
             specialize(fn, arg_types, callee=callee)
+            changed |= _fingerprint(fn) != before  # (an unrolled loop may call known ones)
             changed |= devirtualize(fn, arg_types, callee)
         if not changed:
             break
@@ -310,3 +312,8 @@ def _called_partials(fn: n.Function) -> None:
             u.starred = tuple(i + len(bound) for i in u.starred)
             u.args = [*bound, *u.args]
             u.kwargs = [(k, v) for k, v in op.kwargs if k not in later] + list(u.kwargs)
+
+
+def _fingerprint(fn: n.Function) -> tuple[int, ...]:
+    """Which ops ``fn`` has (to tell whether a pass changed it)."""
+    return tuple(id(op) for op in n.walk(fn.body))
