@@ -492,3 +492,39 @@ def callable_layers(w1, w2):
                                          (callable_layers, (0.8, -1.1))])
 def test_objects_read_out_of_lists(f, args):
     both_modes(f, args, order=1)
+
+
+# ------------------------------------------------------------------- aliased arguments
+
+
+def write_first_read_second(a, b):
+    a[0] = b[0] * 2.0
+    return a[0] + b[0]
+
+
+def read_both(a, b):
+    return a[0] * b[0]
+
+
+def test_one_list_passed_twice_to_a_function_writing_it_is_refused():
+    xs = [1.5, 2.0]
+    for call in (lambda: wengert.grad(write_first_read_second, (0, 1))(xs, xs),
+                 lambda: wengert.jvp(write_first_read_second, (xs, xs),
+                                     ([1.0, 0.0], [1.0, 0.0])),
+                 lambda: wengert.vjp(write_first_read_second, xs, xs)):
+        with pytest.raises(wengert.WengertError) as info:
+            call()
+        assert info.value.loc is not None and "same list" in str(info.value)
+
+
+def test_one_list_passed_twice_to_a_function_reading_it_is_right():
+    xs = [1.5, 2.0]
+    assert wengert.grad(read_both, (0, 1))(xs, xs) == ([2 * 0 + 1.5, 0.0], [1.5, 0.0])
+    # Inside differentiated code the alias is one object, seen as such.
+    assert same(wengert.grad(lambda x: write_first_read_second([x, 2.0], [x, 2.0]))(1.5), 3.0)
+    assert same(wengert.grad(_aliased_inside)(1.5), 4.0)
+
+
+def _aliased_inside(x):
+    ys = [x, 2.0]
+    return write_first_read_second(ys, ys)

@@ -721,14 +721,16 @@ def value_and_grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = Fal
 
     #: Argument types -> (function, entry, wrt, bound arguments) of earlier calls: a call
     #: with the same types and a still-valid entry skips binding and lookups.
-    fast: dict[tuple[type, ...], tuple[Any, _VJPEntry, tuple[int, ...], tuple]] = {}
+    fast: dict[tuple[type, ...], tuple[Any, _VJPEntry, tuple[int, ...], tuple, Any]] = {}
 
     @functools.wraps(f)
     def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
         hit = None if kwargs else fast.get(tuple(map(_arg_type, args)))
         if hit is not None and hit[1].valid(hit[0]):
-            fn, entry, wrt, bound = hit
+            fn, entry, wrt, bound, written = hit
             full = (*bound, *args) if bound else args
+            if written:
+                _check_unaliased(fn, full, written)
             before = _shapes_of(full)
             out, pb = entry.compiled(*full)
         else:
@@ -738,11 +740,14 @@ def value_and_grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = Fal
             fn = _fixed_arity(fn, len(full), kw)
             nparams = _nparams(fn)
             wrt = _wrt(argnums, len(bound), nparams)
+            written = _writes_arguments(fn)
+            if written:
+                _check_unaliased(fn, full, written)
             before = _shapes_of(full)
             out, pb, entry = _call_vjp(fn, wrt, full, kw)
             if not kw and len(full) == fn.__code__.co_argcount and \
                     not fn.__code__.co_flags & 0x0C:
-                fast[tuple(map(_arg_type, args))] = (fn, entry, wrt, tuple(bound))
+                fast[tuple(map(_arg_type, args))] = (fn, entry, wrt, tuple(bound), written)
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise TypeError("has_aux=True requires the function to return a pair "
@@ -795,6 +800,9 @@ def vjp(f: Any, *primals: Any, has_aux: bool = False) -> Any:
     fn, bound, bound_kw = _unwrap(f, len(primals))
     full = (*bound, *primals)
     fn = _fixed_arity(fn, len(full), bound_kw)
+    written = _writes_arguments(fn)
+    if written:
+        _check_unaliased(fn, full, written)
     nparams = _nparams(fn)
     wrt = tuple(range(len(bound), min(len(full), nparams)))
     before = _shapes_of(full)
@@ -957,6 +965,36 @@ def _check_borrowed(fn: Any, plan: list, borrowed: tuple[int, ...], nb: int, has
                     "object, which reverse mode does not support yet", site,
                     hint="forward mode (wengert.jvp, wengert.jacfwd) handles it; in reverse "
                          "mode build new objects instead (`ps = [p.stepped(dt) for p in ps]`)")
+
+
+def _writes_arguments(fn: Any) -> frozenset[int]:
+    """The parameters ``fn`` may write into (none for what is not a plain function)."""
+    if type(fn) is not types.FunctionType:
+        return frozenset()
+    try:
+        return _written_params(fn)
+    except WengertError:
+        return frozenset()
+
+
+_IMMUTABLE_ARGS = (float, int, bool, str, bytes, tuple, complex, type(None))
+
+
+def _check_unaliased(fn: Any, args: tuple, written: frozenset[int]) -> None:
+    """Refuse a call passing one mutable object as two arguments when ``fn`` may write
+    into one of them: each argument gets its own cotangent (and tangent), but a write
+    through one name is seen through the other, which the derivative would not follow."""
+    seen: dict[int, int] = {}
+    for i, a in enumerate(args):
+        if isinstance(a, _IMMUTABLE_ARGS):
+            continue
+        j = seen.setdefault(id(a), i)
+        if j != i and (i in written or j in written):
+            raise NonDifferentiableError(
+                f"arguments {j} and {i} are the same {type(a).__name__}, and "
+                f"{describe(fn)} writes into it: a derivative with respect to each of them "
+                "cannot be told apart", _primal_entry(fn).ir.loc,
+                hint="pass a copy for one of them (list(xs), xs.copy())")
 
 
 #: Summaries being computed, with the one assumed for recursive calls meanwhile.
@@ -1369,6 +1407,9 @@ def _jvp_run(f: Any, primals: tuple, dots: tuple, batch: tuple[int, ...], has_au
     fn, bound, bound_kw = _unwrap(f, len(primals))
     full = (*bound, *primals)
     fn = _fixed_arity(fn, len(full), bound_kw)
+    written = _writes_arguments(fn)
+    if written:
+        _check_unaliased(fn, full, written)
     full_dots = (*([None] * len(bound)), *dots)
     kw_dots = dict.fromkeys(bound_kw)
     out, out_dot = _call_jvp(fn, full, dict(bound_kw), full_dots, kw_dots,
