@@ -528,3 +528,42 @@ def test_one_list_passed_twice_to_a_function_reading_it_is_right():
 def _aliased_inside(x):
     ys = [x, 2.0]
     return write_first_read_second(ys, ys)
+
+
+# --------------------------------------------------------------------- writes to globals
+
+GLOBAL_LIST = [1.0, 2.0]
+GLOBAL_DICT = {"w": 1.0}
+
+
+def write_into_a_global_list(x):
+    GLOBAL_LIST[0] = x * 3.0
+    return sum(GLOBAL_LIST) * x
+
+
+def append_to_a_global_list(x):
+    GLOBAL_LIST.append(x)
+    return GLOBAL_LIST[-1] * x
+
+
+def write_into_a_global_dict(x):
+    GLOBAL_DICT["w"] = x
+    return GLOBAL_DICT["w"] * x
+
+
+def write_a_constant_into_a_global(x):
+    GLOBAL_DICT["calls"] = 1
+    return x * x
+
+
+@pytest.mark.parametrize("f", [write_into_a_global_list, append_to_a_global_list,
+                               write_into_a_global_dict])
+def test_a_derivative_written_into_a_global_is_refused(f):
+    for call in (lambda: wengert.grad(f)(1.5), lambda: wengert.jvp(f, (1.5,), (1.0,))):
+        with pytest.raises(wengert.WengertError) as info:
+            call()
+        assert info.value.loc is not None and "global" in str(info.value)
+
+
+def test_a_constant_written_into_a_global_is_fine():
+    both_modes(write_a_constant_into_a_global, (1.5,))

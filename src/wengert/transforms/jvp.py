@@ -45,6 +45,7 @@ from wengert.ir.clone import Cloner, clone_function, substitute
 from wengert.ir.uses import free_uses, replace_uses
 from wengert.rules import registry
 from wengert.transforms import inline
+from wengert.transforms.checks import check_global_writes
 from wengert.transforms.cleanup import cleanup
 from wengert.transforms.devirtualize import (
     called_only,
@@ -142,6 +143,7 @@ class JVP:
             self.warnings.append((self.callee_name(cp.op), cp.op.loc))
         self.called = called_only(fn)
         self.check_closures()
+        check_global_writes(fn, self.act)
         self.check_inplace()
         self.needs_real = self.real_values()
 

@@ -46,6 +46,7 @@ from wengert.ir.clone import Cloner, defined_in, substitute
 from wengert.ir.uses import free_uses, replace_uses
 from wengert.rules import registry
 from wengert.transforms import inline
+from wengert.transforms.checks import check_global_writes
 from wengert.transforms.cleanup import cleanup
 from wengert.transforms.devirtualize import (
     called_only,
@@ -225,6 +226,7 @@ class VJP:
         self.check_inplace()
         self.called = called_only(fn)
         self.check_closures()
+        check_global_writes(fn, self.act)
         self.check_stored_then_changed()
         self.check_nested_writes()
 

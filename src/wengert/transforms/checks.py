@@ -1,0 +1,49 @@
+"""Checks both modes make before differentiating: what cannot be done soundly is refused.
+
+A write of a value being differentiated into an object the function did not make and
+was not given (a module-level list, dict, array or object: a constant to the IR) would
+change that object for every later call, and a read of it after the write, in this call,
+would see the new value while its derivative is not followed: refused at the write.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from wengert.analysis.activity import READONLY_METHODS, Activity
+from wengert.diagnostics import NonDifferentiableError
+from wengert.ir import nodes as n
+
+#: Values of these types are never written into.
+_IMMUTABLE = (int, float, bool, str, bytes, tuple, frozenset, complex, type(None), range,
+              types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
+
+
+def check_global_writes(fn: n.Function, act: Activity) -> None:
+    """Refuse a write of a varied value into a constant (global) mutable object."""
+    consts: dict[int, Any] = {}
+    defs: dict[int, n.Op] = {}
+    for op in n.walk(fn.body):
+        if isinstance(op, n.Const):
+            consts[op.result.id] = op.value
+        for r in op.results:
+            defs[r.id] = op
+    for op in n.walk(fn.body):
+        if isinstance(op, (n.SetItem, n.SetAttr)):
+            target, values = op.obj, [op.value]
+        elif isinstance(op, n.Call):
+            m = defs.get(op.fn.id)
+            if not isinstance(m, n.GetAttr) or m.name in READONLY_METHODS:
+                continue
+            target, values = m.obj, [*op.args, *(v for _, v in op.kwargs)]
+        else:
+            continue
+        if target.id not in consts or isinstance(consts[target.id], _IMMUTABLE):
+            continue
+        if any(act.is_varied(v) for v in values):
+            raise NonDifferentiableError(
+                "this writes a value being differentiated into an object defined outside "
+                "the function (a global), whose derivative cannot be followed", op.loc,
+                hint="make a local copy first (xs = list(XS)), or pass the object in as an "
+                     "argument and return what you compute")
