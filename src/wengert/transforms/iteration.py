@@ -52,7 +52,7 @@ from wengert.rules import registry
 _SLOT_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort",
                            "reverse", "__setitem__", "__delitem__", "__iadd__", "__imul__"})
 #: Values of these types are never written into (and never hold a list that is).
-_IMMUTABLE = frozenset({float, int, bool, str, bytes, complex, type(None), range})
+_IMMUTABLE = (float, int, bool, str, bytes, complex, type(None), range)
 #: In-place operators: ``xs += ys`` extends the list ``xs``.
 _INPLACE = frozenset({operator.iadd, operator.imul, operator.iconcat})
 #: Calls that make a new list or dict sharing no slots with their arguments.
@@ -131,7 +131,9 @@ class _State:
         return (True, d.value) if isinstance(d, n.Const) else (False, None)
 
     def immutable(self, v: n.Value) -> bool:
-        return self.types.of(v) in _IMMUTABLE or self.const(v)[0]
+        t = self.types.of(v)
+        return (t is not None and issubclass(t, _IMMUTABLE)) or \
+            (self.const(v)[0] and isinstance(self.const(v)[1], _IMMUTABLE))
 
     # -- what a loop iterates over ---------------------------------------------------------
 
@@ -189,6 +191,10 @@ class _State:
         if v.id in self.params:
             return {("param", self.params[v.id])}
         d = self.defs.get(v.id)
+        if isinstance(d, n.Const):
+            # A number or string is no object to write into; a global container is one.
+            return set() if isinstance(d.value, _IMMUTABLE) or d.value is None \
+                else {("const", id(d.value))}
         if d is None:
             p = self.parent.get(v.id)
             if isinstance(p, (n.For, n.While)) and v in p.carried_args:
@@ -225,6 +231,8 @@ class _State:
         if self.immutable(a) or self.immutable(b):
             return False
         ra, rb = self.roots(a), self.roots(b)
+        if not ra or not rb:
+            return False  # a value made only of numbers and strings is no object
         if ra & rb:
             return True
         # An object made here and never stored, captured or passed on is reached only
