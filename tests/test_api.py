@@ -7,6 +7,7 @@ import pytest
 
 import wengert
 from wengert import api
+from wengert.driver import cache
 
 SOURCE = '''
 SCALE = 2.0
@@ -65,7 +66,7 @@ def test_failure_is_not_cached(mod):
     for _ in range(2):
         with pytest.raises(wengert.UnsupportedSyntaxError):
             api.primal(mod.bad)
-    assert all(k[0] != id(mod.bad.__code__) for k in api._PRIMAL_CACHE)
+    assert all(k[0] != id(mod.bad.__code__) for k in cache.PRIMALS)
 
 
 def test_bound_method_and_partial(mod):

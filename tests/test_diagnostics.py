@@ -16,7 +16,7 @@ from wengert.diagnostics import (
     loc_of,
     render,
 )
-from wengert.frontend.lower import lower
+from wengert.driver.pipeline import lower
 
 LINE = "    y = math.floor(x) + z"
 SPAN = "math.floor(x)"

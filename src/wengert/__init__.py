@@ -10,8 +10,6 @@ from wengert.api import (
     grad,
     hessian,
     hvp,
-    jacfwd,
-    jacrev,
     jvp,
     linearize,
     show,
@@ -26,6 +24,7 @@ from wengert.diagnostics import (
     UnsupportedSyntaxError,
     WengertError,
 )
+from wengert.jacobians import jacfwd, jacrev
 
 __all__ = [
     "NonDifferentiableError",

@@ -45,7 +45,7 @@ def load_function(spec: str) -> Any:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    import wengert
+    from wengert import api as wengert
 
     fn = load_function(args.target)
     options = {}
@@ -68,7 +68,7 @@ def _parse_value(text: str) -> Any:
 
 
 def _cmd_grad(args: argparse.Namespace) -> int:
-    import wengert
+    from wengert import api as wengert
 
     fn = load_function(args.target)
     at = tuple(_parse_value(t) for t in args.at)

@@ -341,49 +341,51 @@ def reversed_adjoint(collected: list[Any], iterable: Any) -> Any:
     return items
 
 
+#: The run-time dispatchers (``"vjp"``, ``"jvp"``), installed by the driver
+#: (:func:`install_dispatch`): generated code reaches the driver through them, never through
+#: an import of it.
+_DISPATCH: dict[str, Any] = {}
+
+
+def install_dispatch(vjp: Any, jvp: Any) -> None:
+    """Install the functions that find or derive a callee's VJP and JVP at run time."""
+    _DISPATCH["vjp"] = vjp
+    _DISPATCH["jvp"] = jvp
+
+
 def vjp_call(site: Any, f: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
     """``f(*args, **kwargs)`` and its pullback, for a callee known only at run time.
 
     The pullback returns one adjoint for ``f`` itself (always ``None``) followed by one
     per positional and keyword argument, in call order.
     """
-    from wengert.api import dispatch_vjp
-
-    return dispatch_vjp(f, args, kwargs, None, site)
+    return _DISPATCH["vjp"](f, args, kwargs, None, site)
 
 
 def vjp_method(site: Any, obj: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
     """``obj.name(*args, **kwargs)`` and its pullback: adjoints of ``obj`` and the arguments."""
-    from wengert.api import dispatch_vjp
-
-    return dispatch_vjp(getattr(obj, name), args, kwargs, obj, site)
+    return _DISPATCH["vjp"](getattr(obj, name), args, kwargs, obj, site)
 
 
 def vjp_call_checked(site: Any, borrowed: tuple[int, ...], f: Any, *args: Any,
                      **kwargs: Any) -> tuple[Any, Any]:
     """:func:`vjp_call` where the arguments at positions ``borrowed`` (1 for the first
     argument) are objects read out of containers, which the callee must not change."""
-    from wengert.api import dispatch_vjp
-
-    return dispatch_vjp(f, args, kwargs, None, site, borrowed)
+    return _DISPATCH["vjp"](f, args, kwargs, None, site, borrowed)
 
 
 def vjp_call_active(site: Any, borrowed: tuple[int, ...], f: Any, *args: Any,
                     **kwargs: Any) -> tuple[Any, Any]:
     """:func:`vjp_call` of a callee that is itself a value being differentiated (a callable
     object): its adjoint is the pullback's first output, as a method's receiver's is."""
-    from wengert.api import dispatch_vjp
-
-    return dispatch_vjp(f, args, kwargs, f, site, borrowed, callee=True)
+    return _DISPATCH["vjp"](f, args, kwargs, f, site, borrowed, callee=True)
 
 
 def vjp_method_checked(site: Any, borrowed: tuple[int, ...], obj: Any, name: str, *args: Any,
                        **kwargs: Any) -> tuple[Any, Any]:
     """:func:`vjp_method` where the receiver (position 0) or arguments at positions
     ``borrowed`` are objects read out of containers, which the callee must not change."""
-    from wengert.api import dispatch_vjp
-
-    return dispatch_vjp(getattr(obj, name), args, kwargs, obj, site, borrowed)
+    return _DISPATCH["vjp"](getattr(obj, name), args, kwargs, obj, site, borrowed)
 
 
 def inout(inouts: Any, i: int) -> Any:
@@ -717,18 +719,14 @@ def iter_tangent(it: Any, t: Any, real: bool = False) -> Any:
 def jvp_call(site: Any, f: Any, args: tuple, dots: tuple, kw_dots: Any = None,
              **kwargs: Any) -> tuple[Any, Any]:
     """``f(*args, **kwargs)`` and its tangent, for a callee known only at run time."""
-    from wengert.api import dispatch_jvp
-
-    return dispatch_jvp(f, args, dots, kwargs, kw_dots, None, None, site)
+    return _DISPATCH["jvp"](f, args, dots, kwargs, kw_dots, None, None, site)
 
 
 def jvp_call_active(site: Any, f: Any, f_dot: Any, args: tuple, dots: tuple,
                     kw_dots: Any = None, **kwargs: Any) -> tuple[Any, Any]:
     """:func:`jvp_call` of a callee that is itself a value being differentiated (a
     callable object), whose tangent is ``f_dot``."""
-    from wengert.api import dispatch_jvp
-
-    return dispatch_jvp(f, args, dots, kwargs, kw_dots, f, f_dot, site, callee=True)
+    return _DISPATCH["jvp"](f, args, dots, kwargs, kw_dots, f, f_dot, site, callee=True)
 
 
 def jvp_method(site: Any, obj: Any, obj_dot: Any, name: str, args: tuple, dots: tuple,
@@ -738,9 +736,7 @@ def jvp_method(site: Any, obj: Any, obj_dot: Any, name: str, args: tuple, dots: 
         return _dict_method(obj, obj_dot, name, args, dots)
     if type(obj) is list and name in _LIST_METHODS and not kwargs:
         return _list_method(obj, obj_dot, name, args, dots, site)
-    from wengert.api import dispatch_jvp
-
-    return dispatch_jvp(getattr(obj, name), args, dots, kwargs, kw_dots, obj, obj_dot, site)
+    return _DISPATCH["jvp"](getattr(obj, name), args, dots, kwargs, kw_dots, obj, obj_dot, site)
 
 
 _DICT_METHODS = frozenset({"items", "values", "keys", "get", "copy"})

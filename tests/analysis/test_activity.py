@@ -16,7 +16,7 @@ import pytest
 
 import wengert.rules  # noqa: F401  (registers the built-in rules)
 from wengert.analysis.activity import Activity, CutPoint, activity
-from wengert.frontend.lower import lower
+from wengert.driver.pipeline import lower
 from wengert.ir import nodes as n
 from wengert.rules import registry
 

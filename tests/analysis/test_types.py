@@ -17,7 +17,7 @@ import pytest
 import wengert.rules  # noqa: F401  (registers the built-in rules)
 from wengert import runtime
 from wengert.analysis.types import Types, infer_types, join
-from wengert.frontend.lower import lower
+from wengert.driver.pipeline import lower
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
 

@@ -18,7 +18,7 @@ import samples
 import wengert
 import wengert.api
 from wengert.codegen.emit import generate
-from wengert.frontend.lower import lower
+from wengert.driver.pipeline import lower
 
 SRC = Path(wengert.__file__).resolve().parents[1]
 
@@ -255,7 +255,7 @@ import sys
 sys.path[:0] = [{src!r}, {here!r}]
 import samples
 from wengert.codegen.emit import generate
-from wengert.frontend.lower import lower
+from wengert.driver.pipeline import lower
 sys.stdout.write(generate(lower(samples.mixed))[1])
 """
 

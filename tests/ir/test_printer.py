@@ -7,7 +7,7 @@ import operator
 import re
 
 import wengert  # noqa: F401  (registers the built-in rules)
-from wengert.frontend.lower import lower
+from wengert.driver.pipeline import lower
 from wengert.ir import (
     Build,
     BuildDict,

@@ -18,7 +18,7 @@ import pytest
 
 import wengert
 from wengert.codegen.emit import generate
-from wengert.frontend.lower import lower
+from wengert.driver.pipeline import lower
 from wengert.ir import nodes as n
 from wengert.ir import verify
 from wengert.rules import registry

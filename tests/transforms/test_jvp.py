@@ -17,8 +17,8 @@ import vjp_corpus as corpus
 from test_vjp import UNSUPPORTED as REVERSE_UNSUPPORTED
 
 import wengert
-from wengert import api
 from wengert import tangents as tree
+from wengert.driver import binding
 from wengert.rules import registry
 from wengert.testing import check_grads
 
@@ -101,9 +101,9 @@ def test_batched_jvp(case, index):
         leaves, td = tree.flatten(a)
         per = [tree.flatten(tree.materialize(a, u[i]))[0] for u in singles]
         stacked = [numpy.stack([numpy.asarray(p[j]) for p in per]) for j in range(len(leaves))]
-        batched.append(api._internal(a, tree.materialize(a, tree.unflatten(td, stacked), (k,)))
+        batched.append(binding.internal(a, tree.materialize(a, tree.unflatten(td, stacked), (k,)))
                        if leaves else None)
-    _, got = api._jvp_run(case.make(), copy.deepcopy(args), tuple(batched), (k,), False)
+    _, got = binding.jvp_run(case.make(), copy.deepcopy(args), tuple(batched), (k,), False)
     got_leaves = tree.flatten(got)[0]
     want = [tree.flatten(o)[0] for o in outs]
     assert len(got_leaves) == len(want[0])

@@ -20,7 +20,7 @@ import pytest
 import wengert.rules  # noqa: F401  (registers the built-in rules)
 from wengert import runtime
 from wengert.codegen.emit import generate
-from wengert.frontend.lower import lower
+from wengert.driver.pipeline import lower
 from wengert.ir import nodes as n
 from wengert.ir import verify
 from wengert.rules import adjoints as adj_rules

@@ -9,37 +9,10 @@ from __future__ import annotations
 
 import builtins
 import keyword
-import re
 
 from wengert.analysis.liveness import Liveness
 from wengert.ir import nodes as n
-
-_IDENT = re.compile(r"[^0-9A-Za-z_]")
-
-
-def sanitize(hint: str) -> str:
-    """A valid identifier derived from ``hint``."""
-    s = _IDENT.sub("_", hint) or "v"
-    if s[0].isdigit():
-        s = "v" + s
-    if keyword.iskeyword(s):
-        s += "_"
-    return s
-
-
-def adjoint_name(name: str) -> str:
-    """The name of the adjoint of a variable: ``x`` -> ``x_bar``."""
-    return f"{name}_bar"
-
-
-def tangent_name(name: str) -> str:
-    """The name of the tangent of a variable: ``x`` -> ``x_dot``."""
-    return f"{name}_dot"
-
-
-def pullback_name(fn_name: str) -> str:
-    """The generated pullback of ``fn_name``."""
-    return f"{sanitize(fn_name)}_pullback"
+from wengert.vocabulary import adjoint_name, pullback_name, sanitize, tangent_name
 
 
 class Namer:
@@ -156,3 +129,5 @@ class Namer:
 
 
 RESERVED_BUILTINS = {"True", "False", "None"} | set(dir(builtins))
+
+__all__ = ["Namer", "adjoint_name", "pullback_name", "sanitize", "tangent_name"]

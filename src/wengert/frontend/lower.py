@@ -103,9 +103,6 @@ def lower_with_deps(f: Any) -> tuple[n.Function, list]:
     resolver = Resolver(fn)
     low = FunctionLowering(src, resolver)
     func = low.lower_function()
-    from wengert.transforms.cleanup import cleanup
-
-    cleanup(func)
     verify(func)
     return func, resolver.deps
 

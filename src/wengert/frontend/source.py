@@ -154,7 +154,7 @@ def _parse_file(filename: str) -> ast.Module | None:
 _USER_EQUIVALENT = ("<wengert:primitive:", "<wengert:fixed-arity:")
 
 
-#: Names the transforms give the functions they generate (codegen/naming.py).
+#: Names the transforms give the functions they generate (wengert/vocabulary.py).
 _DERIVATIVE_SUFFIXES = ("_pullback", "_vjp", "_jvp", "_grad", "_pulled_back")
 
 

@@ -37,7 +37,6 @@ import numpy
 from wengert import runtime
 from wengert.analysis.activity import MUTATING_METHODS, Activity, activity
 from wengert.analysis.types import Types, infer_types
-from wengert.codegen.naming import tangent_name
 from wengert.diagnostics import NonDifferentiableError, SourceLoc, describe
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
@@ -55,6 +54,7 @@ from wengert.transforms.devirtualize import (
 from wengert.transforms.nested_grad import check_not_dispatcher
 from wengert.transforms.prepare import prepare
 from wengert.transforms.vjp import _INPLACE, _SCALARS, _has_source, _hashable
+from wengert.vocabulary import tangent_name
 
 _FLOATS = (float, numpy.float64, numpy.float32)
 _NUMERIC = (float, numpy.float64, numpy.float32, numpy.ndarray)

@@ -1,0 +1,363 @@
+"""Arguments, tangents and cotangents between the user's form and generated code's.
+
+A call binds its arguments to parameters (defaults included: one derived function serves
+every function object of a code object); tangents and cotangents go into generated code
+with symbolic zeros (``None``) and objects as :class:`~wengert.runtime.Attrs`, and come
+out finished in the structure of their primal (zeros materialised, a dataclass as one).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+import numpy
+
+from wengert import runtime, tangents
+from wengert.analysis.types import ListOf
+from wengert.diagnostics import (
+    NonDifferentiableError,
+    describe,
+)
+from wengert.driver.cache import DerivedEntry
+from wengert.driver.callables import fixed_arity
+from wengert.driver.pipeline import (
+    function_of,
+    jvp_entry,
+    param_count,
+    primal_entry,
+    vjp_entry,
+    writes_arguments,
+)
+
+LIST_OF_FLOAT = ListOf(float)
+
+
+def arg_type(a: Any) -> Any:
+    """The type an argument specialises derivatives on: its own, or ``ListOf(float)`` for
+    a list of floats (checked on each call: the specialised code relies on it)."""
+    t = type(a)
+    if t is list and a and all(type(v) is float for v in a):
+        return LIST_OF_FLOAT
+    return t
+
+
+def param_types(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, ...] | None:
+    """The type of each parameter's value for this call (``None``: cannot bind cheaply)."""
+    code = fn.__code__
+    nparams = code.co_argcount + code.co_kwonlyargcount
+    if not kwargs and code.co_flags & 0x0C == 0 and len(args) == code.co_argcount and \
+            not code.co_kwonlyargcount:
+        return tuple(map(arg_type, args))
+    try:
+        bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
+    except TypeError:
+        return None
+    bound.apply_defaults()
+    out = tuple(arg_type(v) for v in bound.arguments.values())
+    del nparams
+    return out
+
+
+def shapes_of(args: tuple) -> tuple:
+    """Copies of container arguments the function may change the length of (``append``):
+    their cotangents take the structure the arguments had when the call began."""
+    for a in args:
+        if isinstance(a, (list, dict)):
+            return tuple(structure(a) for a in args)
+    return args
+
+
+structure = runtime.structure
+
+
+def call_vjp(fn: Any, wrt: tuple[int, ...] | None, args: tuple, kwargs: dict
+              ) -> tuple[Any, Any, DerivedEntry]:
+    types_ = param_types(fn, args, kwargs)
+    nparams = param_count(fn)
+    if types_ is None:
+        # Let Python report the bad call (missing or unexpected arguments).
+        fn(*args, **kwargs)
+        raise TypeError("cannot bind the arguments")  # pragma: no cover
+    if wrt is None:
+        wrt = tuple(range(nparams))
+    entry = vjp_entry(fn, wrt, types_)
+    args, kwargs = with_defaults(fn, args, kwargs)
+    out, pb = entry.compiled(*args, **kwargs)
+    return out, pb, entry
+
+
+def with_defaults(fn: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The call's arguments with every omitted parameter given its default (``fn``'s own:
+    one derived function serves every function object of a code object)."""
+    code = fn.__code__
+    if not kwargs and len(args) == code.co_argcount and not code.co_kwonlyargcount:
+        return args, kwargs
+    bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.args, bound.kwargs
+
+
+def finish(x: Any, adj: Any) -> Any:
+    """An adjoint in the structure of the primal ``x``, zeros materialised."""
+    if type(x) is float and (type(adj) is float or adj is None):
+        return 0.0 if adj is None else adj
+    if isinstance(adj, runtime.Attrs):
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            fields = [finish(getattr(x, f.name), adj.get(f.name)) for f in dataclasses.fields(x)]
+            out = object.__new__(type(x))
+            for f, v in zip(dataclasses.fields(x), fields):
+                object.__setattr__(out, f.name, v)
+            return out
+        # A plain object has no tangent space of its own (``tangents``): no cotangent.
+        return None
+    if adj is None and not tangents.is_differentiable(x) and hasattr(x, "__dict__") and \
+            not isinstance(x, type) and not callable(x):
+        return None
+    if isinstance(adj, (list, tuple)) and isinstance(x, (list, tuple)) and len(adj) == len(x):
+        items = [b if type(b) is float and type(a) is float else finish(a, b)
+                 for a, b in zip(x, adj)]
+        if type(x) is list:  # each item is finished: nothing is left to check
+            return items
+        if type(x) is tuple:
+            return tuple(items)
+        adj = tuple(items) if isinstance(x, tuple) else items
+    elif isinstance(adj, dict) and isinstance(x, dict):
+        adj = {k: finish(v, adj.get(k)) for k, v in x.items()}
+    return tangents.materialize(x, adj)
+
+
+def as_adjoint(ct: Any) -> Any:
+    """A cotangent in the form generated pullbacks use: dataclasses become ``Attrs``."""
+    if dataclasses.is_dataclass(ct) and not isinstance(ct, type):
+        return runtime.Attrs({f.name: as_adjoint(getattr(ct, f.name))
+                              for f in dataclasses.fields(ct)})
+    if type(ct) in (list, tuple):
+        return type(ct)(as_adjoint(c) for c in ct)
+    if type(ct) is dict:
+        return {k: as_adjoint(c) for k, c in ct.items()}
+    return ct
+
+
+def seed(out: Any) -> Any:
+    if isinstance(out, (float, numpy.floating)):
+        return type(out)(1.0)
+    if isinstance(out, numpy.ndarray) and out.shape == () and \
+            numpy.issubdtype(out.dtype, numpy.floating):
+        return numpy.ones((), out.dtype)
+    if isinstance(out, (int, bool, numpy.integer)):
+        raise TypeError(f"grad requires a float output; the function returned "
+                        f"{type(out).__name__} {out!r} (an int has no derivative)")
+    raise TypeError("grad requires a scalar float output; the function returned "
+                    f"{type(out).__name__}; use wengert.vjp for other outputs")
+
+
+IMMUTABLE_ARGS = (float, int, bool, str, bytes, tuple, complex, type(None))
+
+
+def check_unaliased(fn: Any, args: tuple, written: frozenset[int]) -> None:
+    """Refuse a call passing one mutable object as two arguments when ``fn`` may write
+    into one of them: each argument gets its own cotangent (and tangent), but a write
+    through one name is seen through the other, which the derivative would not follow."""
+    seen: dict[int, int] = {}
+    for i, a in enumerate(args):
+        if isinstance(a, IMMUTABLE_ARGS):
+            continue
+        j = seen.setdefault(id(a), i)
+        if j != i and (i in written or j in written):
+            raise NonDifferentiableError(
+                f"arguments {j} and {i} are the same {type(a).__name__}, and "
+                f"{describe(fn)} writes into it: a derivative with respect to each of them "
+                "cannot be told apart", primal_entry(fn).ir.loc,
+                hint="pass a copy for one of them (list(xs), xs.copy())")
+
+
+NO_TANGENT_TYPES = (int, bool, str, bytes, type(None), range)
+
+
+def bind_params(fn: Any, args: tuple, kwargs: dict) -> list[Any]:
+    """The value of each parameter of ``fn`` for this call, in signature order."""
+    code = fn.__code__
+    if not kwargs and code.co_flags & 0x0C == 0 and not code.co_kwonlyargcount and \
+            len(args) == code.co_argcount:
+        return list(args)
+    try:
+        bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
+    except TypeError:
+        fn(*args, **kwargs)  # let Python report the bad call
+        raise
+    bound.apply_defaults()
+    return list(bound.arguments.values())
+
+
+def bind_dots(fn: Any, args: tuple, kwargs: dict, dots: tuple, kw_dots: dict) -> list[Any]:
+    """The tangent of each parameter, laid out like :func:`bind_params`."""
+    code = fn.__code__
+    if not kwargs and code.co_flags & 0x0C == 0 and not code.co_kwonlyargcount and \
+            len(args) == code.co_argcount:
+        return list(dots)
+    sig = inspect.signature(fn, follow_wrapped=False)
+    bound = sig.bind(*args, **kwargs)
+    out: list[Any] = [None] * len(sig.parameters)
+    names = list(sig.parameters)
+    i = 0
+    for p in sig.parameters.values():
+        k = names.index(p.name)
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            if i < len(args):
+                out[k] = dots[i]
+                i += 1
+            else:
+                out[k] = kw_dots.get(p.name)
+        elif p.kind == p.VAR_POSITIONAL:
+            out[k] = tuple(dots[i:])
+            i = len(args)
+        elif p.kind == p.KEYWORD_ONLY:
+            out[k] = kw_dots.get(p.name)
+        else:
+            out[k] = {name: kw_dots.get(name) for name in bound.arguments.get(p.name, {})}
+    return out
+
+
+def is_batched(values: Sequence[Any], dots: Sequence[Any]) -> bool:
+    """Whether some tangent carries a leading axis of directions that its value lacks
+    (looking into lists and tuples, whose items' tangents say it)."""
+    for v, d in zip(values, dots):
+        if isinstance(d, numpy.ndarray) and (isinstance(v, (float, numpy.floating)) or (
+                isinstance(v, numpy.ndarray) and d.ndim > v.ndim)):
+            return True
+        if type(v) in (list, tuple) and type(d) in (list, tuple) and is_batched(v, d):
+            return True
+    return False
+
+
+def call_jvp(fn: Any, args: tuple, kwargs: dict, dots: tuple, kw_dots: dict,
+              batched: bool | None = None) -> tuple[Any, Any]:
+    """Run ``fn``'s derived JVP on internal tangents (``None`` zeros, ``Attrs`` objects)."""
+    values = bind_params(fn, args, kwargs)
+    vdots = bind_dots(fn, args, kwargs, dots, kw_dots)
+    if batched is None:
+        batched = is_batched(values, vdots)
+    wrt = tuple(i for i, (v, d) in enumerate(zip(values, vdots))
+                if d is not None and not isinstance(v, NO_TANGENT_TYPES))
+    types_ = tuple(map(arg_type, values))
+    entry = jvp_entry(fn, wrt, types_, batched)
+    ins = [runtime.nonzero_tangent(vdots[i], values[i])
+           if isinstance(values[i], (float, numpy.floating, numpy.ndarray)) else vdots[i]
+           for i in wrt]
+    return entry.compiled(*values, *ins)
+
+
+def internal(x: Any, t: Any) -> Any:
+    """A materialised tangent in the form generated code uses (fresh containers, ``Attrs``)."""
+    if t is None:
+        return None
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return runtime.Attrs({f.name: internal(getattr(x, f.name), getattr(t, f.name))
+                              for f in dataclasses.fields(x)})
+    if isinstance(x, list):
+        return [b if type(b) is float else internal(a, b) for a, b in zip(x, t)]
+    if isinstance(x, tuple):
+        return tuple(internal(a, b) for a, b in zip(x, t))
+    if isinstance(x, dict):
+        return {k: internal(v, t.get(k)) for k, v in x.items()}
+    if isinstance(t, numpy.ndarray):
+        return t.copy()
+    return t
+
+
+def external(x: Any, t: Any, batch: tuple[int, ...] = ()) -> Any:
+    """A tangent from generated code in the structure of the primal ``x``, zeros materialised."""
+    if isinstance(t, runtime.Attrs) or (t is not None and dataclasses.is_dataclass(x) and
+                                        (isinstance(t, dict) or type(t) is type(x))):
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            out = object.__new__(type(x))
+            for f in dataclasses.fields(x):
+                d = t.get(f.name) if isinstance(t, dict) else getattr(t, f.name)
+                object.__setattr__(out, f.name, external(getattr(x, f.name), d, batch))
+            return out
+        return None
+    if isinstance(x, (list, tuple)) and isinstance(t, (list, tuple)) and len(x) == len(t):
+        items = [b if not batch and type(b) is float and type(a) is float
+                 else external(a, b, batch) for a, b in zip(x, t)]
+        if type(x) is list:  # each item is finished: nothing is left to check
+            return items
+        if type(x) is tuple:
+            return tuple(items)
+        t = tuple(items) if isinstance(x, tuple) else items
+        if hasattr(type(x), "_fields"):
+            t = type(x)(*items)
+    elif isinstance(x, dict) and isinstance(t, dict):
+        t = {k: external(v, t.get(k), batch) for k, v in x.items()}
+    elif isinstance(x, (float, numpy.floating, numpy.ndarray)) and t is not None:
+        want = (*batch, *numpy.shape(x))
+        if numpy.shape(t) != want:
+            t = numpy.array(numpy.broadcast_to(t, want), dtype=numpy.result_type(x, float))
+        if want == () and isinstance(x, float):
+            t = float(t)
+    return tangents.materialize(x, t, batch)
+
+
+def check_tangents(primals: Any, tangents_: Any) -> tuple[tuple, tuple]:
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents_, (tuple, list)):
+        raise TypeError("primals and tangents must be tuples (or lists) of arguments, got "
+                        f"{type(primals).__name__} and {type(tangents_).__name__}")
+    if len(primals) != len(tangents_):
+        raise TypeError(f"jvp: {len(primals)} primals but {len(tangents_)} tangents")
+    out = []
+    for k, (p, t) in enumerate(zip(primals, tangents_)):
+        try:
+            out.append(tangents.materialize(p, t))
+        except ValueError as e:
+            raise ValueError(f"jvp: the tangent of argument {k} does not fit its primal "
+                             f"{p!r}: {e}") from None
+    return tuple(primals), tuple(out)
+
+
+def jvp_run(f: Any, primals: tuple, dots: tuple, batch: tuple[int, ...], has_aux: bool
+             ) -> Any:
+    fn, bound, bound_kw = function_of(f, len(primals))
+    full = (*bound, *primals)
+    fn = fixed_arity(fn, len(full), bound_kw)
+    written = writes_arguments(fn)
+    if written:
+        check_unaliased(fn, full, written)
+    full_dots = (*([None] * len(bound)), *dots)
+    kw_dots = dict.fromkeys(bound_kw)
+    out, out_dot = call_jvp(fn, full, dict(bound_kw), full_dots, kw_dots,
+                             batched=bool(batch))
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise TypeError("has_aux=True requires the function to return a pair (value, aux)")
+        value, aux = out
+        value_dot = out_dot[0] if out_dot is not None else None
+        return value, external(value, value_dot, batch), aux
+    return out, external(out, out_dot, batch)
+
+
+def run_vjp(f: Any, primals: tuple, has_aux: bool = False) -> Any:
+    """``wengert.vjp(f, *primals, has_aux=has_aux)``: the value and a pullback giving one
+    finished cotangent per primal."""
+    fn, bound, bound_kw = function_of(f, len(primals))
+    full = (*bound, *primals)
+    fn = fixed_arity(fn, len(full), bound_kw)
+    written = writes_arguments(fn)
+    if written:
+        check_unaliased(fn, full, written)
+    nparams = param_count(fn)
+    wrt = tuple(range(len(bound), min(len(full), nparams)))
+    before = shapes_of(full)
+    out, pb, _ = call_vjp(fn, wrt, full, dict(bound_kw))
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise TypeError("has_aux=True requires the function to return a pair (value, aux)")
+        out, aux = out
+
+    def pullback(out_bar: Any) -> tuple[Any, ...]:
+        ct = as_adjoint(tangents.materialize(out, out_bar))
+        adjs = pb((ct, None) if has_aux else ct)
+        return tuple(finish(before[i], adjs[i]) for i in wrt)
+
+    return (out, pullback, aux) if has_aux else (out, pullback)

@@ -1,0 +1,78 @@
+"""The caches of derived functions, and what makes an entry stale.
+
+Every entry remembers the names it resolved (globals, closure cells, builtins) and the
+code objects it linked to; an entry whose names no longer resolve to the same objects
+is rebuilt, so rebinding a global or redefining a helper is seen at the next call.
+Nothing is cached when a transform fails.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from wengert.frontend.source import Dependency
+from wengert.ir import nodes as n
+
+
+@dataclass
+class Entry:
+    ir: n.Function
+    deps: list[Dependency]
+    code: Any = None
+    globals: Any = None
+    compiled: Any = None
+    source: str | None = None
+    #: Parameters the function may write into (computed when first asked).
+    written: frozenset[int] | None = None
+
+    def valid(self, fn: Any) -> bool:
+        return self.code is fn.__code__ and self.globals is fn.__globals__ and \
+            all(d.still_valid() for d in self.deps)
+
+
+PRIMALS: dict[Any, Entry] = {}
+
+
+GRADIENT_IRS: dict[Any, Entry] = {}
+
+
+@dataclass
+class DerivedEntry:
+    primal: Entry
+    compiled: Any
+    source: str
+    code: Any
+    globals: Any
+    #: What the derivatives it calls directly (and the result types it used) resolved.
+    linked: list[Any] = dataclasses.field(default_factory=list)
+
+    def valid(self, fn: Any) -> bool:
+        return self.primal.valid(fn) and all(d.still_valid() for d in self.linked)
+
+
+VJPS: dict[Any, DerivedEntry] = {}
+
+
+class CodeDep:
+    """A function linked to by identity: stale if its code object is replaced."""
+
+    __slots__ = ("fn", "code")
+
+    def __init__(self, fn: Any) -> None:
+        self.fn, self.code = fn, fn.__code__
+
+    def still_valid(self) -> bool:
+        return self.fn.__code__ is self.code
+
+
+def unique(deps: list[Any]) -> list[Any]:
+    seen: set[int] = set()
+    return [d for d in deps if id(d) not in seen and not seen.add(id(d))]  # type: ignore
+
+
+RESULT_TYPES: dict[Any, tuple[Any, list[Any]]] = {}
+
+
+JVPS: dict[Any, DerivedEntry] = {}

@@ -1,0 +1,197 @@
+"""What a callable is to wengert: a plain function, a gradient made by ``grad`` (a
+:class:`Gradient`, differentiated again from its IR), a primitive given directly
+(``grad(math.tanh)``: a Python wrapper calling it), or a ``*args`` function called with
+a known number of arguments (a wrapper of that many parameters)."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import linecache
+import types
+from collections.abc import Sequence
+from typing import Any
+
+from wengert.diagnostics import (
+    SourceUnavailableError,
+    describe,
+)
+from wengert.rules import registry
+from wengert.vocabulary import sanitize
+
+
+def cache_key(fn: Any) -> Any:
+    if type(fn) is Gradient:
+        return ("grad", cache_key(fn.inner), fn.wrt, fn.single)
+    # Identity, not equality: code objects of two identical modules compare equal.
+    # The cells' contents and the globals are checked by the entry itself.
+    return (id(fn.__code__), id(fn.__globals__), tuple(id(c) for c in (fn.__closure__ or ())))
+
+
+#: The public operators (``grad``, ``vjp``), registered by :mod:`wengert.api`: what the
+#: driver recognises when differentiated code takes a derivative itself.
+OPERATORS: dict[str, Any] = {}
+
+
+class Gradient:
+    """``grad(f)`` seen as a function wengert differentiates like any other.
+
+    It takes the parameters of ``f`` (the plain function ``base`` at the bottom of a
+    tower of ``grad``) and its IR is derived from ``f``'s for each set of argument types
+    (:func:`ir_entry`): the VJP's forward code followed by its pullback, seeded. So
+    ``grad(grad(f))``, ``jvp(grad(f))``, ``hessian`` and calls of a ``grad(f)`` inside
+    differentiated code all transform generated IR again. Attributes that bind arguments
+    (``__code__``, ``__defaults__``, the signature) are ``base``'s.
+    """
+
+    def __init__(self, inner: Any, wrt: tuple[int, ...], single: bool) -> None:
+        self.inner, self.wrt, self.single = inner, wrt, single
+        self.base = inner.base if type(inner) is Gradient else inner
+        self.__name__ = f"{inner.__name__}_grad"
+        self.__qualname__ = f"{inner.__qualname__}_grad"
+
+    __code__ = property(lambda self: self.base.__code__)
+    __globals__ = property(lambda self: self.base.__globals__)
+    __defaults__ = property(lambda self: self.base.__defaults__)
+    __kwdefaults__ = property(lambda self: self.base.__kwdefaults__)
+    __closure__ = property(lambda self: self.base.__closure__)
+    __signature__ = property(lambda self: inspect.signature(self.base, follow_wrapped=False))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        grad = OPERATORS["grad"]
+        return grad(self.inner, self.wrt[0] if self.single else self.wrt)(*args, **kwargs)
+
+
+#: Primitives given to the API directly (``grad(math.tanh)``) -> their Python wrappers.
+_PRIMITIVES: dict[Any, types.FunctionType] = {}
+
+
+def primitive_function(f: Any) -> types.FunctionType | None:
+    """A Python function that only calls ``f``, for a primitive with rules and no source
+    (``math.tanh``, a NumPy ufunc), so that every transform treats it like user code;
+    ``None`` for anything else, or a signature that cannot be spelled."""
+    if isinstance(f, (types.FunctionType, types.MethodType, functools.partial)) or \
+            not hashable(f) or registry.lookup(f) is None:
+        return None
+    if f in _PRIMITIVES:
+        return _PRIMITIVES[f]
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        nin = getattr(f, "nin", None)  # a ufunc has no signature, but an arity
+        names = _required_from_doc(f)
+        if isinstance(nin, int):
+            names = [f"x{i}" for i in range(nin)]
+        if names is not None:
+            params = [inspect.Parameter(a, inspect.Parameter.POSITIONAL_ONLY) for a in names]
+        else:
+            name = describe(f)
+            raise SourceUnavailableError(
+                f"{name} has rules but no signature saying how many arguments it takes, so "
+                "wengert cannot tell what to differentiate",
+                hint=f"differentiate a function that calls it, e.g. "
+                     f"lambda x, y: {getattr(f, '__name__', name)}(x, y)") from None
+    spelled, passed, defaults = [], [], {}
+    for k, p in enumerate(params):
+        if not p.name.isidentifier() or p.name.startswith("__"):
+            return None
+        if p.kind is p.VAR_POSITIONAL:
+            spelled.append(f"*{p.name}")
+            passed.append(f"*{p.name}")
+        elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            if p.default is p.empty:
+                spelled.append(p.name)
+            else:
+                defaults[f"__default{k}"] = p.default
+                spelled.append(f"{p.name}=__default{k}")
+            passed.append(p.name)
+        else:
+            return None
+    name = sanitize(getattr(f, "__name__", "primitive"))
+    where = f"{getattr(f, '__module__', None) or 'builtins'}.{name}"
+    source = (f"def {name}({', '.join(spelled)}):\n"
+              f"    return __primitive({', '.join(passed)})\n")
+    filename = f"<wengert:primitive:{where}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace: dict[str, Any] = {"__primitive": f, **defaults}
+    exec(compile(source, filename, "exec"), namespace)
+    wrapper = namespace[name]
+    wrapper.__qualname__ = where
+    _PRIMITIVES[f] = wrapper
+    return wrapper
+
+
+_FIXED: dict[tuple[Any, int], types.FunctionType] = {}
+
+
+def fixed_arity(fn: Any, nargs: int, kwargs: dict) -> Any:
+    """For ``def f(a, *xs)`` called with ``nargs`` positional arguments, a function of
+    exactly that many parameters calling ``f`` (``def f(a, xs_0, xs_1): return f(a, xs_0,
+    xs_1)``): every positional argument is then a parameter, differentiable and counted by
+    ``argnums``, as in JAX. ``fn`` itself for anything else."""
+    code = getattr(fn, "__code__", None)
+    if type(fn) is not types.FunctionType or code is None or not code.co_flags & 0x04 or \
+            kwargs or code.co_flags & 0x08 or nargs < code.co_argcount or \
+            any(k not in (fn.__kwdefaults__ or {})
+                for k in code.co_varnames[code.co_argcount:code.co_argcount +
+                                          code.co_kwonlyargcount]):
+        return fn
+    key = (fn, nargs)
+    wrapper = _FIXED.get(key)
+    if wrapper is not None:
+        return wrapper
+    named = list(code.co_varnames[:code.co_argcount])
+    star = code.co_varnames[code.co_argcount + code.co_kwonlyargcount]
+    params = named + [f"{star}_{k}" for k in range(nargs - len(named))]
+    name = sanitize(fn.__name__)
+    source = (f"def {name}({', '.join(params)}):\n"
+              f"    return {name}({', '.join(params)})\n")
+    filename = f"<wengert:fixed-arity:{fn.__qualname__}/{nargs}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace: dict[str, Any] = {}
+    exec(compile(source, filename, "exec"), namespace)
+    wrapper = namespace[name]
+    namespace[name] = fn  # the name the wrapper calls is the function it wraps
+    wrapper.__qualname__ = fn.__qualname__
+    _FIXED[key] = wrapper
+    return wrapper
+
+
+def _required_from_doc(f: Any) -> list[str] | None:
+    """The required parameters a builtin's docstring spells, ``log(x, [base=math.e])``
+    giving ``["x"]``; ``None`` when it takes ``*args`` or says nothing parseable."""
+    name = getattr(f, "__name__", None)
+    doc = (getattr(f, "__doc__", None) or "").lstrip()
+    if not name or not doc.startswith(f"{name}("):
+        return None
+    inside = doc[len(name) + 1:].split(")", 1)[0]
+    out = []
+    for part in (p.strip() for p in inside.split(",")):
+        if part.startswith("[") or "=" in part or part == "/":
+            break
+        if not part.isidentifier():
+            return None
+        out.append(part)
+    return out or None
+
+
+def hashable(v: Any) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+def wrt_indices(argnums: int | Sequence[int], nbound: int, nparams: int) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    out = []
+    for a in nums:
+        if not isinstance(a, int):
+            raise TypeError(f"argnums must be ints, got {a!r}")
+        i = a + nbound if a >= 0 else nparams + a
+        if not 0 <= i < nparams:
+            raise ValueError(f"argnums {a} is out of range for a function of "
+                             f"{nparams - nbound} argument(s)")
+        out.append(i)
+    return tuple(out)

@@ -1,0 +1,464 @@
+"""The pipeline from a function to its compiled derivative, and the linkers.
+
+lower -> clean up -> verify (:func:`lower_with_deps`) -> transform (the VJP or JVP
+transform, given a linker) -> update adjoints in place -> emit and compile
+(:func:`derive`). A linker tells a transform what a user function it calls is: its IR
+(to inline it), the result type of a call, the parameters it writes into, its compiled
+derivative (to link it, recursion through a ``runtime.Later``), or nothing (the call is
+dispatched at run time). Derivatives differentiated again are built with
+:class:`InlineOnly`, which links nothing (compiled code has no IR to differentiate).
+"""
+
+from __future__ import annotations
+
+import types
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy
+
+from wengert import runtime
+from wengert.analysis.activity import written_params as params_written_in
+from wengert.analysis.types import infer_types, return_type
+from wengert.codegen.emit import generate
+from wengert.diagnostics import (
+    NonDifferentiableWarning,
+    WengertError,
+)
+from wengert.driver.cache import (
+    GRADIENT_IRS,
+    JVPS,
+    PRIMALS,
+    RESULT_TYPES,
+    VJPS,
+    CodeDep,
+    DerivedEntry,
+    Entry,
+    unique,
+)
+from wengert.driver.callables import (
+    OPERATORS,
+    Gradient,
+    cache_key,
+    fixed_arity,
+    primitive_function,
+    wrt_indices,
+)
+from wengert.frontend.lower import lower_with_deps as lower_source
+from wengert.frontend.source import Dependency, unwrap
+from wengert.ir import nodes as n
+from wengert.ir.verify import verify
+from wengert.rules import registry
+from wengert.transforms.cleanup import cleanup
+from wengert.transforms.gradient import grad_ir
+from wengert.transforms.inplace import update_in_place
+from wengert.transforms.vjp import vjp_transform
+
+
+def lower_with_deps(f: Any) -> tuple[n.Function, list[Dependency]]:
+    """``f``'s IR, cleaned up and verified, and the names it resolved (for staleness)."""
+    ir, deps = lower_source(f)
+    cleanup(ir)
+    verify(ir)
+    return ir, deps
+
+
+def lower(f: Any) -> n.Function:
+    """``f``'s IR, cleaned up and verified (not cached: :func:`primal_entry` caches)."""
+    return lower_with_deps(f)[0]
+
+
+def function_of(f: Any, nargs: int | None = None) -> tuple[Any, tuple, dict]:
+    """:func:`unwrap`, with functions made by :func:`grad` seen as :class:`Gradient`;
+    ``nargs`` (the call's positional arguments, when known) fixes the arity of a
+    ``*args`` function under a ``grad`` (:func:`fixed_arity`)."""
+    if type(f) is Gradient:
+        return f, (), {}
+    spec = getattr(f, "__wengert_grad__", None)
+    if spec is None:
+        prim = primitive_function(f)
+        return unwrap(f if prim is None else prim)
+    inner, argnums = spec
+    fn, bound, bound_kw = function_of(inner, nargs)
+    if nargs is not None:
+        fn = fixed_arity(fn, len(bound) + nargs, bound_kw)
+    wrt = wrt_indices(argnums, len(bound), param_count(fn))
+    return Gradient(fn, wrt, isinstance(argnums, int)), bound, bound_kw
+
+
+def param_count(fn: Any) -> int:
+    """How many parameters ``fn`` has (``*args`` and ``**kwargs`` count one each)."""
+    while type(fn) is Gradient:
+        fn = fn.base
+    return len(primal_entry(fn).ir.body.args)
+
+
+def ir_entry(fn: Any, arg_types: tuple[Any, ...]) -> Entry:
+    """The IR to differentiate for ``fn`` called with arguments of these types: its own
+    (lowered once for all types) or, for a :class:`Gradient`, the gradient IR of what it
+    differentiates, which depends on the types."""
+    if type(fn) is not Gradient:
+        return primal_entry(fn)
+    key = (cache_key(fn), arg_types)
+    entry = GRADIENT_IRS.get(key)
+    if entry is not None and entry.valid(fn):
+        return entry
+    GRADIENT_IRS.pop(key, None)
+    inner = ir_entry(fn.inner, arg_types)
+    gir, deps = gradient_ir(inner.ir, fn.wrt, fn.single, arg_types)
+    entry = Entry(gir, unique([CodeDep(fn.base), *inner.deps, *deps]),
+                   fn.__code__, fn.__globals__)
+    GRADIENT_IRS[key] = entry
+    return entry
+
+
+def primal_entry(fn: Any) -> Entry:
+    key = cache_key(fn)
+    entry = PRIMALS.get(key)
+    if entry is not None and entry.valid(fn):
+        return entry
+    PRIMALS.pop(key, None)
+    ir, deps = lower_with_deps(fn)
+    entry = Entry(ir, deps, fn.__code__, fn.__globals__)
+    PRIMALS[key] = entry
+    return entry
+
+
+class Linker:
+    """What one VJP build links to: the derived VJPs of user functions it calls with
+    arguments of known types (called directly, no dispatcher), and the result types of
+    such calls. Whatever those resolved becomes part of the caller's entry, so the
+    caller is rebuilt when any of them changes."""
+
+    def __init__(self) -> None:
+        self.deps: list[Any] = []
+        self.cyclic = False
+        #: Result types of calls still being inferred that this build assumed.
+        self.consulted: set[Any] = set()
+
+    def resolve(self, fn: Any) -> Any:
+        """The function to differentiate for a callee ``fn`` known when transforming:
+        itself if a plain function, or the :class:`Gradient` behind one made by
+        :func:`grad`; ``None`` for anything else (one over a bound method or
+        ``functools.partial`` included)."""
+        if getattr(fn, "__wengert_grad__", None) is None:
+            return fn if isinstance(fn, types.FunctionType) else None
+        derived, bound, bound_kw = function_of(fn)
+        return None if bound or bound_kw else derived
+
+    def is_grad(self, value: Any) -> bool:
+        return value is OPERATORS.get("grad")
+
+    def is_vjp(self, value: Any) -> bool:
+        return value is OPERATORS.get("vjp")
+
+    def fixed_arity(self, fn: Any, nargs: int) -> Any:
+        """``fn`` as a function of exactly ``nargs`` parameters (:func:`fixed_arity`)."""
+        return fixed_arity(fn, nargs, {})
+
+    def function_ir(self, fn: Any) -> n.Function | None:
+        """The IR of the plain function ``fn`` (``None`` for anything else)."""
+        if not isinstance(fn, types.FunctionType):
+            return None
+        return self.callee_ir(fn)
+
+    def applied_vjp_ir(self, fn: n.Function, wrt: tuple[int, ...],
+                       arg_types: Sequence[Any]) -> n.Function:
+        vir, deps = applied_vjp_ir(fn, wrt, arg_types)
+        self.deps.extend(deps)
+        return vir
+
+    def make_grad(self, f: Any, argnums: Any) -> Any:
+        return OPERATORS["grad"](f, argnums)
+
+    def gradient_ir(self, fn: n.Function, wrt: tuple[int, ...], single: bool,
+                    arg_types: Sequence[Any]) -> n.Function:
+        gir, deps = gradient_ir(fn, wrt, single, arg_types)
+        self.deps.extend(deps)
+        return gir
+
+    def result_type(self, fn: Any, arg_types: list[Any]) -> Any:
+        fn = self.resolve(fn)
+        if fn is None:
+            return None
+        found = result_type(fn, tuple(arg_types), self.consulted)
+        if found is None:
+            return None
+        self.deps.extend(found[1])
+        return found[0]
+
+    def written_params(self, fn: Any) -> Any:
+        """The parameters the user function ``fn`` may write into (all, if unknown)."""
+        try:
+            written = written_params(fn)
+        except WengertError:
+            return range(10**9)
+        self.deps.append(CodeDep(fn))
+        return written
+
+    def callee_ir(self, fn: Any) -> n.Function | None:
+        """The IR of a user function to inline (``None``: it has none)."""
+        if getattr(fn, "__wengert_grad__", None) is not None:
+            return None  # its IR depends on the argument types: linked instead
+        try:
+            prim = primal_entry(fn)
+        except WengertError:
+            return None
+        self.deps.extend([CodeDep(fn), *prim.deps])
+        return prim.ir
+
+    def direct(self, fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> Any:
+        """The compiled VJP of ``fn`` for these types, a :class:`runtime.Later` for one
+        being built (recursion), or ``None`` (the call goes through the dispatcher)."""
+        key = (cache_key(fn), wrt, arg_types)
+        later = _BUILDING.get(key)
+        if later is not None:
+            self.cyclic = True
+            self.deps.extend([CodeDep(fn), *primal_entry(fn).deps])
+            return later
+        entry = vjp_entry(fn, wrt, arg_types)  # its errors are the caller's, like a compiler
+        self.deps.extend([CodeDep(fn), *entry.primal.deps, *entry.linked])
+        return entry.compiled
+
+
+#: Result types being inferred, with the type assumed for recursive calls meanwhile.
+_RESULT_GUESS: dict[Any, Any] = {}
+
+
+def result_type(fn: Any, arg_types: tuple[Any, ...], consulted: set[Any] | None = None
+                 ) -> tuple[Any, list[Any]] | None:
+    """The exact type ``fn`` returns for arguments of these types, and what that rests on.
+
+    A recursive call is assumed to return a guess (unknown, then ``float``, then an array);
+    a guess is kept only when the body, under it, returns exactly that type: then every
+    call returns it, by induction on the depth of the recursion.
+    """
+    key = (cache_key(fn), arg_types)
+    hit = RESULT_TYPES.get(key)
+    if hit is not None and all(d.still_valid() for d in hit[1]):
+        return hit
+    if key in _RESULT_GUESS:
+        if consulted is not None:
+            consulted.add(key)
+        return _RESULT_GUESS[key], []
+    if not _has_plain_signature(fn, len(arg_types)):
+        return None
+    try:
+        prim = ir_entry(fn, arg_types)
+    except WengertError:
+        return None
+    for guess in (None, float, numpy.ndarray):
+        linker = Linker()
+        _RESULT_GUESS[key] = guess
+        try:
+            inferred = infer_types(prim.ir, list(arg_types), callee=linker.result_type)
+        finally:
+            del _RESULT_GUESS[key]
+        t = return_type(prim.ir, inferred)
+        if t is not None and (guess is None or t is guess):
+            break
+    else:
+        t = None
+    found = (t, unique([CodeDep(fn), *prim.deps, *linker.deps]))
+    linker.consulted.discard(key)
+    if consulted is not None:
+        consulted |= linker.consulted
+    if not linker.consulted:  # else it rests on a caller's guess, still unconfirmed
+        RESULT_TYPES[key] = found
+    return found
+
+
+def _has_plain_signature(fn: Any, nargs: int) -> bool:
+    """Whether ``fn(a1, ..., an)`` binds its arguments to its parameters one to one."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and code.co_flags & 0x0C == 0 and not code.co_kwonlyargcount \
+        and code.co_argcount == nargs
+
+
+#: VJPs being generated, by cache key: a recursive call links to the ``Later``.
+_BUILDING: dict[Any, runtime.Later] = {}
+
+
+#: Entries finished while an outer build is still going (cleared when it ends).
+_BUILT: list[tuple[Any, DerivedEntry, Linker]] = []
+
+
+def vjp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> DerivedEntry:
+    key = (cache_key(fn), wrt, arg_types)
+    entry = VJPS.get(key)
+    if entry is not None and entry.valid(fn):
+        return entry
+    VJPS.pop(key, None)
+    linker = Linker()
+    return derive(fn, arg_types, key, "vjp", VJPS, _BUILDING, _BUILT, linker,
+                   lambda ir: vjp_transform(ir, wrt, arg_types, linker))
+
+
+def derive(fn: Any, arg_types: tuple[Any, ...], key: Any, mode: str, cache: dict,
+            building: dict, built: list, linker: Linker, transform: Any) -> DerivedEntry:
+    """Transform ``fn``'s IR, compile and cache the result under ``key``: the bookkeeping
+    both modes share (recursion through ``Later``, cleanup after a failure, and shared
+    dependencies for mutually recursive derivatives)."""
+    prim = ir_entry(fn, arg_types)
+    later = runtime.Later(f"{fn.__name__}_{mode}")
+    building[key] = later
+    start = len(built)
+    try:
+        ir, warnings_found = transform(prim.ir)
+        update_in_place(ir)
+        compiled, source = generate(ir, f"{fn.__qualname__}:{mode}")
+    except BaseException:
+        # Derivatives finished inside this one may link to its ``Later``: drop them too.
+        for k, _, _ in built[start:]:
+            cache.pop(k, None)
+        del built[start:]
+        raise
+    finally:
+        del building[key]
+    # Defaults are never baked in: the entry is shared by every function object of the
+    # code, each with defaults of its own, so callers pass every parameter.
+    later.fn = compiled
+    what = "gradient" if mode == "vjp" else "tangent"
+    for name, loc in warnings_found:
+        warnings.warn(NonDifferentiableWarning(
+            f"an active value passes through {name}(), which has no derivative; "
+            f"the {what} through it is zero", loc,
+            hint="use wengert.stop_gradient() to say this is intended"), stacklevel=5)
+    entry = DerivedEntry(prim, compiled, source, fn.__code__, fn.__globals__,
+                      unique(linker.deps))
+    cache[key] = entry
+    built.append((key, entry, linker))
+    if not building:
+        group = built[:]
+        built.clear()
+        if any(lk.cyclic for _, _, lk in group):
+            # Mutually recursive derivatives call each other: each is stale when any is.
+            union = unique([d for _, e, _ in group for d in [*e.primal.deps, *e.linked]])
+            for _, e, _ in group:
+                e.linked = union
+    return entry
+
+
+def writes_arguments(fn: Any) -> frozenset[int]:
+    """The parameters ``fn`` may write into (none for what is not a plain function)."""
+    if type(fn) is not types.FunctionType:
+        return frozenset()
+    try:
+        return written_params(fn)
+    except WengertError:
+        return frozenset()
+
+
+#: Summaries being computed, with the one assumed for recursive calls meanwhile.
+_WRITTEN_GUESS: dict[Any, frozenset[int]] = {}
+
+
+def written_params(fn: Any) -> frozenset[int]:
+    """The parameters ``fn`` may write into (:func:`~wengert.analysis.activity.
+    written_params`), with the callees it calls summarised the same way. A recursive call
+    is first assumed to write nothing, then what the body under that assumption writes,
+    until the two agree (the least fixpoint)."""
+
+    entry = primal_entry(fn)
+    if entry.written is not None:
+        return entry.written
+    key = cache_key(fn)
+    if key in _WRITTEN_GUESS:
+        return _WRITTEN_GUESS[key]
+
+    def callee(f: Any) -> frozenset[int] | None:
+        if not isinstance(f, types.FunctionType) or registry.lookup(f) is not None:
+            return None
+        try:
+            return written_params(f)
+        except WengertError:
+            return None
+
+    guess: frozenset[int] = frozenset()
+    try:
+        while True:
+            _WRITTEN_GUESS[key] = guess
+            found = params_written_in(entry.ir, callee_writes=callee)
+            if found <= guess:
+                break
+            guess = guess | found
+    finally:
+        del _WRITTEN_GUESS[key]
+    entry.written = guess
+    return guess
+
+
+_JVP_BUILDING: dict[Any, runtime.Later] = {}
+
+
+_JVP_BUILT: list[tuple[Any, DerivedEntry, Linker]] = []
+
+
+class JVPLinker(Linker):
+    """What one JVP build links to: derived JVPs of the user functions it calls directly."""
+
+    def direct_jvp(self, fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...],
+                   batched: bool) -> Any:
+        """The compiled JVP of ``fn`` for these types, a ``Later`` (recursion), or ``None``."""
+        key = (cache_key(fn), wrt, arg_types, batched)
+        later = _JVP_BUILDING.get(key)
+        if later is not None:
+            self.cyclic = True
+            self.deps.extend([CodeDep(fn), *primal_entry(fn).deps])
+            return later
+        try:
+            entry = jvp_entry(fn, wrt, arg_types, batched)
+        except WengertError:
+            return None  # reported by the dispatcher if the call ever runs
+        self.deps.extend([CodeDep(fn), *entry.primal.deps, *entry.linked])
+        return entry.compiled
+
+
+def jvp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...],
+               batched: bool = False) -> DerivedEntry:
+    from wengert.transforms.jvp import jvp_transform
+
+    key = (cache_key(fn), wrt, arg_types, batched)
+    entry = JVPS.get(key)
+    if entry is not None and entry.valid(fn):
+        return entry
+    JVPS.pop(key, None)
+    linker = JVPLinker()
+    return derive(fn, arg_types, key, "jvp", JVPS, _JVP_BUILDING, _JVP_BUILT, linker,
+                   lambda ir: jvp_transform(ir, wrt, arg_types, linker, batched=batched))
+
+
+class InlineOnly(Linker):
+    """A linker for code that is differentiated again: helpers are inlined, but nothing is
+    linked to compiled derivatives (their generated code has no IR to differentiate), and
+    rules are inlined even where argument types are unknown."""
+
+    differentiated_again = True
+
+    def direct(self, fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> Any:
+        return None
+
+
+def gradient_ir(ir: n.Function, wrt: tuple[int, ...], single: bool,
+                 arg_types: Sequence[Any]) -> tuple[n.Function, list[Any]]:
+    """The gradient of the IR ``ir`` w.r.t. ``wrt`` as IR, and what it rests on."""
+    # Helpers are inlined, never linked: the result is differentiated again, and a
+    # compiled derivative has no IR to differentiate.
+    linker = InlineOnly()
+    vir, _ = vjp_transform(ir, wrt, list(arg_types), linker)
+    gir = grad_ir(vir, wrt, single, arg_types=arg_types)
+    cleanup(gir, drop_pure_calls=True)  # the primal's value, say, is no longer needed
+    return gir, linker.deps
+
+
+def applied_vjp_ir(ir: n.Function, wrt: tuple[int, ...], arg_types: Sequence[Any]
+                    ) -> tuple[n.Function, list[Any]]:
+    """``lambda *params, v: vjp(f, *params)[1](v)`` for the IR ``ir`` of ``f``, as IR: the
+    cotangents of the ``wrt`` parameters (zeros materialised, as the API's pullback gives
+    them) for the output cotangent ``v``, an extra last parameter."""
+    linker = InlineOnly()
+    vir, _ = vjp_transform(ir, wrt, list(arg_types[:len(ir.body.args)]), linker)
+    out = grad_ir(vir, wrt, False, seeded=True, arg_types=arg_types)
+    cleanup(out, drop_pure_calls=True)
+    return out, linker.deps
