@@ -85,3 +85,12 @@ def cached_kind(cls: type, name: str) -> str:
     if kind is None:
         kind = _KINDS[key] = attribute_kind(cls, name)
     return kind
+
+
+def hashable(v: Any) -> bool:
+    """Whether ``v`` can be a dict key (callables and constants usually are)."""
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True

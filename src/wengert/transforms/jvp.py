@@ -30,40 +30,38 @@ import functools
 import operator
 import types
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import numpy
 
 from wengert import runtime
-from wengert.analysis.activity import MUTATING_METHODS, Activity, activity
-from wengert.analysis.types import Types, infer_types
-from wengert.diagnostics import NonDifferentiableError, SourceLoc, describe
+from wengert.analysis.activity import MUTATING_METHODS
+from wengert.diagnostics import NonDifferentiableError, SourceLoc
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
 from wengert.ir.clone import Cloner, clone_function, substitute
 from wengert.ir.uses import free_uses, replace_uses
+from wengert.objects import hashable
 from wengert.rules import registry
 from wengert.transforms import inline
-from wengert.transforms.checks import check_global_writes
+from wengert.transforms.base import (
+    DECLINED,
+    FLOATS,
+    IMMUTABLE,
+    INPLACE,
+    LIST_METHODS,
+    NO_TANGENT,
+    Linker,
+    Transform,
+)
 from wengert.transforms.cleanup import cleanup
 from wengert.transforms.devirtualize import (
-    called_only,
     check_stored_attribute,
     checked_attribute,
 )
-from wengert.transforms.nested_grad import check_not_dispatcher
-from wengert.transforms.prepare import prepare
-from wengert.transforms.vjp import _INPLACE, _SCALARS, _has_source, _hashable
 from wengert.vocabulary import tangent_name
 
-_FLOATS = (float, numpy.float64, numpy.float32)
 _NUMERIC = (float, numpy.float64, numpy.float32, numpy.ndarray)
-#: Types whose values have no tangent space.
-_NO_TANGENT = frozenset({int, bool, str, bytes, type(None), range})
-#: Types a callee cannot write into.
-_IMMUTABLE = frozenset({float, int, bool, str, bytes, tuple, type(None), complex,
-                        numpy.float64, numpy.float32, range})
-_LIST_METHODS = {"append", "extend", "insert", "pop"}
 
 #: Adjoint updates ``(prev, x, index, g[, size])`` that forward mode maps onto tangents.
 _ADJOINT_UPDATES = (runtime.getitem_adjoint, runtime.getitem_adjoint_owned)
@@ -76,41 +74,19 @@ _PURE_HELPERS = frozenset({
 })
 
 
-class Linker(Protocol):
-    """How a JVP links to derivatives of the user functions it calls (see ``api``)."""
-
-    def resolve(self, fn: Any) -> Any:
-        """What a call of the function value ``fn`` links to (a function, or a gradient
-        made by ``wengert.grad``), or ``None``: not linked."""
-
-    def result_type(self, fn: Any, arg_types: list[type | None]) -> type | None:
-        """The exact type ``fn`` returns for arguments of these types, if known."""
-
-    def direct_jvp(self, fn: Any, wrt: tuple[int, ...], arg_types: tuple[type, ...],
-                   batched: bool) -> Any:
-        """``fn``'s derived JVP (or a ``runtime.Later``), or ``None`` for the dispatcher."""
-
-
 def _dot(v: n.Value) -> str | None:
     return tangent_name(v.hint) if v.hint and not v.hint.startswith(".") else None
 
 
-class JVP:
+class JVP(Transform):
     """Builds the JVP function of one (already cloned) primal function."""
+
+    inplace_followed = frozenset({None, float, int, bool, list})
 
     def __init__(self, fn: n.Function, wrt: Sequence[int], arg_types: Sequence[type | None],
                  linker: Linker | None = None, batched: bool = False) -> None:
-        self.fn = fn
-        self.wrt = tuple(wrt)
-        self.linker = linker
         self.batched = batched
-        prepare(fn, arg_types, linker)
-        self.types: Types = infer_types(fn, list(arg_types),
-                                        callee=linker.result_type if linker else None)
-        mutable = [i for i in self.wrt if self.types.of(fn.body.args[i]) not in _IMMUTABLE]
-        self.act: Activity = activity(fn, self.wrt, mutable,
-                                      scalar=lambda v: self.types.of(v) in _SCALARS)
-        self.wrt_ids = {fn.body.args[i].id for i in self.wrt}
+        super().__init__(fn, wrt, arg_types, linker)
         #: Primal value id -> its tangent (absent: a symbolic zero).
         self.tan: dict[int, n.Value] = {}
         #: Ids of tangent values that are never ``None`` at run time.
@@ -118,83 +94,16 @@ class JVP:
         #: (tangent id, region id) -> (the region, kept alive so that its id stays its
         #: own, and the tangent made sure there, which later reads in it reuse).
         self.made_sure: dict[tuple[int, int], tuple[n.Region, n.Value]] = {}
-        self.rename: dict[int, n.Value] = {}
-        self.extra_types: dict[int, type] = {}
-        self.defs: dict[int, n.Op] = {}
-        self.consts: dict[int, n.Const] = {}
-        self.uses: dict[int, list[n.Op]] = {}
         #: Ops added by the transform that only compute values (removed when unused).
         self.mine: set[int] = set()
         #: Ops added by the transform that write into tangents (never removed).
         self.keep: set[int] = set()
-        self.warnings: list[tuple[str, SourceLoc | None]] = []
         self.nested: dict[Any, n.Value] = {}
-        for op in n.walk(fn.body):
-            for r in op.results:
-                self.defs[r.id] = op
-            if isinstance(op, n.Const):
-                self.consts[op.result.id] = op
-            vals = op.operands()
-            if isinstance(op, n.MakeFunction):
-                vals = vals + free_uses(op.func.body)
-            for v in vals:
-                self.uses.setdefault(v.id, []).append(op)
         for cp in self.act.cut_points:
             self.warnings.append((self.callee_name(cp.op), cp.op.loc))
-        self.called = called_only(fn)
-        self.check_closures()
-        check_global_writes(fn, self.act)
-        self.check_inplace()
         self.needs_real = self.real_values()
 
     # -- checks --------------------------------------------------------------------------
-
-    def check_closures(self) -> None:
-        """Refuse a nested function that reads an active value when it escapes.
-
-        Called directly it is differentiated with its captures as inputs; passed on or
-        stored, the callee would see its captures as constants.
-        """
-        for op in n.walk(self.fn.body):
-            if not isinstance(op, n.MakeFunction):
-                continue
-            reads = [v for v in free_uses(op.func.body) if v.id != op.result.id and
-                     self.act.is_varied(v)] + [d for d in op.operands() if self.act.is_varied(d)]
-            if not reads:
-                continue
-            for user in self.uses.get(op.result.id, []):
-                if isinstance(user, n.Call) and user.fn is op.result and \
-                        op.result not in user.args and \
-                        op.result not in [v for _, v in user.kwargs]:
-                    continue
-                if user is op:
-                    continue
-                name = reads[0].hint or "a value"
-                raise NonDifferentiableError(
-                    f"{op.func.name if not op.is_lambda else 'a lambda'} reads {name!r}, "
-                    "which is being differentiated, and is passed on instead of being called "
-                    "here", user.loc or op.loc,
-                    hint=f"pass {name!r} to it as an argument, or call it directly")
-
-    def check_inplace(self) -> None:
-        """Refuse ``a += b`` on an array whose old value is read again afterwards (the
-        old and the new value are one object at run time)."""
-        order = {id(op): k for k, op in enumerate(n.walk(self.fn.body))}
-        for op in n.walk(self.fn.body):
-            if not isinstance(op, n.Call) or not op.args or \
-                    not any(self.act.is_varied(v) for v in op.args):
-                continue
-            is_c, fn = self.const_value(op.fn)
-            if not is_c or not _hashable(fn) or fn not in _INPLACE:
-                continue
-            a = op.args[0]
-            if self.type_of(a) in (None, float, int, bool, list) or not self.act.is_useful(a):
-                continue  # (an unknown type is checked when it runs: prepare, step 6)
-            if any(order.get(id(u), -1) > order[id(op)] for u in self.uses.get(a.id, [])):
-                raise NonDifferentiableError(
-                    f"this in-place operator changes a {self.type_of(a).__name__} that is "
-                    "still used under its old name afterwards", op.loc,
-                    hint="write `x = x + y` (a new object) instead of `x += y`")
 
     def real_values(self) -> set[int]:
         """Ids of active values whose tangent must be a real container: something writes
@@ -203,7 +112,7 @@ class JVP:
         work: list[n.Value] = []
 
         def mark(v: n.Value) -> None:
-            if v.id not in out and self.active(v) and self.type_of(v) not in _IMMUTABLE:
+            if v.id not in out and self.active(v) and self.type_of(v) not in IMMUTABLE:
                 out.add(v.id)
                 work.append(v)
 
@@ -215,10 +124,10 @@ class JVP:
                 is_c, fn = self.const_value(op.fn)
                 if isinstance(m, n.GetAttr) and not self.is_module_attr(m):
                     mark(m.obj)
-                    if m.name not in _LIST_METHODS:
+                    if m.name not in LIST_METHODS:
                         for a in op.args:
                             mark(a)
-                elif is_c and _hashable(fn) and fn in _INPLACE and op.args:
+                elif is_c and hashable(fn) and fn in INPLACE and op.args:
                     mark(op.args[0])
                 elif not is_c or registry.lookup(fn) is None:
                     for a in [*op.args, *(v for _, v in op.kwargs)]:
@@ -238,7 +147,7 @@ class JVP:
                 mark(d.body.terminator.values[k])
             elif isinstance(d, n.Call):
                 is_c, fn = self.const_value(d.fn)
-                if is_c and _hashable(fn) and fn in _INPLACE and d.args:
+                if is_c and hashable(fn) and fn in INPLACE and d.args:
                     mark(d.args[0])
             for op in n.walk(self.fn.body):
                 if isinstance(op, n.For) and op.body.args[0] is v:
@@ -256,37 +165,10 @@ class JVP:
             v = self.rename[v.id]
         return v
 
-    def type_of(self, v: n.Value) -> type | None:
-        t = self.extra_types.get(v.id)
-        return t if t is not None else self.types.of(v)
-
-    def param_type(self, v: n.Value) -> Any:
-        """``v``'s type as a callee's parameter type (``ListOf`` for a list of floats)."""
-        t = self.type_of(v)
-        return self.types.param_type(v) if t is list else t
-
-    def const_value(self, v: n.Value) -> tuple[bool, Any]:
-        c = self.consts.get(v.id)
-        return (True, c.value) if c is not None else (False, None)
-
-    def active(self, v: n.Value) -> bool:
-        return v.id in self.wrt_ids or self.act.is_active(v)
-
-    def is_module_attr(self, m: n.GetAttr) -> bool:
-        is_c, v = self.const_value(m.obj)
-        return is_c and isinstance(v, types.ModuleType)
-
-    def callee_name(self, op: n.Call) -> str:
-        c = self.consts.get(op.fn.id)
-        if c is not None and c.origin:
-            return c.origin
-        fn = c.value if c is not None else None
-        return describe(fn)
-
     def tangent_type(self, v: n.Value) -> type | None:
         """The exact type of ``v``'s tangent when it is sure (for specialising rules)."""
         t = self.type_of(v)
-        if t in _FLOATS:
+        if t in FLOATS:
             return numpy.ndarray if self.batched else t
         if t is numpy.ndarray:
             return t
@@ -313,7 +195,7 @@ class JVP:
         """A materialised zero tangent for ``v``: ``0.0`` for a float, else ``None``
         (a zero array when ``sure`` is asked for an array)."""
         t = self.type_of(v)
-        if t in _FLOATS:
+        if t in FLOATS:
             z = b.const(0.0)
             self.sure.add(z.id)
             return z
@@ -448,7 +330,7 @@ class JVP:
                 if c is None:
                     return False
                 fn = c.value
-            return _hashable(fn) and (fn in _PURE_HELPERS or registry.is_pure(fn))
+            return hashable(fn) and (fn in _PURE_HELPERS or registry.is_pure(fn))
         return False
 
     def _regions_holding(self, region: n.Region, op: n.Op) -> list[n.Region]:
@@ -474,7 +356,7 @@ class JVP:
                 continue
             start = len(region.ops)
             b.loc = op.loc
-            getattr(self, f"do_{type(op).__name__}")(op, b)
+            getattr(self, f"on_{type(op).__name__}")(op, b)
             for new in region.ops[start:]:
                 if new is not op and not new.regions() and id(new) not in self.keep:
                     self.mine.add(id(new))
@@ -500,55 +382,36 @@ class JVP:
 
     # -- calls ---------------------------------------------------------------------------
 
-    def do_Call(self, op: n.Call, b: Builder) -> None:
-        is_const, fn = self.const_value(op.fn)
-        simple = not op.kwargs and not op.starred
-        if is_const:
-            check_not_dispatcher(fn, op)
-            rule = registry.lookup(fn) if _hashable(fn) else None
-            if rule is not None and rule.nondifferentiable:
-                b.emit(op)
-                return
-            if fn is functools.partial and any(self.active(a) for a in op.operands()[1:]):
-                raise NonDifferentiableError(
-                    "functools.partial() binding a value that is being differentiated is not "
-                    "supported yet", op.loc, hint="call the function with the value directly")
-            if rule is not None and rule.jvp is not None and simple:
-                self.call_rule(op, rule, b)
-                return
-            if fn is object.__new__ and self.active(op.result):
-                # A new object (``Cls(...)`` spelled out by devirtualize): its tangent is
-                # a new, empty one its ``__init__`` writes into.
-                b.emit(op)
-                t = b.emit(n.Call(b.const(runtime.Attrs), [], [],
-                                  [n.Value(_dot(op.result))], loc=op.loc)).result
-                self.set_tan(op.result, t)
-                self.real.add(t.id)
-                return
-            if rule is None and not _has_source(fn):
-                if all(self.type_of(a) in (int, bool, str) for a in op.operands()[1:]
-                       if self.active(a)):
-                    b.emit(op)
-                    return
-                name = self.callee_name(op)
-                raise NonDifferentiableError(
-                    f"{name} has no derivative rule and no Python source, and an active value "
-                    "is passed to it", op.loc,
-                    notes=(f"register one with @wengert.derivative(of={name}, "
-                           "mode='forward') returning (value, differential)",))
-            if rule is None and simple and self.call_direct(op, fn, b):
-                return
-        method = self.defs.get(op.fn.id)
-        if isinstance(method, n.GetAttr) and not self.is_module_attr(method):
-            if method.name in _LIST_METHODS and self.type_of(method.obj) is list and simple:
-                self.list_method(op, method, b)
-            else:
-                self.call_dynamic(op, b, method)
-            return
-        if isinstance(method, n.MakeFunction):
-            self.call_nested(op, method, b)
-            return
-        self.call_dynamic(op, b, None)
+    rule_kind = "jvp"
+
+    def active(self, v: n.Value) -> bool:
+        return v.id in self.wrt_ids or self.act.is_active(v)
+
+    def call_nondifferentiable(self, op: n.Call, b: Builder) -> None:
+        b.emit(op)
+
+    def call_new_object(self, op: n.Call, b: Builder) -> None:
+        b.emit(op)
+        if self.active(op.result):
+            # A new object (``Cls(...)`` spelled out by devirtualize): its tangent is a
+            # new, empty one its ``__init__`` writes into.
+            t = b.emit(n.Call(b.const(runtime.Attrs), [], [],
+                              [n.Value(_dot(op.result))], loc=op.loc)).result
+            self.set_tan(op.result, t)
+            self.real.add(t.id)
+
+    def call_class(self, op: n.Call, cls: type, b: Builder) -> Any:
+        if cls is functools.partial and any(self.active(a) for a in op.operands()[1:]):
+            raise NonDifferentiableError(
+                "functools.partial() binding a value that is being differentiated, kept as a "
+                "value, is not supported", op.loc,
+                hint="call the function with the value directly")
+        return DECLINED  # constructed by the dispatcher (runtime Attrs tangents)
+
+    def call_list_method(self, op: n.Call, method: n.GetAttr, b: Builder) -> Any:
+        if self.type_of(method.obj) is not list or op.kwargs or op.starred:
+            return DECLINED
+        return self.list_method(op, method, b)
 
     def call_rule(self, op: n.Call, rule: registry.Rule, b: Builder) -> None:
         """A primitive with a forward rule: inline it when types allow, else call it."""
@@ -625,7 +488,7 @@ class JVP:
         t.hint = _dot(y)
         self.set_tan(y, t, sure=spec.out_sure)
 
-    def call_direct(self, op: n.Call, fn: Any, b: Builder) -> bool:
+    def call_direct(self, op: n.Call, fn: Any, b: Builder) -> Any:
         """A user function with known argument types: call its derived JVP directly."""
         args = list(op.args)
         types_ = tuple(self.param_type(a) for a in args)
@@ -633,15 +496,15 @@ class JVP:
         code = getattr(fn, "__code__", None)
         if fn is None or None in types_ or code.co_flags & 0x0C or \
                 code.co_kwonlyargcount or code.co_argcount != len(args):
-            return False
+            return DECLINED
         wrt = tuple(i for i, a in enumerate(args)
-                    if self.active(a) and types_[i] not in _NO_TANGENT)
+                    if self.active(a) and types_[i] not in NO_TANGENT)
         if not wrt or all(self.get(args[i]) is None for i in wrt):
             b.emit(op)
-            return True
+            return None
         target = self.linker.direct_jvp(fn, wrt, types_, self.batched)
         if target is None:
-            return False
+            return DECLINED
         name = f"{fn.__name__}_jvp"
         if isinstance(target, runtime.Later):
             callee = b.getattr(b.const(target, origin=f"{name}_later"), "fn")
@@ -653,9 +516,9 @@ class JVP:
         unpack = b.emit(n.Unpack(pair, [n.Value(y.hint), n.Value(_dot(y))], loc=op.loc))
         self.set_rename(y, unpack.results[0])
         self.set_tan(y, unpack.results[1], sure=self.type_of(y) in _NUMERIC)
-        return True
+        return None
 
-    def call_dynamic(self, op: n.Call, b: Builder, method: n.GetAttr | None) -> None:
+    def call_dynamic(self, op: n.Call, method: n.GetAttr | None, b: Builder) -> None:
         """A callee known at run time: the runtime dispatcher derives or finds its JVP."""
         loc = op.loc
         y = op.result
@@ -738,7 +601,7 @@ class JVP:
         free = [v for v in free_uses(mk.func.body) if v.id != mk.result.id]
         active_free = [v for v in free if self.active(v) and self.get(v) is not None]
         if not active_free and not any(self.active(d) for d in mk.operands()):
-            self.call_dynamic(op, b, None)
+            self.call_dynamic(op, None, b)
             return
         sig = mk.func.signature
         if op.kwargs or op.starred or sig.vararg or sig.kwarg or sig.kwonly:
@@ -762,7 +625,7 @@ class JVP:
         inputs = [*args, *active_free]
         types_ = tuple(self.type_of(v) for v in inputs)
         wrt = tuple(i for i, v in enumerate(inputs) if self.active(v) and
-                    self.get(v) is not None and types_[i] not in _NO_TANGENT)
+                    self.get(v) is not None and types_[i] not in NO_TANGENT)
         key = (id(mk), types_, wrt)
         jfn = self.nested.get(key)
         if jfn is None:
@@ -787,20 +650,9 @@ class JVP:
         self.set_rename(y, unpack.results[0])
         self.set_tan(y, unpack.results[1], sure=self.type_of(y) in _NUMERIC)
 
-    def region_of(self, op: n.Op) -> n.Region:
-        stack = [self.fn.body]
-        while stack:
-            r = stack.pop()
-            if op in r.ops:
-                return r
-            for x in r.ops:
-                if not isinstance(x, n.MakeFunction):
-                    stack.extend(x.regions())
-        raise AssertionError("op not found")  # pragma: no cover
-
     # -- containers and objects ----------------------------------------------------------
 
-    def do_GetItem(self, op: n.GetItem, b: Builder) -> None:
+    def on_GetItem(self, op: n.GetItem, b: Builder) -> None:
         b.emit(op)
         t = self.get(op.obj)
         if t is None:
@@ -817,7 +669,7 @@ class JVP:
             return
         self.set_tan(y, b.call(runtime.getitem_tangent, t, op.obj, op.index, hint=_dot(y)))
 
-    def do_GetAttr(self, op: n.GetAttr, b: Builder) -> None:
+    def on_GetAttr(self, op: n.GetAttr, b: Builder) -> None:
         if self.get(op.obj) is not None:
             b.emit(checked_attribute(op, self.type_of(op.obj), self.is_module_attr(op), b,
                                  op.result.id in self.called))
@@ -835,7 +687,7 @@ class JVP:
             return
         self.set_tan(y, b.call(runtime.getattr_tangent, t, op.obj, name, hint=_dot(y)))
 
-    def do_SetItem(self, op: n.SetItem, b: Builder) -> None:
+    def on_SetItem(self, op: n.SetItem, b: Builder) -> None:
         b.emit(op)
         t = self.get(op.obj)
         if t is None:
@@ -851,7 +703,7 @@ class JVP:
         self.effect(n.Call(b.const(runtime.setitem_tangent), [t, op.obj, op.index, v], [],
                            [n.Value()], loc=op.loc), b)
 
-    def do_SetAttr(self, op: n.SetAttr, b: Builder) -> None:
+    def on_SetAttr(self, op: n.SetAttr, b: Builder) -> None:
         if self.get(op.obj) is not None:
             check_stored_attribute(op, self.type_of(op.obj), b)
         b.emit(op)
@@ -865,7 +717,7 @@ class JVP:
         self.effect(n.Call(b.const(runtime.setattr_tangent), [t, b.const(op.name), v], [],
                            [n.Value()], loc=op.loc), b)
 
-    def do_Build(self, op: n.Build, b: Builder) -> None:
+    def on_Build(self, op: n.Build, b: Builder) -> None:
         b.emit(op)
         if op.kind == "set":
             if any(self.get(x) is not None for x in op.items):
@@ -881,7 +733,7 @@ class JVP:
         self.set_tan(op.result, t)
         self.real.add(t.id)
 
-    def do_BuildDict(self, op: n.BuildDict, b: Builder) -> None:
+    def on_BuildDict(self, op: n.BuildDict, b: Builder) -> None:
         b.emit(op)
         vals = []
         for k, v in zip(op.keys, op.values):
@@ -893,7 +745,7 @@ class JVP:
         self.set_tan(op.result, t)
         self.real.add(t.id)
 
-    def do_Unpack(self, op: n.Unpack, b: Builder) -> None:
+    def on_Unpack(self, op: n.Unpack, b: Builder) -> None:
         b.emit(op)
         t = self.get(op.value)
         if t is None:
@@ -904,15 +756,15 @@ class JVP:
         for r, d in zip(op.results, un.results):
             self.set_tan(r, d)
 
-    def do_MakeFunction(self, op: n.MakeFunction, b: Builder) -> None:
+    def on_MakeFunction(self, op: n.MakeFunction, b: Builder) -> None:
         b.emit(op)
 
-    def do_FormatValue(self, op: n.Op, b: Builder) -> None:
+    def on_FormatValue(self, op: n.Op, b: Builder) -> None:
         b.emit(op)
 
-    do_JoinStr = do_FormatValue
-    do_BuildSlice = do_FormatValue
-    do_Raise = do_FormatValue
+    do_JoinStr = on_FormatValue
+    do_BuildSlice = on_FormatValue
+    do_Raise = on_FormatValue
 
     # -- structured ops ------------------------------------------------------------------
 
@@ -925,7 +777,7 @@ class JVP:
         region.ops.append(term)
         return d
 
-    def do_If(self, op: n.If, b: Builder) -> None:
+    def on_If(self, op: n.If, b: Builder) -> None:
         b.emit(op)
         self.region(op.then)
         self.region(op.orelse)
@@ -949,15 +801,15 @@ class JVP:
         slots = []
         carried = op.carried_args if not isinstance(op, n.With) else op.results
         for k, (a, r) in enumerate(zip(carried, op.results)):
-            if not (self.active(a) or self.active(r)) or self.type_of(r) in _NO_TANGENT:
+            if not (self.active(a) or self.active(r)) or self.type_of(r) in NO_TANGENT:
                 continue
             slots.append(k)
         return slots
 
-    def do_For(self, op: n.For, b: Builder) -> None:
+    def on_For(self, op: n.For, b: Builder) -> None:
         self.loop(op, b)
 
-    def do_While(self, op: n.While, b: Builder) -> None:
+    def on_While(self, op: n.While, b: Builder) -> None:
         self.loop(op, b)
 
     def loop(self, op: n.For | n.While, b: Builder) -> None:
@@ -965,7 +817,7 @@ class JVP:
         new_args = []
         for k in slots:
             a, init = op.carried_args[k], op.inits[k]
-            numeric = self.type_of(a) in _FLOATS
+            numeric = self.type_of(a) in FLOATS
             d = self.arg_dot(init, b, sure=numeric)
             op.inits.append(d)
             ad = n.Value(_dot(a), a.loc)
@@ -1009,14 +861,14 @@ class JVP:
             if ad.id in self.real:
                 self.real.add(rd.id)
 
-    def do_With(self, op: n.With, b: Builder) -> None:
+    def on_With(self, op: n.With, b: Builder) -> None:
         if self.active(op.body.args[0]) if op.body.args else False:
             raise NonDifferentiableError(
                 "the value of a `with` statement's manager is being differentiated", op.loc)
         slots = self.loop_slots(op, b)
         inits = []
         for k in slots:
-            numeric = self.type_of(op.results[k]) in _FLOATS
+            numeric = self.type_of(op.results[k]) in FLOATS
             inits.append(self.arg_dot(op.inits[k], b, sure=numeric))
         b.emit(op)
         self.region(op.body)

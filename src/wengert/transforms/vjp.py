@@ -32,43 +32,36 @@ import math
 import operator
 import types
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import numpy
 
 from wengert import runtime, tangents
-from wengert.analysis.activity import READONLY_METHODS, Activity, activity
-from wengert.analysis.types import Types, infer_types
-from wengert.diagnostics import NonDifferentiableError, SourceLoc, describe
+from wengert.analysis.activity import MUTATING_METHODS, READONLY_METHODS
+from wengert.diagnostics import NonDifferentiableError, SourceLoc
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
 from wengert.ir.clone import Cloner, defined_in, substitute
 from wengert.ir.uses import free_uses, replace_uses
+from wengert.objects import hashable
 from wengert.rules import registry
 from wengert.transforms import inline
-from wengert.transforms.checks import check_global_writes
+from wengert.transforms.base import (
+    DECLINED,
+    FLOATS,
+    IMMUTABLE,
+    INPLACE,
+    NO_TANGENT,
+    Linker,
+    Transform,
+)
 from wengert.transforms.cleanup import cleanup
 from wengert.transforms.devirtualize import (
-    called_only,
     check_stored_attribute,
     checked_attribute,
 )
-from wengert.transforms.nested_grad import check_not_dispatcher
-from wengert.transforms.prepare import prepare
 
 Action = Callable[["Scope"], None]
-
-_FLOATS = (float, numpy.float64, numpy.float32)
-_CONTAINER_METHODS = {"append", "extend", "insert", "pop", "copy"}
-
-
-#: Immutable scalar types: nothing can be written into a value of one of them.
-_SCALARS = frozenset({float, int, bool, str, bytes, complex, type(None), numpy.float64,
-                      numpy.float32, numpy.int64, numpy.bool_})
-
-#: Types whose values have no tangent space.
-_NO_TANGENT = frozenset({int, bool, str, bytes, type(None), range})
-
 
 def _no_adjoint(scope: Scope) -> None:
     """The reverse of an op whose inputs have no adjoints."""
@@ -164,7 +157,7 @@ class Scope:
                 self.maybe_none.discard(v.id)
             return
         cur_none = v.id in self.maybe_none
-        if not cur_none and not maybe_none and self.vjp.type_of(v) in _FLOATS:
+        if not cur_none and not maybe_none and self.vjp.type_of(v) in FLOATS:
             # Floats are immutable, so ``+=`` is ``+`` and reads like a hand-written adjoint.
             new = self.b.call(self.vjp.const_fn(runtime.add_floats), cur, contrib,
                               hint=_bar(v))
@@ -179,86 +172,32 @@ def _bar(v: n.Value) -> str | None:
     return f"{v.hint}_bar" if v.hint and not v.hint.startswith(".") else None
 
 
-class VJP:
+class VJP(Transform):
     """Builds the VJP function of one (already cloned) primal function."""
 
     def __init__(self, fn: n.Function, wrt: Sequence[int], arg_types: Sequence[type | None],
                  lifted: int = 0, linker: Linker | None = None) -> None:
-        self.fn = fn
-        self.wrt = tuple(wrt)
-        self.linker = linker
-        prepare(fn, arg_types, linker)
-        self.types: Types = infer_types(fn, list(arg_types),
-                                        callee=linker.result_type if linker else None)
-        # Objects passed in may be written to: what lands in them is an output as well.
-        mutable = [i for i in self.wrt
-                   if self.types.of(fn.body.args[i]) not in (float, int, bool, str, tuple)]
-        self.act: Activity = activity(fn, self.wrt, mutable,
-                                      scalar=lambda v: self.types.of(v) in _SCALARS)
-        self.rename: dict[int, n.Value] = {}
+        super().__init__(fn, wrt, arg_types, linker)
         self.renamed_active: set[int] = set()
-        self.consts: dict[int, n.Const] = {}
-        self.defs: dict[int, n.Op] = {}
-        self.extra_types: dict[int, type] = {}
         self.mutated: set[int] = set()
-        self.wrt_ids = {fn.body.args[i].id for i in self.wrt}
         self.fwd_parent: dict[int, n.Region] = {}
         self.lifted = lifted
-        self.warnings: list[tuple[str, SourceLoc | None]] = []
         #: Loop records: (forward body, record tuple, reverse body, its unpacking).
         self.records: list[tuple[n.Region, n.Build, n.Region, n.Unpack]] = []
         #: Loop bodies and the ops that push their record (``loop.append``, the call).
         self.pushes: list[tuple[n.Region, n.GetAttr, n.Call]] = []
         for op in n.walk(fn.body):
-            for r in op.results:
-                self.defs[r.id] = op
-            if isinstance(op, n.Const):
-                self.consts[op.result.id] = op
             if isinstance(op, (n.SetItem, n.SetAttr)):
                 self.mutated.add(op.obj.id)
             elif isinstance(op, n.Call):
                 m = self.defs.get(op.fn.id)
-                if isinstance(m, n.GetAttr) and m.name in activity_mutating():
+                if isinstance(m, n.GetAttr) and m.name in MUTATING_METHODS:
                     self.mutated.add(m.obj.id)
                 c = self.consts.get(op.fn.id)
-                if c is not None and _hashable(c.value) and c.value in _INPLACE and op.args:
+                if c is not None and hashable(c.value) and c.value in INPLACE and op.args:
                     self.mutated.add(op.args[0].id)
-        self.check_inplace()
-        self.called = called_only(fn)
-        self.check_closures()
-        check_global_writes(fn, self.act)
         self.check_stored_then_changed()
         self.check_nested_writes()
-
-    def check_inplace(self) -> None:
-        """Refuse ``a += b`` on a list or array whose old value is read again afterwards.
-
-        In SSA the old and the new value are different values, but at run time they are
-        one object: reads of the old name see the update, which the adjoint would miss.
-        """
-        order = {id(op): k for k, op in enumerate(n.walk(self.fn.body))}
-        uses: dict[int, list[int]] = {}
-        for op in n.walk(self.fn.body):
-            for v in op.operands():
-                uses.setdefault(v.id, []).append(order[id(op)])
-            if isinstance(op, n.MakeFunction):
-                for v in free_uses(op.func.body):
-                    uses.setdefault(v.id, []).append(order[id(op)])
-        for op in n.walk(self.fn.body):
-            if not isinstance(op, n.Call) or not op.args or \
-                    not any(self.act.is_varied(v) for v in op.args):
-                continue
-            is_c, fn = self.const_value(op.fn)
-            if not is_c or not _hashable(fn) or fn not in _INPLACE:
-                continue
-            a = op.args[0]
-            if self.type_of(a) in (None, float, int, bool) or not self.act.is_useful(a):
-                continue  # (an unknown type is checked when it runs: prepare, step 6)
-            if any(k > order[id(op)] for k in uses.get(a.id, [])):
-                raise NonDifferentiableError(
-                    f"this in-place operator changes a {self.type_of(a).__name__} that is "
-                    "still used under its old name afterwards", op.loc,
-                    hint="write `x = x + y` (a new object) instead of `x += y`")
 
     def check_nested_writes(self) -> None:
         """Refuse writes into an object that was itself read out of a container or object.
@@ -280,10 +219,10 @@ class VJP:
             elif isinstance(op, n.Call):
                 m = self.defs.get(op.fn.id)
                 c = self.consts.get(op.fn.id)
-                if isinstance(m, n.GetAttr) and m.name in activity_mutating():
+                if isinstance(m, n.GetAttr) and m.name in MUTATING_METHODS:
                     targets = [m.obj]
-                elif c is not None and _hashable(c.value) and c.value in _INPLACE and \
-                        op.args and self.type_of(op.args[0]) not in _IMMUTABLE:
+                elif c is not None and hashable(c.value) and c.value in INPLACE and \
+                        op.args and self.type_of(op.args[0]) not in (None, *IMMUTABLE):
                     targets = [op.args[0]]
                 elif c is not None and isinstance(c.value, types.FunctionType) and \
                         self.linker is not None and registry.lookup(c.value) is None:
@@ -296,7 +235,7 @@ class VJP:
     def borrowed(self, v: n.Value) -> bool:
         """Whether ``v`` is an active object read out of a container or another object:
         its adjoint is kept apart from that container's, so writes into it are lost."""
-        if not self.active(v) or self.type_of(v) in _KNOWN_IMMUTABLE:
+        if not self.active(v) or self.type_of(v) in IMMUTABLE:
             return False
         src = self.defs.get(v.id)
         if isinstance(src, n.GetItem) and self.type_of(src.index) is slice and \
@@ -361,63 +300,7 @@ class VJP:
     def type_of_id(self, vid: int) -> type | None:
         return self.types.by_id.get(vid)
 
-    def check_closures(self) -> None:
-        """Refuse a nested function that reads an active value when it escapes.
-
-        Called directly it is differentiated with its captures as inputs; passed on or
-        stored, the callee would see its captures as constants and the derivative with
-        respect to them would silently be lost.
-        """
-        for op in n.walk(self.fn.body):
-            if not isinstance(op, n.MakeFunction):
-                continue
-            reads = [v for v in free_uses(op.func.body) if v.id != op.result.id and
-                     self.act.is_varied(v)] + [d for d in op.operands() if self.act.is_varied(d)]
-            if not reads:
-                continue
-            for user in n.walk(self.fn.body):
-                if user is op:
-                    continue
-                vals = user.operands()
-                if isinstance(user, n.MakeFunction):
-                    vals = vals + free_uses(user.func.body)
-                if op.result not in vals:
-                    continue
-                if isinstance(user, n.Call) and user.fn is op.result and \
-                        op.result not in user.args and \
-                        op.result not in [v for _, v in user.kwargs]:
-                    continue
-                if not self.act.is_useful(op.result) and not any(
-                        self.act.is_useful(r) for r in user.results):
-                    continue
-                name = reads[0].hint or "a value"
-                raise NonDifferentiableError(
-                    f"{op.func.name if not op.is_lambda else 'a lambda'} reads {name!r}, "
-                    "which is being differentiated, and is passed on instead of being called "
-                    "here", user.loc or op.loc,
-                    hint=f"pass {name!r} to it as an argument, or call it directly")
-
     # -- small helpers -------------------------------------------------------------------
-
-    def resolve(self, v: n.Value) -> n.Value:
-        while v.id in self.rename:
-            v = self.rename[v.id]
-        return v
-
-    def is_wrt(self, v: n.Value) -> bool:
-        return v.id in self.wrt_ids
-
-    def type_of(self, v: n.Value) -> type | None:
-        v = self.resolve(v)
-        t = self.extra_types.get(v.id)
-        if t is not None:
-            return t
-        return self.types.of(v)
-
-    def param_type(self, v: n.Value) -> Any:
-        """``v``'s type as a callee's parameter type (``ListOf`` for a list of floats)."""
-        t = self.type_of(v)
-        return self.types.param_type(self.resolve(v)) if t is list else t
 
     def const_fn(self, fn: Any) -> Any:
         """A runtime helper to call from generated code (``Builder.call`` wraps it)."""
@@ -439,10 +322,6 @@ class VJP:
             self.renamed_active.add(new.id)
         if old.hint is not None or new.hint is None:
             new.hint = old.hint
-
-    def const_value(self, v: n.Value) -> tuple[bool, Any]:
-        c = self.consts.get(self.resolve(v).id)
-        return (True, c.value) if c is not None else (False, None)
 
     # -- driver --------------------------------------------------------------------------
 
@@ -471,13 +350,13 @@ class VJP:
             top.accumulate(out, pb_param, maybe_none=True)
         elif self.active(out):
             top.adj[self.resolve(out).id] = pb_param
-            if self.type_of(out) not in _FLOATS:
+            if self.type_of(out) not in FLOATS:
                 top.maybe_none.add(self.resolve(out).id)
         for act in reversed(actions):
             act(top)
         grads: list[n.Value] = []
         for a in body.args:
-            if self.is_wrt(a) and self.type_of(a) in _FLOATS:
+            if self.is_wrt(a) and self.type_of(a) in FLOATS:
                 # Never ``None``: a caller linked to this VJP adds it with a plain ``+=``.
                 grads.append(top.need(a))
                 continue
@@ -640,7 +519,7 @@ class VJP:
                     self.check_cut(op)
                 region.ops.append(op)
                 continue
-            handler = getattr(self, f"fwd_{type(op).__name__}")
+            handler = getattr(self, f"on_{type(op).__name__}")
             act = handler(op, b)
             if act is not None:
                 actions.append(act)
@@ -663,46 +542,31 @@ class VJP:
     def check_cut(self, op: n.Call) -> None:
         for cp in self.act.cut_points:
             if cp.op is op:
-                self.warnings.append((_callee_name(self, op), op.loc))
+                self.warnings.append((self.callee_name(op), op.loc))
 
     # Straight-line ops ---------------------------------------------------------------------
 
-    def fwd_Call(self, op: n.Call, b: Builder) -> Action | None:
-        is_const, fn = self.const_value(op.fn)
-        simple = not op.kwargs and not op.starred
-        if is_const:
-            check_not_dispatcher(fn, op)
-            rule = registry.lookup(fn)
-            if rule is not None and rule.nondifferentiable:
-                self.check_cut(op)
-                b.emit(op)
-                return None
-            if rule is not None and rule.vjp is not None and simple:
-                return self.call_rule(op, rule, b)
-            if rule is None and isinstance(fn, type):
-                act = self.call_class(op, fn, b)
-                if act is not None:
-                    return act
-            if rule is None and not _has_source(fn):
-                if all(self.type_of(a) in (int, bool, str) for a in op.operands()[1:]
-                       if self.active(a)):
-                    b.emit(op)  # only integers go in: nothing to differentiate
-                    return None
-                raise _nondiff_error(self, op, fn)
-            if rule is None and simple:
-                act = self.call_direct(op, fn, b)
-                if act is not None:
-                    return act
-        method = self.defs.get(self.resolve(op.fn).id)
-        if isinstance(method, n.GetAttr) and method.name == "append" and \
-                self.type_of(method.obj) in (list, None) and not self.is_module_attr(method):
-            if not self.defs_is_list(method.obj):
-                # Checked when it runs: a user object may have an ``append`` of its own.
-                b.call(runtime.check_list, method.obj, b.const(method.name))
-            return self.list_method(op, method, b)
-        if isinstance(method, n.MakeFunction):
-            return self.call_nested(op, method, b)
-        return self.call_dynamic(op, b)
+    # Calls (classified by Transform.on_Call) ------------------------------------------
+
+    rule_kind = "vjp"
+
+    def call_nondifferentiable(self, op: n.Call, b: Builder) -> None:
+        self.check_cut(op)
+        b.emit(op)
+        return None
+
+    def call_new_object(self, op: n.Call, b: Builder) -> None:
+        # The new object's adjoint starts empty: its reads and writes make it.
+        b.emit(op)
+        return None
+
+    def call_list_method(self, op: n.Call, method: n.GetAttr, b: Builder) -> Action | None:
+        if method.name != "append":
+            return DECLINED  # dispatched: the dispatcher knows list methods' rules
+        if not self.defs_is_list(method.obj):
+            # Checked when it runs: a user object may have an ``append`` of its own.
+            b.call(runtime.check_list, method.obj, b.const(method.name))
+        return self.list_method(op, method, b)
 
     def defs_is_list(self, v: n.Value) -> bool:
         t = self.type_of(v)
@@ -774,13 +638,13 @@ class VJP:
         which writes into the new object (its adjoint goes in and out of the call)."""
         if type(cls).__call__ is not type.__call__ or cls.__new__ is not object.__new__ or \
                 op.starred or any(k is None for k, _ in op.kwargs):
-            return None
+            return DECLINED
         init = cls.__init__
         if dataclasses.is_dataclass(cls) and not hasattr(cls, "__post_init__") and \
                 getattr(getattr(init, "__code__", None), "co_filename", "") == "<string>":
             names = [f.name for f in dataclasses.fields(cls) if f.init]
             if len(op.args) > len(names):
-                return None
+                return DECLINED
             inputs = [*zip(names, op.args), *op.kwargs]
             b.emit(op)
             y, loc = op.result, op.loc
@@ -797,14 +661,14 @@ class VJP:
                         scope.accumulate(a, c, maybe_none=True)
             return reverse
         if not isinstance(init, types.FunctionType):
-            return None
+            return DECLINED
         obj = b.call(object.__new__, self.emit_const(b, cls), hint=op.result.hint)
         self.set_rename(op.result, obj)
         self.extra_types[obj.id] = cls
         call = n.Call(self.emit_const(b, init), [obj, *op.args], op.kwargs, [n.Value()],
                       loc=op.loc)
         self.extra_types[call.result.id] = type(None)
-        return self.fwd_Call(call, b)
+        return self.on_Call(call, b)
 
     def emit_const(self, b: Builder, value: Any) -> n.Value:
         """A constant the handlers recognise as one (a callee known when transforming)."""
@@ -821,16 +685,16 @@ class VJP:
         code = getattr(fn, "__code__", None)
         if fn is None or None in types_ or code.co_flags & 0x0C or \
                 code.co_kwonlyargcount or code.co_argcount != len(args):
-            return None
+            return DECLINED
         # Activity does not know types: an int argument may be "active" but has no adjoint.
         wrt = tuple(i for i, a in enumerate(args)
-                    if self.active(a) and types_[i] not in _NO_TANGENT)
+                    if self.active(a) and types_[i] not in NO_TANGENT)
         if not wrt:
             b.emit(op)  # nothing that goes in has an adjoint
             return _no_adjoint
         target = self.linker.direct(fn, wrt, types_)
         if target is None:
-            return None
+            return DECLINED
         loc, y = op.loc, op.result
         name = f"{fn.__name__}_vjp"
         if isinstance(target, runtime.Later):  # recursion: the function is not made yet
@@ -844,17 +708,16 @@ class VJP:
         self.set_rename(y, unpack.results[0])
         pb = unpack.results[1]
 
-        sure = {i for i in wrt if types_[i] in _FLOATS}
+        sure = {i for i in wrt if types_[i] in FLOATS}
 
         def reverse(scope: Scope) -> None:
             self.reverse_call(scope, pb, y, args, loc, sure=sure)
         return reverse
 
-    def call_dynamic(self, op: n.Call, b: Builder) -> Action:
+    def call_dynamic(self, op: n.Call, method: n.GetAttr | None, b: Builder) -> Action:
         """A callee known at run time (or a user function): the runtime dispatcher."""
         loc = op.loc
         y = op.result
-        method = self.defs.get(self.resolve(op.fn).id)
         args = list(op.args)
         starred = set(op.starred)
         for i in sorted(starred):
@@ -931,7 +794,7 @@ class VJP:
         # when the parameter is a mutable object or of unknown type, as here; the run-time
         # dispatcher gives back what came in for every argument it was given.
         inout_idx = [k for k, a in enumerate(inputs) if self.active(a) and layout[k] is None
-                     and self.type_of(a) not in _KNOWN_IMMUTABLE and k not in skip]
+                     and self.type_of(a) not in IMMUTABLE and k not in skip]
         if g is None and not any(scope.get(inputs[k]) is not None for k in inout_idx):
             return
         if not any(self.active(a) for a in inputs):
@@ -952,7 +815,7 @@ class VJP:
                                     for x in layout])
             outs = scope.b.call(runtime.regroup, outs, shape)
         for k, a in enumerate(originals):
-            if not self.active(a) or self.type_of(a) in _NO_TANGENT or k in skip:
+            if not self.active(a) or self.type_of(a) in NO_TANGENT or k in skip:
                 continue
             c = scope.b.getitem(outs, scope.b.const(k), hint=_bar(a))
             if layout[k] is not None:
@@ -963,16 +826,12 @@ class VJP:
             else:
                 scope.accumulate(a, c, maybe_none=k not in sure)
 
-    def is_module_attr(self, m: n.GetAttr) -> bool:
-        is_c, v = self.const_value(m.obj)
-        return is_c and isinstance(v, types.ModuleType)
-
     def call_nested(self, op: n.Call, mk: n.MakeFunction, b: Builder) -> Action:
         """A call of a function defined in this one: VJP of its lambda-lifted body."""
         free = [v for v in free_uses(mk.func.body) if v.id != mk.result.id]
         active_free = [v for v in free if self.active(v)]
         if not active_free and not any(self.active(d) for d in mk.operands()):
-            return self.call_dynamic(op, b)
+            return self.call_dynamic(op, None, b)
         if op.kwargs or op.starred or mk.func.signature.vararg or mk.func.signature.kwarg \
                 or mk.func.signature.kwonly:
             raise NonDifferentiableError(
@@ -1038,18 +897,6 @@ class VJP:
         cache[key] = new.result
         return new.result
 
-    def region_of(self, op: n.Op) -> n.Region:
-        for o in [self.fn.body]:
-            stack = [o]
-            while stack:
-                r = stack.pop()
-                if op in r.ops:
-                    return r
-                for x in r.ops:
-                    if not isinstance(x, n.MakeFunction):
-                        stack.extend(x.regions())
-        raise AssertionError("op not found")  # pragma: no cover
-
     def list_method(self, op: n.Call, m: n.GetAttr, b: Builder) -> Action | None:
         """``xs.append(v)`` and friends on a list: the adjoint list shrinks back."""
         b.emit(op)
@@ -1062,7 +909,7 @@ class VJP:
             f"list.{name}() on a list holding active values is not supported yet", loc,
             hint="build the list with append(), indexing or a comprehension")
 
-    def fwd_GetItem(self, op: n.GetItem, b: Builder) -> Action:
+    def on_GetItem(self, op: n.GetItem, b: Builder) -> Action:
         b.emit(op)
         obj, index, y, loc = op.obj, op.index, op.result, op.loc
         size = None
@@ -1084,7 +931,7 @@ class VJP:
             scope.maybe_none.discard(self.resolve(obj).id)
         return reverse
 
-    def fwd_GetAttr(self, op: n.GetAttr, b: Builder) -> Action:
+    def on_GetAttr(self, op: n.GetAttr, b: Builder) -> Action:
         b.emit(checked_attribute(op, self.type_of(op.obj), self.is_module_attr(op), b,
                                  op.result.id in self.called))
         obj, name, y, loc = op.obj, op.name, op.result, op.loc
@@ -1123,20 +970,20 @@ class VJP:
                                  maybe_none=True)
         return reverse
 
-    def fwd_SetItem(self, op: n.SetItem, b: Builder) -> Action:
+    def on_SetItem(self, op: n.SetItem, b: Builder) -> Action:
         b.emit(op)
         index = op.index
         return self.overwrite(op.obj, op.value, runtime.setitem_adjoint,
                               lambda scope: [scope.res(index)], op.loc)
 
-    def fwd_SetAttr(self, op: n.SetAttr, b: Builder) -> Action:
+    def on_SetAttr(self, op: n.SetAttr, b: Builder) -> Action:
         check_stored_attribute(op, self.type_of(op.obj), b)
         b.emit(op)
         name = op.name
         return self.overwrite(op.obj, op.value, runtime.setattr_adjoint,
                               lambda scope: [scope.b.const(name)], op.loc)
 
-    def fwd_Build(self, op: n.Build, b: Builder) -> Action:
+    def on_Build(self, op: n.Build, b: Builder) -> Action:
         b.emit(op)
         items, y, loc, starred, kind = list(op.items), op.result, op.loc, op.starred, op.kind
         if kind == "set":
@@ -1161,7 +1008,7 @@ class VJP:
                     scope.accumulate(x, c, maybe_none=True)
         return reverse
 
-    def fwd_BuildDict(self, op: n.BuildDict, b: Builder) -> Action:
+    def on_BuildDict(self, op: n.BuildDict, b: Builder) -> Action:
         b.emit(op)
         keys, values, y, loc = list(op.keys), list(op.values), op.result, op.loc
 
@@ -1180,7 +1027,7 @@ class VJP:
                 scope.accumulate(v, c, maybe_none=True)
         return reverse
 
-    def fwd_Unpack(self, op: n.Unpack, b: Builder) -> Action:
+    def on_Unpack(self, op: n.Unpack, b: Builder) -> Action:
         b.emit(op)
         value, results, star, loc = op.value, list(op.results), op.star, op.loc
 
@@ -1195,30 +1042,30 @@ class VJP:
             scope.accumulate(value, c, maybe_none=True)
         return reverse
 
-    def fwd_MakeFunction(self, op: n.MakeFunction, b: Builder) -> Action | None:
+    def on_MakeFunction(self, op: n.MakeFunction, b: Builder) -> Action | None:
         # The function value itself carries no adjoint; calls of it are handled where made.
         b.emit(op)
         return None
 
-    def fwd_FormatValue(self, op: n.Op, b: Builder) -> None:
+    def on_FormatValue(self, op: n.Op, b: Builder) -> None:
         b.emit(op)
         return None
 
-    fwd_JoinStr = fwd_FormatValue
-    fwd_BuildSlice = fwd_FormatValue
-    fwd_Raise = fwd_FormatValue
+    fwd_JoinStr = on_FormatValue
+    fwd_BuildSlice = on_FormatValue
+    fwd_Raise = on_FormatValue
 
-    def fwd_Yield(self, op: n.Yield, b: Builder) -> None:
+    def on_Yield(self, op: n.Yield, b: Builder) -> None:
         b.emit(op)
         return None
 
-    def fwd_Return(self, op: n.Return, b: Builder) -> None:
+    def on_Return(self, op: n.Return, b: Builder) -> None:
         b.emit(op)
         return None
 
     # Structured ops ---------------------------------------------------------------------
 
-    def fwd_If(self, op: n.If, b: Builder) -> Action:
+    def on_If(self, op: n.If, b: Builder) -> Action:
         if self.type_of(op.cond) is not bool:
             # ``if acc:`` on a list appended to later: the pullback must see the truth
             # value the branch was taken on, not re-test the object.
@@ -1346,10 +1193,10 @@ class VJP:
                     out.append(v)
         return out
 
-    def fwd_For(self, op: n.For, b: Builder) -> Action:
+    def on_For(self, op: n.For, b: Builder) -> Action:
         return self.loop(op, b)
 
-    def fwd_While(self, op: n.While, b: Builder) -> Action:
+    def on_While(self, op: n.While, b: Builder) -> Action:
         return self.loop(op, b)
 
     def loop(self, op: n.For | n.While, b: Builder) -> Action:
@@ -1385,7 +1232,7 @@ class VJP:
                 slots.append(("carried", a))
             for v in free:
                 g = scope.get(v)
-                if g is not None and self.type_of(v) in (*_FLOATS, int, bool):
+                if g is not None and self.type_of(v) in (*FLOATS, int, bool):
                     g = scope.need(v)  # the loop's result is read as a number's: never None
                 inits.append(g if g is not None else scope.zero(v, allow_none=True))
                 slots.append(("free", v))
@@ -1421,7 +1268,7 @@ class VJP:
                                            g if g is not None else child.b.const(None)))
                     continue
                 g = child.get(v)
-                if g is not None and self.type_of(v) in (*_FLOATS, int, bool):
+                if g is not None and self.type_of(v) in (*FLOATS, int, bool):
                     # The next iteration reads a number's adjoint as never None.
                     g = child.need(v)
                 ys.append(g if g is not None else child.zero(v, allow_none=True))
@@ -1488,10 +1335,10 @@ class VJP:
                     # The adjoint of the carried value at loop entry flows to its init.
                     init = op.inits[op.carried_args.index(v)]
                     if self.active(init):
-                        scope.accumulate(init, r, maybe_none=self.type_of(v) not in _FLOATS)
+                        scope.accumulate(init, r, maybe_none=self.type_of(v) not in FLOATS)
         return reverse
 
-    def fwd_With(self, op: n.With, b: Builder) -> Action:
+    def on_With(self, op: n.With, b: Builder) -> Action:
         target = op.body.args[0]
         if self.active(op.manager) and any(target in o.operands() for o in n.walk(op.body)):
             raise NonDifferentiableError(
@@ -1536,63 +1383,8 @@ class VJP:
         return reverse
 
 
-_IMMUTABLE = (None, float, int, bool, str, tuple, type(None), complex, numpy.float64)
-#: Types whose values no callee can write into (unknown types excluded).
-_KNOWN_IMMUTABLE = _IMMUTABLE[1:]
-
-_INPLACE = {operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ipow,
-            operator.imatmul, operator.iconcat}
-
-
-def _hashable(v: Any) -> bool:
-    try:
-        hash(v)
-    except TypeError:
-        return False
-    return True
-
-
-def activity_mutating() -> frozenset[str]:
-    from wengert.analysis.activity import MUTATING_METHODS
-    return MUTATING_METHODS
-
-
 def _hint_of(v: n.Value) -> str | None:
     return v.hint if v.hint and not v.hint.startswith(".") else None
-
-
-def _has_source(fn: Any) -> bool:
-    if isinstance(fn, (types.FunctionType, types.MethodType)):
-        return True
-    if isinstance(fn, type):
-        return fn.__module__ != "builtins" and not _is_c_type(fn)
-    import functools
-    if isinstance(fn, functools.partial):
-        return _has_source(fn.func)
-    # Callable objects: their __call__ may be Python.
-    call = getattr(type(fn), "__call__", None)  # noqa: B004 - the class attribute, on purpose
-    return isinstance(call, types.FunctionType)
-
-
-def _is_c_type(t: type) -> bool:
-    return not hasattr(t, "__dict__") or t.__module__ in ("builtins", "numpy")
-
-
-def _callee_name(vjp: VJP, op: n.Call) -> str:
-    is_c, fn = vjp.const_value(op.fn)
-    c = vjp.consts.get(vjp.resolve(op.fn).id)
-    if c is not None and c.origin:
-        return c.origin
-    return describe(fn)
-
-
-def _nondiff_error(vjp: VJP, op: n.Call, fn: Any) -> NonDifferentiableError:
-    name = _callee_name(vjp, op)
-    return NonDifferentiableError(
-        f"{name} has no derivative rule and no Python source, and an active value is "
-        "passed to it", op.loc,
-        notes=(f"register one with @wengert.derivative(of={name}) returning "
-               "(value, pullback)",))
 
 
 def _borrowed_error(loc: SourceLoc | None) -> NonDifferentiableError:
@@ -1602,23 +1394,6 @@ def _borrowed_error(loc: SourceLoc | None) -> NonDifferentiableError:
         hint="forward mode (wengert.jvp, wengert.jacfwd) handles it; in reverse mode build "
              "new objects instead (`ps = [p.stepped(dt) for p in ps]`, "
              "`rows[0] = [rows[0][0], v]`)")
-
-
-class Linker(Protocol):
-    """How a VJP links to derivatives of the user functions it calls (see ``api``)."""
-
-    def callee_ir(self, fn: Any) -> n.Function | None:
-        """The IR of the user function ``fn``, to inline it (``None``: not possible)."""
-
-    def resolve(self, fn: Any) -> Any:
-        """What a call of the function value ``fn`` links to (a function, or a gradient
-        made by ``wengert.grad``), or ``None``: not linked."""
-
-    def result_type(self, fn: Any, arg_types: list[type | None]) -> type | None:
-        """The exact type ``fn`` returns for arguments of these types, if known."""
-
-    def direct(self, fn: Any, wrt: tuple[int, ...], arg_types: tuple[type, ...]) -> Any:
-        """``fn``'s derived VJP (or a ``runtime.Later``), or ``None`` for the dispatcher."""
 
 
 def vjp_transform(fn: n.Function, wrt: Sequence[int], arg_types: Sequence[type | None],

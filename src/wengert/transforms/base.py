@@ -1,0 +1,348 @@
+"""What the reverse-mode and forward-mode transforms share.
+
+Both walk a (cloned) primal function once, op by op, each op handled by the method
+``on_<Op>`` of the mode (one handler per op kind). Before that, both prepare the
+function the same way (:mod:`~wengert.transforms.prepare`), infer types, run activity
+analysis and make the same checks. A call is classified here, once, as one of:
+
+* ``nondifferentiable``: a primitive registered as piecewise constant (``len``, ``<``);
+* ``rule``: a primitive with a rule of this mode, called with positional arguments;
+* ``new_object``: ``object.__new__(Cls)``, a constructor spelled out by devirtualize;
+* ``class``: another class constructed (a dataclass maps its fields);
+* ``no_source``: a callable with neither a rule nor Python source: only integers may
+  go in (else a located error);
+* ``direct``: a user function whose argument types are known, linked to its derivative;
+* ``list_method``: a list method (``append``...) on a list;
+* ``nested``: a function defined in this one, called where defined;
+* ``dynamic``: anything else, dispatched at run time.
+
+Each mode implements ``call_<kind>``; ``call_class`` and ``call_direct`` may decline
+(return :data:`DECLINED`), and the call is then dispatched.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import types
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy
+
+from wengert.analysis.activity import Activity, activity
+from wengert.analysis.types import Types, infer_types
+from wengert.diagnostics import NonDifferentiableError, SourceLoc, describe
+from wengert.ir import nodes as n
+from wengert.ir.builder import Builder
+from wengert.ir.uses import free_uses
+from wengert.objects import hashable
+from wengert.rules import registry
+from wengert.transforms.checks import check_global_writes
+from wengert.transforms.devirtualize import called_only
+from wengert.transforms.nested_grad import check_not_dispatcher
+from wengert.transforms.prepare import prepare
+
+#: Python and NumPy floating scalar types.
+FLOATS = (float, numpy.float64, numpy.float32)
+#: Immutable scalar types: nothing can be written into a value of one of them.
+SCALARS = frozenset({float, int, bool, str, bytes, complex, type(None), numpy.float64,
+                     numpy.float32, numpy.int64, numpy.bool_})
+#: Types whose values have no tangent space.
+NO_TANGENT = frozenset({int, bool, str, bytes, type(None), range})
+#: Types whose values no callee can write into.
+IMMUTABLE = frozenset({float, int, bool, str, bytes, tuple, type(None), complex, range,
+                       numpy.float64, numpy.float32})
+#: In-place operators: ``a += b`` may change the object ``a`` (a list, an array).
+INPLACE = frozenset({operator.iadd, operator.isub, operator.imul, operator.itruediv,
+                     operator.ipow, operator.imatmul, operator.iconcat})
+#: List methods both modes differentiate in place of a dispatch.
+LIST_METHODS = frozenset({"append", "extend", "insert", "pop"})
+
+#: What ``call_class`` / ``call_direct`` return when they cannot handle a call.
+DECLINED: Any = object()
+
+
+class Linker(Protocol):
+    """How a transform learns about the user functions it meets (implemented by the
+    driver's linkers; see :mod:`wengert.driver.pipeline`)."""
+
+    #: Set on a linker for code that will be differentiated again: nothing is linked to
+    #: compiled derivatives, and rules are inlined even where types are unknown.
+    differentiated_again: bool
+
+    def callee_ir(self, fn: Any) -> n.Function | None:
+        """The IR of the user function ``fn``, to inline it (``None``: not possible)."""
+
+    def resolve(self, fn: Any) -> Any:
+        """What a call of the function value ``fn`` links to (a function, or a gradient
+        made by ``wengert.grad``), or ``None``: not linked."""
+
+    def result_type(self, fn: Any, arg_types: list[type | None]) -> type | None:
+        """The exact type ``fn`` returns for arguments of these types, if known."""
+
+    def written_params(self, fn: Any) -> Any:
+        """The parameters ``fn`` may write into (a container of indices)."""
+
+    def direct(self, fn: Any, wrt: tuple[int, ...], arg_types: tuple[type, ...]) -> Any:
+        """``fn``'s derived VJP (or a ``runtime.Later``), or ``None`` for the dispatcher."""
+
+    def direct_jvp(self, fn: Any, wrt: tuple[int, ...], arg_types: tuple[type, ...],
+                   batched: bool) -> Any:
+        """``fn``'s derived JVP (or a ``runtime.Later``), or ``None`` for the dispatcher."""
+
+    def is_grad(self, value: Any) -> bool:
+        """Whether ``value`` is ``wengert.grad``."""
+
+    def is_vjp(self, value: Any) -> bool:
+        """Whether ``value`` is ``wengert.vjp``."""
+
+    def function_ir(self, fn: Any) -> n.Function | None:
+        """The IR of the plain function ``fn`` (``None`` for anything else)."""
+
+    def fixed_arity(self, fn: Any, nargs: int) -> Any:
+        """``fn`` as a function of exactly ``nargs`` parameters (``def f(*xs)``)."""
+
+    def gradient_ir(self, fn: n.Function, wrt: tuple[int, ...], single: bool,
+                    arg_types: Sequence[Any]) -> n.Function:
+        """The gradient of the IR ``fn`` as IR (for ``grad`` taken inside)."""
+
+    def applied_vjp_ir(self, fn: n.Function, wrt: tuple[int, ...],
+                       arg_types: Sequence[Any]) -> n.Function:
+        """``lambda *params, v: vjp(f, *params)[1](v)`` as IR (``vjp`` taken inside)."""
+
+    def make_grad(self, f: Any, argnums: Any) -> Any:
+        """``wengert.grad(f, argnums)``."""
+
+
+def has_source(fn: Any) -> bool:
+    """Whether calling ``fn`` runs Python code wengert can read (a function, a method, a
+    class with a Python ``__init__``, a partial of one, a callable object)."""
+    if isinstance(fn, (types.FunctionType, types.MethodType)):
+        return True
+    if isinstance(fn, type):
+        return fn.__module__ != "builtins" and not is_c_type(fn)
+    if isinstance(fn, functools.partial):
+        return has_source(fn.func)
+    call = getattr(type(fn), "__call__", None)  # noqa: B004 - the class attribute, on purpose
+    return isinstance(call, types.FunctionType)
+
+
+def is_c_type(t: type) -> bool:
+    """A type implemented in C (builtins, NumPy)."""
+    return not hasattr(t, "__dict__") or t.__module__ in ("builtins", "numpy")
+
+
+class Transform:
+    """The state and queries both modes share for one (cloned) primal function."""
+
+    #: Types whose in-place operators the mode follows even when the old value is read
+    #: again (forward mode mirrors list updates on the list's tangent).
+    inplace_followed: frozenset[Any] = frozenset({None, float, int, bool})
+
+    def __init__(self, fn: n.Function, wrt: Sequence[int], arg_types: Sequence[Any],
+                 linker: Linker | None) -> None:
+        self.fn = fn
+        self.wrt = tuple(wrt)
+        self.linker = linker
+        prepare(fn, arg_types, linker)
+        self.types: Types = infer_types(fn, list(arg_types),
+                                        callee=linker.result_type if linker else None)
+        # Objects passed in may be written to: what lands in them is an output as well.
+        mutable = [i for i in self.wrt if self.types.of(fn.body.args[i]) not in IMMUTABLE]
+        self.act: Activity = activity(fn, self.wrt, mutable,
+                                      scalar=lambda v: self.types.of(v) in SCALARS)
+        self.wrt_ids = {fn.body.args[i].id for i in self.wrt}
+        #: Values the transform computes anew (an inlined rule's value): old -> new.
+        self.rename: dict[int, n.Value] = {}
+        self.extra_types: dict[int, type] = {}
+        self.defs: dict[int, n.Op] = {}
+        self.consts: dict[int, n.Const] = {}
+        #: Value id -> the ops that read it (nested functions' reads included).
+        self.uses: dict[int, list[n.Op]] = {}
+        self.warnings: list[tuple[str, SourceLoc | None]] = []
+        for op in n.walk(fn.body):
+            for r in op.results:
+                self.defs[r.id] = op
+            if isinstance(op, n.Const):
+                self.consts[op.result.id] = op
+            vals = op.operands()
+            if isinstance(op, n.MakeFunction):
+                vals = vals + free_uses(op.func.body)
+            for v in vals:
+                self.uses.setdefault(v.id, []).append(op)
+        self.called = called_only(fn)
+        self.check_closures()
+        check_global_writes(fn, self.act)
+        self.check_inplace()
+
+    # -- queries -------------------------------------------------------------------------
+
+    def resolve(self, v: n.Value) -> n.Value:
+        """What ``v`` is computed as now (an inlined rule's value, an unpacked pair)."""
+        while v.id in self.rename:
+            v = self.rename[v.id]
+        return v
+
+    def is_wrt(self, v: n.Value) -> bool:
+        return v.id in self.wrt_ids
+
+    def type_of(self, v: n.Value) -> Any:
+        """``v``'s exact type where known (``None``: unknown)."""
+        v = self.resolve(v)
+        t = self.extra_types.get(v.id)
+        return t if t is not None else self.types.of(v)
+
+    def param_type(self, v: n.Value) -> Any:
+        """``v``'s type as a callee's parameter type (``ListOf`` for a list of floats)."""
+        t = self.type_of(v)
+        return self.types.param_type(self.resolve(v)) if t is list else t
+
+    def const_value(self, v: n.Value) -> tuple[bool, Any]:
+        """``(True, value)`` for a constant, ``(False, None)`` otherwise."""
+        c = self.consts.get(self.resolve(v).id)
+        return (True, c.value) if c is not None else (False, None)
+
+    def is_module_attr(self, m: n.GetAttr) -> bool:
+        is_c, v = self.const_value(m.obj)
+        return is_c and isinstance(v, types.ModuleType)
+
+    def callee_name(self, op: n.Call) -> str:
+        """How messages name the callee of ``op``: as the user wrote it, where known."""
+        c = self.consts.get(self.resolve(op.fn).id)
+        if c is not None and c.origin:
+            return c.origin
+        return describe(c.value if c is not None else None)
+
+    def region_of(self, op: n.Op) -> n.Region:
+        """The region (of this function, not of nested ones) that holds ``op``."""
+        stack = [self.fn.body]
+        while stack:
+            r = stack.pop()
+            if op in r.ops:
+                return r
+            for x in r.ops:
+                if not isinstance(x, n.MakeFunction):
+                    stack.extend(x.regions())
+        raise AssertionError("op not found")  # pragma: no cover
+
+    # -- checks --------------------------------------------------------------------------
+
+    def check_closures(self) -> None:
+        """Refuse a nested function that reads an active value when it escapes.
+
+        Called directly it is differentiated with its captures as inputs; passed on or
+        stored, the callee would see its captures as constants and the derivative with
+        respect to them would silently be lost.
+        """
+        for op in n.walk(self.fn.body):
+            if not isinstance(op, n.MakeFunction):
+                continue
+            reads = [v for v in free_uses(op.func.body) if v.id != op.result.id and
+                     self.act.is_varied(v)] + [d for d in op.operands() if self.act.is_varied(d)]
+            if not reads:
+                continue
+            for user in self.uses.get(op.result.id, []):
+                if user is op:
+                    continue
+                if isinstance(user, n.Call) and user.fn is op.result and \
+                        op.result not in user.args and \
+                        op.result not in [v for _, v in user.kwargs]:
+                    continue
+                if not self.act.is_useful(op.result) and not any(
+                        self.act.is_useful(r) for r in user.results):
+                    continue
+                if isinstance(user, n.Call) and self._nondifferentiable_callee(user):
+                    continue  # a key of sorted/min/max: it only decides an order
+                name = reads[0].hint or "a value"
+                raise NonDifferentiableError(
+                    f"{op.func.name if not op.is_lambda else 'a lambda'} reads {name!r}, "
+                    "which is being differentiated, and is passed on instead of being called "
+                    "here", user.loc or op.loc,
+                    hint=f"pass {name!r} to it as an argument, or call it directly")
+
+    def _nondifferentiable_callee(self, op: n.Call) -> bool:
+        is_c, fn = self.const_value(op.fn)
+        rule = registry.lookup(fn) if is_c and hashable(fn) else None
+        return rule is not None and rule.nondifferentiable
+
+    def check_inplace(self) -> None:
+        """Refuse ``a += b`` on a list or array whose old value is read again afterwards.
+
+        In SSA the old and the new value are different values, but at run time they are
+        one object: reads of the old name see the update, which the derivative would miss.
+        A value of unknown type is checked when it runs (prepare, step 6).
+        """
+        order = {id(op): k for k, op in enumerate(n.walk(self.fn.body))}
+        for op in n.walk(self.fn.body):
+            if not isinstance(op, n.Call) or not op.args or \
+                    not any(self.act.is_varied(v) for v in op.args):
+                continue
+            is_c, fn = self.const_value(op.fn)
+            if not is_c or not hashable(fn) or fn not in INPLACE:
+                continue
+            a = op.args[0]
+            if self.type_of(a) in self.inplace_followed or not self.act.is_useful(a):
+                continue
+            if any(order.get(id(u), -1) > order[id(op)] for u in self.uses.get(a.id, [])):
+                raise NonDifferentiableError(
+                    f"this in-place operator changes a {self.type_of(a).__name__} that is "
+                    "still used under its old name afterwards", op.loc,
+                    hint="write `x = x + y` (a new object) instead of `x += y`")
+
+    # -- calls ---------------------------------------------------------------------------
+
+    def on_Call(self, op: n.Call, b: Builder) -> Any:
+        """Classify the call (see the module docstring) and hand it to the mode."""
+        is_const, fn = self.const_value(op.fn)
+        simple = not op.kwargs and not op.starred
+        if is_const:
+            check_not_dispatcher(fn, op)
+            rule = registry.lookup(fn) if hashable(fn) else None
+            if rule is not None and rule.nondifferentiable:
+                return self.call_nondifferentiable(op, b)
+            mode_rule = getattr(rule, self.rule_kind, None) if rule is not None else None
+            if mode_rule is not None and simple:
+                return self.call_rule(op, rule, b)
+            if fn is object.__new__:
+                return self.call_new_object(op, b)
+            if rule is None and isinstance(fn, type):
+                out = self.call_class(op, fn, b)
+                if out is not DECLINED:
+                    return out
+            if rule is None and not has_source(fn):
+                if all(self.type_of(a) in (int, bool, str) for a in op.operands()[1:]
+                       if self.active(a)):
+                    b.emit(op)  # only integers go in: nothing to differentiate
+                    return None
+                raise self.nondifferentiable_error(op)
+            if rule is None and simple:
+                out = self.call_direct(op, fn, b)
+                if out is not DECLINED:
+                    return out
+        method = self.defs.get(self.resolve(op.fn).id)
+        if isinstance(method, n.GetAttr) and not self.is_module_attr(method) and \
+                method.name in LIST_METHODS and self.type_of(method.obj) in (list, None):
+            out = self.call_list_method(op, method, b)
+            if out is not DECLINED:
+                return out
+        if isinstance(method, n.MakeFunction):
+            return self.call_nested(op, method, b)
+        return self.call_dynamic(op, method if isinstance(method, n.GetAttr) and
+                                 not self.is_module_attr(method) else None, b)
+
+    def nondifferentiable_error(self, op: n.Call) -> NonDifferentiableError:
+        name = self.callee_name(op)
+        how = "" if self.rule_kind == "vjp" else ", mode='forward'"
+        returns = "pullback" if self.rule_kind == "vjp" else "differential"
+        return NonDifferentiableError(
+            f"{name} has no derivative rule and no Python source, and an active value is "
+            "passed to it", op.loc,
+            notes=(f"register one with @wengert.derivative(of={name}{how}) returning "
+                   f"(value, {returns})",))
+
+    #: Which rule of a primitive this mode uses (``"vjp"`` or ``"jvp"``).
+    rule_kind = "vjp"
+
+    def active(self, v: n.Value) -> bool:  # pragma: no cover - each mode defines it
+        raise NotImplementedError
