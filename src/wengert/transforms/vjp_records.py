@@ -1,0 +1,140 @@
+"""Loop records made small: what a reverse loop reads of each iteration, and no more.
+
+After the pullback is built: a record field that is a short chain of pure calls of
+other fields is recomputed in the reverse loop rather than saved (what a person writing
+the adjoint does), a field the cleaned pullback no longer reads is dropped, and each
+record is pushed as soon as its fields exist (``s`` is saved before ``s = f(s)``
+overwrites it: no copy of the old value).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from wengert.ir import nodes as n
+from wengert.ir.clone import substitute
+from wengert.ir.uses import replace_uses
+from wengert.rules import registry
+
+if TYPE_CHECKING:
+    pass
+
+
+class LoopRecords:
+    """The reverse-mode transform's loop-record passes (a mixin of :class:`VJP`)."""
+
+    def hoist_pushes(self) -> None:
+        """Push each loop record as soon as its fields exist, not at the end of the body:
+        ``s`` is saved before ``s = f(s)`` overwrites it, so no copy of the old ``s``."""
+        for body, append, push in self.pushes:
+            ops = body.ops
+            moved = [append, push]
+            (arg,) = push.args
+            record = next((o for o in ops if arg in o.results and isinstance(o, n.Build)
+                           and o not in moved), None)
+            if record is not None:
+                moved.insert(1, record)
+            fields = record.items if record is not None else [arg]
+            for o in moved:
+                ops.remove(o)
+            pos: dict[int, int] = {}
+            for i, o in enumerate(ops):
+                for r in o.results:
+                    pos[r.id] = i
+                for sub in o.regions():
+                    for x in n.walk(sub):
+                        for r in x.results:
+                            pos[r.id] = i
+            at = max((pos.get(f.id, -1) for f in fields), default=-1) + 1
+            ops[at:at] = moved
+
+    def rematerialize(self, vjp_fn: n.Function) -> None:
+        """Recompute, in the reverse loop, a record field that is a short chain of pure
+        calls of other fields and constants (``t = math.sin(s) * 0.001``), rather than save
+        it: what a person writing the adjoint does, and a smaller record (often none)."""
+        consts = {op.result.id: op for op in n.walk(vjp_fn.body) if isinstance(op, n.Const)}
+        for fwd_region, record_op, rev_region, unpack in self.records:
+            defs = {r.id: o for o in fwd_region.ops for r in o.results}
+            where = {id(o): i for i, o in enumerate(fwd_region.ops)}
+            items = record_op.items
+            # In the order they are computed: a chain only reads fields computed before it.
+            order = sorted(range(len(items)), key=lambda k: where.get(id(defs.get(items[k].id)),
+                                                                       -1))
+            kept = {f.id: unpack.results[k] for k, f in enumerate(items)}
+            computed: dict[int, n.Value] = {}
+            at = rev_region.ops.index(unpack) + 1
+            mapping: dict[int, n.Value] = {}
+            for k in order:
+                f = items[k]
+                del kept[f.id]
+                chain = self._pure_chain(f, defs, consts, kept, computed)
+                if chain is None:
+                    kept[f.id] = unpack.results[k]
+                    continue
+                new_ops: list[n.Op] = []
+                for o in chain:
+                    args = []
+                    for a in [o.fn, *o.args]:
+                        got = kept.get(a.id) or computed.get(a.id)
+                        if got is None:
+                            c = consts[a.id]
+                            new_ops.append(n.Const(c.value, [n.Value(a.hint)], c.origin, c.root))
+                            got = new_ops[-1].result
+                        args.append(got)
+                    new_ops.append(n.Call(args[0], args[1:], [], [n.Value(o.result.hint)],
+                                          loc=o.loc))
+                    computed[o.result.id] = new_ops[-1].result
+                rev_region.ops[at:at] = new_ops
+                at += len(new_ops)
+                mapping[unpack.results[k].id] = computed[f.id]
+            if mapping:
+                substitute(rev_region, mapping)
+
+    def _pure_chain(self, f: n.Value, defs: dict[int, n.Op], consts: dict[int, n.Const],
+                    kept: dict[int, n.Value], computed: dict[int, n.Value]
+                    ) -> list[n.Call] | None:
+        """The pure calls that compute record field ``f`` again from kept fields, values
+        already recomputed and constants, in order, if there are at most three new ones."""
+        chain: list[n.Call] = []
+
+        def visit(v: n.Value, top: bool) -> bool:
+            if not top and (v.id in kept or v.id in computed or v.id in consts):
+                return True
+            op = defs.get(v.id)
+            if not isinstance(op, n.Call) or op.kwargs or op.starred or \
+                    op.fn.id not in consts or not registry.is_pure(consts[op.fn.id].value):
+                return False
+            if any(o is op for o in chain):
+                return True
+            if not all(visit(a, False) for a in op.args):
+                return False
+            chain.append(op)
+            return len(chain) <= 3
+
+        return chain if visit(f, True) else None
+
+    def prune_records(self, vjp_fn: n.Function) -> None:
+        """Drop the fields of loop records that the cleaned-up pullback no longer reads
+        (the adjoint that read them turned out to be zero): nothing is saved for nothing."""
+        used: set[int] = set()
+        for op in n.walk(vjp_fn.body):
+            used.update(v.id for v in op.operands())
+            if isinstance(op, n.MakeFunction):
+                used.update(v.id for o in n.walk(op.func.body) for v in o.operands())
+        mapping: dict[int, n.Value] = {}
+        for fwd_region, record_op, rev_region, unpack in self.records:
+            keep = [k for k, r in enumerate(unpack.results) if r.id in used]
+            if len(keep) == len(unpack.results) or not keep:
+                continue
+            if len(keep) == 1:
+                # One field: the record is the value itself, no tuple on either side.
+                (k,) = keep
+                mapping[record_op.result.id] = record_op.items[k]
+                mapping[unpack.results[k].id] = unpack.value
+                unpack.value.hint = unpack.results[k].hint or unpack.value.hint
+                fwd_region.ops.remove(record_op)
+                rev_region.ops.remove(unpack)
+                continue
+            record_op.items = [record_op.items[k] for k in keep]
+            unpack.results = [unpack.results[k] for k in keep]
+        replace_uses(vjp_fn, mapping)

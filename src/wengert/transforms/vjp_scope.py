@@ -1,0 +1,134 @@
+"""The pullback being built: scopes that mirror the forward regions and hold adjoints.
+
+A reverse action (what a forward op leaves to do in the pullback) runs inside a
+:class:`Scope`, which asks for the primal values the adjoint reads (``res``: a
+placeholder bound when the region closes: an ``If`` result, a loop record field, or a
+capture of the pullback) and keeps the current adjoint of each value (a symbolic zero
+until a contribution arrives).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy
+
+from wengert import runtime, tangents
+from wengert.ir import nodes as n
+from wengert.ir.builder import Builder
+from wengert.transforms.base import FLOATS
+
+if TYPE_CHECKING:
+    from wengert.transforms.vjp import VJP
+
+Action = Callable[["Scope"], None]
+
+
+def _no_adjoint(scope: Scope) -> None:
+    """The reverse of an op whose inputs have no adjoints."""
+
+
+def _zero_for(t: type | None) -> Any:
+    """A static zero for a value of type ``t``, or ``...`` when one needs the value itself."""
+    if t is float:
+        return 0.0
+    return ...
+
+
+class Scope:
+    """A region of the pullback being built, mirroring one forward region.
+
+    ``adj`` maps forward value ids to their current adjoint values; a missing
+    entry is a symbolic zero. ``maybe_none`` holds ids whose adjoint may be
+    ``None`` at run time (it came out of a container or a runtime pullback).
+    """
+
+    def __init__(self, vjp: VJP, parent: Scope | None, region: n.Region,
+                 fwd_defs: set[int] | None) -> None:
+        self.vjp = vjp
+        self.parent = parent
+        self.region = region
+        self.b = Builder(region)
+        self.fwd_defs = fwd_defs
+        self.placeholders: dict[int, n.Value] = {}
+        self.requested: dict[int, n.Value] = {}
+        self.adj: dict[int, n.Value] = dict(parent.adj) if parent else {}
+        self.maybe_none: set[int] = set(parent.maybe_none) if parent else set()
+
+    # -- primal values -------------------------------------------------------------------
+
+    def res(self, v: n.Value) -> n.Value:
+        """The forward value ``v``, as seen from this region of the pullback."""
+        v = self.vjp.resolve(v)
+        c = self.vjp.consts.get(v.id)
+        if c is not None:
+            return self.b.emit(n.Const(c.value, [n.Value(v.hint)], c.origin, c.root)).result
+        if self.parent is None:
+            return v
+        p = self.placeholders.get(v.id)
+        if p is None:
+            p = n.Value(v.hint, v.loc)
+            self.placeholders[v.id] = p
+            self.requested[v.id] = v
+        return p
+
+    # -- adjoints ------------------------------------------------------------------------
+
+    def get(self, v: n.Value) -> n.Value | None:
+        """The adjoint of ``v`` or ``None`` for a symbolic zero."""
+        return self.adj.get(self.vjp.resolve(v).id)
+
+    def need(self, v: n.Value) -> n.Value:
+        """The adjoint of ``v`` as a value that is never ``None`` at run time."""
+        v = self.vjp.resolve(v)
+        a = self.adj.get(v.id)
+        if a is None:
+            return self.zero(v)
+        if v.id in self.maybe_none:
+            a = self.b.call(self.vjp.const_fn(runtime.nonzero), a, self.res(v),
+                            hint=_bar(v))
+            self.adj[v.id] = a
+            self.maybe_none.discard(v.id)
+        return a
+
+    def zero(self, v: n.Value, allow_none: bool = False) -> n.Value:
+        """A materialised zero adjoint for ``v`` (``None`` for containers when allowed)."""
+        t = self.vjp.type_of(v)
+        if t is float:
+            return self.b.const(0.0)
+        if t is type(None):
+            return self.b.const(None)
+        if t in (int, bool):
+            return self.b.const(0)
+        if allow_none and t is not numpy.ndarray:
+            return self.b.const(None)
+        return self.b.call(self.vjp.const_fn(tangents.zeros_like), self.res(v), hint=_bar(v))
+
+    def accumulate(self, v: n.Value, contrib: n.Value, maybe_none: bool = False) -> None:
+        """``v_bar += contrib``."""
+        v = self.vjp.resolve(v)
+        if not self.vjp.active(v):
+            return
+        cur = self.adj.get(v.id)
+        if cur is None:
+            self.adj[v.id] = contrib
+            if maybe_none:
+                self.maybe_none.add(v.id)
+            else:
+                self.maybe_none.discard(v.id)
+            return
+        cur_none = v.id in self.maybe_none
+        if not cur_none and not maybe_none and self.vjp.type_of(v) in FLOATS:
+            # Floats are immutable, so ``+=`` is ``+`` and reads like a hand-written adjoint.
+            new = self.b.call(self.vjp.const_fn(runtime.add_floats), cur, contrib,
+                              hint=_bar(v))
+        else:
+            new = self.b.call(runtime.add_adjoint, cur, contrib, hint=_bar(v), origin="accumulate")
+        self.adj[v.id] = new
+        if not (cur_none and maybe_none):
+            self.maybe_none.discard(v.id)
+
+
+def _bar(v: n.Value) -> str | None:
+    return f"{v.hint}_bar" if v.hint and not v.hint.startswith(".") else None
