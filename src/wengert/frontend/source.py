@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wengert.diagnostics import SourceUnavailableError, describe
-
-_PARSED: dict[str, tuple[str, ast.Module]] = {}
+from wengert.locate import find_node, parse_file
 
 
 @dataclass
@@ -129,29 +128,8 @@ def unwrap(f: Any) -> tuple[types.FunctionType, tuple, dict]:
     return f, args, kwargs
 
 
-def _parse_file(filename: str) -> ast.Module | None:
-    # A module edited and reloaded must not be read from a stale cache.
-    linecache.checkcache(filename)
-    lines = linecache.getlines(filename)
-    if not lines:
-        linecache.checkcache(filename)
-        lines = linecache.getlines(filename)
-    if not lines:
-        return None
-    text = "".join(lines)
-    cached = _PARSED.get(filename)
-    if cached is not None and cached[0] == text:
-        return cached[1]
-    try:
-        tree = ast.parse(text, filename)
-    except SyntaxError:
-        return None
-    _PARSED[filename] = (text, tree)
-    return tree
-
-
 #: Functions wengert writes that stand for user code (wrappers calling one function).
-_USER_EQUIVALENT = ("<wengert:primitive:", "<wengert:fixed-arity:")
+_USER_EQUIVALENT = ("<wengert:primitive:", "<wengert:fixed-arity:", "<wengert:rule:")
 
 
 #: Names the transforms give the functions they generate (wengert/vocabulary.py).
@@ -181,46 +159,16 @@ def get_source(fn: types.FunctionType) -> FunctionSource:
             "differentiated again through a value at run time",
             hint="take the derivative of the original function instead (wengert.grad of "
                  "wengert.grad, wengert.hessian)")
-    tree = _parse_file(filename)
+    tree = parse_file(filename)
     if tree is None:
         raise SourceUnavailableError(
             f"cannot read the source of {fn.__qualname__!r} (defined in {filename})",
             hint="define the function in a file (a module or script); functions typed at an "
                  "interactive prompt or created by exec() have no source to differentiate")
-    node = _find_node(tree, fn)
+    node = find_node(tree, fn)
     if node is None:
         raise SourceUnavailableError(
             f"cannot find the source of {fn.__qualname__!r} in {filename}: the file changed "
             f"since the function was defined",
             hint="reload the module that defines it")
     return FunctionSource(fn, node, filename, linecache.getlines(filename))
-
-
-def _find_node(tree: ast.Module, fn: types.FunctionType) -> ast.FunctionDef | ast.Lambda | None:
-    code = fn.__code__
-    first = code.co_firstlineno
-    if code.co_name == "<lambda>":
-        cands = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == first]
-        if len(cands) > 1:
-            cands = _match_lambda(cands, code)
-        return cands[0] if cands else None
-    for n in ast.walk(tree):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == code.co_name:
-            start = n.decorator_list[0].lineno if n.decorator_list else n.lineno
-            if start == first or n.lineno == first:
-                return n  # type: ignore[return-value]
-    return None
-
-
-def _match_lambda(cands: list[ast.Lambda], code: types.CodeType) -> list[ast.Lambda]:
-    """Pick among several lambdas on one line by argument names, then by column."""
-    names = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
-    same = [c for c in cands if [a.arg for a in c.args.args + c.args.kwonlyargs] == names]
-    if len(same) <= 1 or not hasattr(code, "co_positions"):
-        return same or cands
-    cols = {p[2] for p in code.co_positions() if p[2] is not None and p[0] == code.co_firstlineno}
-    for c in same:
-        if c.body.col_offset in cols or any(c.body.col_offset <= col < (c.body.end_col_offset or 0)
-                                            for col in cols):
-            return [c]
-    return same

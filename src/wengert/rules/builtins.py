@@ -17,12 +17,16 @@ from collections.abc import Iterator
 import numpy
 
 from wengert import runtime
-from wengert.rules.operator import _broadcast_to, _pow_rules, _shape, _sum_to, abs_jvp, abs_vjp
+from wengert.rules.form import cases, defderiv
+from wengert.rules.operator import _pow_rules
 from wengert.rules.registry import defjvp, defrules, defvjp, mark_pure, nondifferentiable
+from wengert.rules.shapes import broadcast_to as _broadcast_to
+from wengert.rules.shapes import shape as _shape
+from wengert.rules.shapes import sum_to as _sum_to
 
 # abs(x) is operator.abs(x): the same rules (slope sign(x), 0 at 0).
-defvjp(builtins.abs)(abs_vjp)
-defjvp(builtins.abs)(abs_jvp)
+defderiv(builtins.abs, lambda a: (a > 0) * 1.0 - (a < 0) * 1.0)
+cases(builtins.abs, (0.5,), (-2.0,), (numpy.array([0.5, -1.5]),))
 
 
 # --------------------------------------------------------------------------------------

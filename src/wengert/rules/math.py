@@ -9,8 +9,12 @@ noted): an infinite slope gives ``±inf`` (``sqrt``, ``cbrt``, ``asin``, ``acos`
 ``acosh`` at the ends of their domains) rather than a ``ZeroDivisionError``;
 ``fabs`` and ``copysign`` have slope 0 at 0 and ``hypot``/``dist`` have gradient 0
 at the origin (the minimum-norm subgradient, as PyTorch does, and what central
-differences give); ``atan2(0, 0)`` has NaN partials.  A unary differential is only
-called with a tangent (never ``None``); multi-argument ones test each tangent.
+differences give); ``atan2(0, 0)`` has NaN partials.
+
+Functions of one or two floats are declared by their partial derivatives
+(:func:`~wengert.rules.form.defderiv`); those of sequences, with several results or an
+optional argument keep hand-written rules (a multi-argument differential tests each
+tangent for ``None``).
 """
 
 from __future__ import annotations
@@ -19,282 +23,113 @@ import math
 
 import numpy
 
-from wengert.rules.operator import _broadcast_to, _pow_rules, _shape, _sum_to
-from wengert.rules.registry import defjvp, defrules, defvjp, mark_pure, nondifferentiable
+from wengert.rules.form import cases, defderiv
+from wengert.rules.operator import _pow_rules
+from wengert.rules.registry import defjvp, defvjp, mark_pure, nondifferentiable
+from wengert.rules.shapes import broadcast_to as _broadcast_to
+from wengert.rules.shapes import shape as _shape
+from wengert.rules.shapes import sum_to as _sum_to
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
-# --------------------------------------------------------------------------------------
-# Trigonometric functions.
-# --------------------------------------------------------------------------------------
 
-
-@defvjp(math.sin)
-def sin_vjp(x):
-    return math.sin(x), lambda y_bar: (y_bar * math.cos(x),)
-
-
-@defjvp(math.sin)
-def sin_jvp(x):
-    return math.sin(x), lambda x_dot: x_dot * math.cos(x)
-
-
-@defvjp(math.cos)
-def cos_vjp(x):
-    return math.cos(x), lambda y_bar: (-y_bar * math.sin(x),)
-
-
-@defjvp(math.cos)
-def cos_jvp(x):
-    return math.cos(x), lambda x_dot: -x_dot * math.sin(x)
-
-
-@defvjp(math.tan)
-def tan_vjp(x):
-    y = math.tan(x)
-    return y, lambda y_bar: (y_bar * (1.0 + y * y),)
-
-
-@defjvp(math.tan)
-def tan_jvp(x):
-    y = math.tan(x)
-    return y, lambda x_dot: x_dot * (1.0 + y * y)
-
-
-@defvjp(math.asin)
-def asin_vjp(x):
-    y = math.asin(x)
-
-    def asin_pullback(y_bar):
-        if x * x == 1.0:
-            return (y_bar * math.inf,)
-        return (y_bar / math.sqrt(1.0 - x * x),)
-
-    return y, asin_pullback
-
-
-@defjvp(math.asin)
-def asin_jvp(x):
-    y = math.asin(x)
-
-    def asin_differential(x_dot):
-        if x * x == 1.0:
-            return x_dot * math.inf
-        return x_dot / math.sqrt(1.0 - x * x)
-
-    return y, asin_differential
-
-
-@defvjp(math.acos)
-def acos_vjp(x):
-    y = math.acos(x)
-
-    def acos_pullback(y_bar):
-        if x * x == 1.0:
-            return (-y_bar * math.inf,)
-        return (-y_bar / math.sqrt(1.0 - x * x),)
-
-    return y, acos_pullback
-
-
-@defjvp(math.acos)
-def acos_jvp(x):
-    y = math.acos(x)
-
-    def acos_differential(x_dot):
-        if x * x == 1.0:
-            return -x_dot * math.inf
-        return -x_dot / math.sqrt(1.0 - x * x)
-
-    return y, acos_differential
-
-
-@defvjp(math.atan)
-def atan_vjp(x):
-    return math.atan(x), lambda y_bar: (y_bar / (1.0 + x * x),)
-
-
-@defjvp(math.atan)
-def atan_jvp(x):
-    return math.atan(x), lambda x_dot: x_dot / (1.0 + x * x)
-
-
-@defvjp(math.atan2)
-def atan2_vjp(a, b):
-    # atan2(a, b) is the angle of the point (b, a).
-    y = math.atan2(a, b)
-
-    def atan2_pullback(y_bar):
-        r2 = a * a + b * b
-        if r2 == 0.0:
-            return y_bar * math.nan, y_bar * math.nan
-        return y_bar * (b / r2), -y_bar * (a / r2)
-
-    return y, atan2_pullback
-
-
-@defjvp(math.atan2)
-def atan2_jvp(a, b):
-    y = math.atan2(a, b)
-
-    def atan2_differential(a_dot, b_dot):
-        r2 = a * a + b * b
-        if r2 == 0.0:
-            r2 = math.nan
-        if a_dot is None:
-            if b_dot is None:
-                return None
-            return -b_dot * (a / r2)
-        if b_dot is None:
-            return a_dot * (b / r2)
-        return a_dot * (b / r2) - b_dot * (a / r2)
-
-    return y, atan2_differential
-
-
-@defvjp(math.degrees)
-def degrees_vjp(x):
-    return math.degrees(x), lambda y_bar: (y_bar * (180.0 / math.pi),)
-
-
-@defjvp(math.degrees)
-def degrees_jvp(x):
-    return math.degrees(x), lambda x_dot: x_dot * (180.0 / math.pi)
-
-
-@defvjp(math.radians)
-def radians_vjp(x):
-    return math.radians(x), lambda y_bar: (y_bar * (math.pi / 180.0),)
-
-
-@defjvp(math.radians)
-def radians_jvp(x):
-    return math.radians(x), lambda x_dot: x_dot * (math.pi / 180.0)
-
-
-# --------------------------------------------------------------------------------------
-# Hyperbolic functions.
-# --------------------------------------------------------------------------------------
-
-
-@defvjp(math.sinh)
-def sinh_vjp(x):
-    return math.sinh(x), lambda y_bar: (y_bar * math.cosh(x),)
-
-
-@defjvp(math.sinh)
-def sinh_jvp(x):
-    return math.sinh(x), lambda x_dot: x_dot * math.cosh(x)
-
-
-@defvjp(math.cosh)
-def cosh_vjp(x):
-    return math.cosh(x), lambda y_bar: (y_bar * math.sinh(x),)
-
-
-@defjvp(math.cosh)
-def cosh_jvp(x):
-    return math.cosh(x), lambda x_dot: x_dot * math.sinh(x)
-
-
-@defvjp(math.tanh)
-def tanh_vjp(x):
-    y = math.tanh(x)
-    return y, lambda y_bar: (y_bar * (1.0 - y * y),)
-
-
-@defjvp(math.tanh)
-def tanh_jvp(x):
-    y = math.tanh(x)
-    return y, lambda x_dot: x_dot * (1.0 - y * y)
-
-
-@defvjp(math.asinh)
-def asinh_vjp(x):
-    return math.asinh(x), lambda y_bar: (y_bar / math.sqrt(x * x + 1.0),)
-
-
-@defjvp(math.asinh)
-def asinh_jvp(x):
-    return math.asinh(x), lambda x_dot: x_dot / math.sqrt(x * x + 1.0)
-
-
-@defvjp(math.acosh)
-def acosh_vjp(x):
-    y = math.acosh(x)
-
-    def acosh_pullback(y_bar):
-        if x == 1.0:
-            return (y_bar * math.inf,)
-        return (y_bar / math.sqrt(x * x - 1.0),)
-
-    return y, acosh_pullback
-
-
-@defjvp(math.acosh)
-def acosh_jvp(x):
-    y = math.acosh(x)
-
-    def acosh_differential(x_dot):
-        if x == 1.0:
-            return x_dot * math.inf
-        return x_dot / math.sqrt(x * x - 1.0)
-
-    return y, acosh_differential
-
-
-@defvjp(math.atanh)
-def atanh_vjp(x):
-    return math.atanh(x), lambda y_bar: (y_bar / (1.0 - x * x),)
-
-
-@defjvp(math.atanh)
-def atanh_jvp(x):
-    return math.atanh(x), lambda x_dot: x_dot / (1.0 - x * x)
-
-
-# --------------------------------------------------------------------------------------
-# Exponentials, logarithms, roots and powers.
-# --------------------------------------------------------------------------------------
-
-
-@defvjp(math.exp)
-def exp_vjp(x):
-    y = math.exp(x)
-    return y, lambda y_bar: (y_bar * y,)
-
-
-@defjvp(math.exp)
-def exp_jvp(x):
-    y = math.exp(x)
-    return y, lambda x_dot: x_dot * y
-
-
+def _quotient(a: float, b: float, r: float) -> float:
+    # The integer n with r == a - n * b, recovered from the remainder r.  Rounding
+    # with // (no warning, piecewise constant) rather than round() or trunc(), which
+    # warn when an active value flows through them.
+    return ((a - r) / b + 0.5) // 1.0
+
+
+nondifferentiable(_quotient, warn=False, pure=True)
+
+# Trigonometric and hyperbolic functions.
+defderiv(math.sin, lambda x: math.cos(x))
+defderiv(math.cos, lambda x: -math.sin(x))
+defderiv(math.tan, lambda x, *, out: 1.0 + out * out)
+defderiv(math.asin, lambda x: math.inf if x * x == 1.0 else 1.0 / math.sqrt(1.0 - x * x))
+defderiv(math.acos, lambda x: -math.inf if x * x == 1.0 else -1.0 / math.sqrt(1.0 - x * x))
+defderiv(math.atan, lambda x: 1.0 / (1.0 + x * x))
+# atan2(a, b) is the angle of the point (b, a).
+defderiv(math.atan2,
+         lambda a, b: b / (a * a + b * b) if a != 0.0 or b != 0.0 else math.nan,
+         lambda a, b: -a / (a * a + b * b) if a != 0.0 or b != 0.0 else math.nan)
+defderiv(math.sinh, lambda x: math.cosh(x))
+defderiv(math.cosh, lambda x: math.sinh(x))
+defderiv(math.tanh, lambda x, *, out: 1.0 - out * out)
+defderiv(math.asinh, lambda x: 1.0 / math.sqrt(x * x + 1.0))
+defderiv(math.acosh, lambda x: math.inf if x == 1.0 else 1.0 / math.sqrt(x * x - 1.0))
+defderiv(math.atanh, lambda x: 1.0 / (1.0 - x * x))
+defderiv(math.degrees, lambda x: 180.0 / math.pi)
+defderiv(math.radians, lambda x: math.pi / 180.0)
+
+# Exponentials, logarithms and roots.
+defderiv(math.exp, lambda x, *, out: out)
+defderiv(math.expm1, lambda x: math.exp(x))
+defderiv(math.log2, lambda x: 1.0 / (x * _LN2))
+defderiv(math.log10, lambda x: 1.0 / (x * _LN10))
+defderiv(math.log1p, lambda x: 1.0 / (1.0 + x))
+defderiv(math.sqrt, lambda x, *, out: math.inf if out == 0.0 else 0.5 / out)
 if hasattr(math, "exp2"):  # Python 3.11+
+    defderiv(math.exp2, lambda x, *, out: out * _LN2)
+if hasattr(math, "cbrt"):  # Python 3.11+
+    defderiv(math.cbrt, lambda x, *, out: math.inf if out == 0.0 else 1.0 / (3.0 * out * out))
+# x * 2**i with an int exponent: linear in x.
+defderiv(math.ldexp, lambda x, i: math.ldexp(1.0, i), None)
+# The conventions of operator.pow (JAX's): see rules/operator.py.
+pow_vjp, pow_jvp = _pow_rules(math.pow)
 
-    @defvjp(math.exp2)
-    def exp2_vjp(x):
-        y = math.exp2(x)
-        return y, lambda y_bar: (y_bar * (y * _LN2),)
+# Special functions.
+defderiv(math.erf, lambda x: _TWO_OVER_SQRT_PI * math.exp(-x * x))
+defderiv(math.erfc, lambda x: -_TWO_OVER_SQRT_PI * math.exp(-x * x))
 
-    @defjvp(math.exp2)
-    def exp2_jvp(x):
-        y = math.exp2(x)
-        return y, lambda x_dot: x_dot * (y * _LN2)
-
-    mark_pure(math.exp2)
-
-
-@defvjp(math.expm1)
-def expm1_vjp(x):
-    return math.expm1(x), lambda y_bar: (y_bar * math.exp(x),)
+# Absolute value and sign: slope +-1 in x (0 at x == 0), piecewise constant in the sign.
+defderiv(math.fabs, lambda x: (x > 0) * 1.0 - (x < 0) * 1.0)
+defderiv(math.copysign, lambda x, s, *, out: out / x if x != 0 else 0.0, None)
+# fmod is a - b * trunc(a / b), remainder a - b * n with n the integer nearest a / b: the
+# quotient is piecewise constant.
+defderiv(math.fmod, lambda a, b: 1.0, lambda a, b, *, out: -_quotient(a, b, out))
+defderiv(math.remainder, lambda a, b: 1.0, lambda a, b, *, out: -_quotient(a, b, out))
 
 
-@defjvp(math.expm1)
-def expm1_jvp(x):
-    return math.expm1(x), lambda x_dot: x_dot * math.exp(x)
+cases(math.sin, (0.3,), (-2.0,))
+cases(math.cos, (0.3,), (-2.0,))
+cases(math.tan, (0.4,), (-1.2,))
+cases(math.asin, (0.3,), (-0.8,))
+cases(math.acos, (0.3,), (-0.8,))
+cases(math.atan, (0.7,), (-3.0,))
+cases(math.atan2, (0.4, 1.3), (-1.0, -0.5), (2.0, 0.0))
+cases(math.sinh, (0.5,), (-1.5,))
+cases(math.cosh, (0.5,), (-1.5,))
+cases(math.tanh, (0.5,), (-1.5,))
+cases(math.asinh, (0.5,), (-4.0,))
+cases(math.acosh, (1.5,), (4.0,))
+cases(math.atanh, (0.5,), (-0.9,))
+cases(math.degrees, (0.5,))
+cases(math.radians, (30.0,))
+cases(math.exp, (0.5,), (-2.0,))
+cases(math.expm1, (0.5,), (-1e-3,))
+cases(math.log2, (0.5,), (30.0,))
+cases(math.log10, (0.5,), (30.0,))
+cases(math.log1p, (0.5,), (-0.5,))
+cases(math.sqrt, (0.5,), (30.0,))
+if hasattr(math, "exp2"):
+    cases(math.exp2, (0.5,), (-3.0,))
+if hasattr(math, "cbrt"):
+    cases(math.cbrt, (0.5,), (-30.0,))
+cases(math.ldexp, (0.7, 3), (-1.5, -2))
+cases(math.erf, (0.5,), (-1.2,))
+cases(math.erfc, (0.5,), (-1.2,))
+cases(math.fabs, (0.5,), (-1.2,))
+cases(math.copysign, (0.5, -2.0), (-1.2, 3.0))
+cases(math.fmod, (5.3, 1.7), (-5.3, 1.7))
+cases(math.remainder, (5.3, 1.7), (-4.1, 1.7))
+
+
+# --------------------------------------------------------------------------------------
+# Hand-written: an optional base, several results, sequences.
+# --------------------------------------------------------------------------------------
 
 
 @defvjp(math.log)
@@ -336,101 +171,6 @@ def log_jvp(x, *base):
     return y, log_differential
 
 
-@defvjp(math.log2)
-def log2_vjp(x):
-    return math.log2(x), lambda y_bar: (y_bar / (x * _LN2),)
-
-
-@defjvp(math.log2)
-def log2_jvp(x):
-    return math.log2(x), lambda x_dot: x_dot / (x * _LN2)
-
-
-@defvjp(math.log10)
-def log10_vjp(x):
-    return math.log10(x), lambda y_bar: (y_bar / (x * _LN10),)
-
-
-@defjvp(math.log10)
-def log10_jvp(x):
-    return math.log10(x), lambda x_dot: x_dot / (x * _LN10)
-
-
-@defvjp(math.log1p)
-def log1p_vjp(x):
-    return math.log1p(x), lambda y_bar: (y_bar / (1.0 + x),)
-
-
-@defjvp(math.log1p)
-def log1p_jvp(x):
-    return math.log1p(x), lambda x_dot: x_dot / (1.0 + x)
-
-
-@defvjp(math.sqrt)
-def sqrt_vjp(x):
-    y = math.sqrt(x)
-
-    def sqrt_pullback(y_bar):
-        if y == 0.0:
-            return (y_bar * math.inf,)
-        return (y_bar * (0.5 / y),)
-
-    return y, sqrt_pullback
-
-
-@defjvp(math.sqrt)
-def sqrt_jvp(x):
-    y = math.sqrt(x)
-
-    def sqrt_differential(x_dot):
-        if y == 0.0:
-            return x_dot * math.inf
-        return x_dot * (0.5 / y)
-
-    return y, sqrt_differential
-
-
-if hasattr(math, "cbrt"):  # Python 3.11+
-
-    @defvjp(math.cbrt)
-    def cbrt_vjp(x):
-        y = math.cbrt(x)
-
-        def cbrt_pullback(y_bar):
-            if y == 0.0:
-                return (y_bar * math.inf,)
-            return (y_bar / (3.0 * y * y),)
-
-        return y, cbrt_pullback
-
-    @defjvp(math.cbrt)
-    def cbrt_jvp(x):
-        y = math.cbrt(x)
-
-        def cbrt_differential(x_dot):
-            if y == 0.0:
-                return x_dot * math.inf
-            return x_dot / (3.0 * y * y)
-
-        return y, cbrt_differential
-
-    mark_pure(math.cbrt)
-
-
-# The conventions of operator.pow (JAX's): see rules/operator.py.
-pow_vjp, pow_jvp = _pow_rules(math.pow)
-
-
-@defvjp(math.ldexp)
-def ldexp_vjp(x, i):
-    # x * 2**i with an int exponent: linear in x.
-    return math.ldexp(x, i), lambda y_bar: (y_bar * math.ldexp(1.0, i), None)
-
-
-@defjvp(math.ldexp)
-def ldexp_jvp(x, i):
-    return math.ldexp(x, i), lambda x_dot, i_dot: x_dot * math.ldexp(1.0, i)
-
 
 @defvjp(math.frexp)
 def frexp_vjp(x):
@@ -452,88 +192,6 @@ def frexp_jvp(x):
     return y, lambda x_dot: (x_dot * math.ldexp(1.0, -y[1]), None)
 
 
-# --------------------------------------------------------------------------------------
-# Absolute value, sign and remainders.
-# --------------------------------------------------------------------------------------
-
-
-@defvjp(math.fabs)
-def fabs_vjp(x):
-    sign = (x > 0) * 1.0 - (x < 0) * 1.0
-    return math.fabs(x), lambda y_bar: (y_bar * sign,)
-
-
-@defjvp(math.fabs)
-def fabs_jvp(x):
-    sign = (x > 0) * 1.0 - (x < 0) * 1.0
-    return math.fabs(x), lambda x_dot: x_dot * sign
-
-
-@defvjp(math.copysign)
-def copysign_vjp(x, s):
-    # |x| with the sign of s: slope +-1 in x (0 at x == 0), piecewise constant in s.
-    y = math.copysign(x, s)
-    slope = 0.0
-    if x != 0:
-        slope = y / x
-    return y, lambda y_bar: (y_bar * slope, None)
-
-
-@defjvp(math.copysign)
-def copysign_jvp(x, s):
-    y = math.copysign(x, s)
-    slope = 0.0
-    if x != 0:
-        slope = y / x
-
-    def copysign_differential(x_dot, s_dot):
-        if x_dot is None:
-            return None
-        return x_dot * slope
-
-    return y, copysign_differential
-
-
-def _quotient(a: float, b: float, r: float) -> float:
-    # The integer n with r == a - n * b, recovered from the remainder r.  Rounding
-    # with // (no warning, piecewise constant) rather than round() or trunc(), which
-    # warn when an active value flows through them.
-    return ((a - r) / b + 0.5) // 1.0
-
-
-nondifferentiable(_quotient, warn=False, pure=True)
-
-
-def _remainder_rules(remainder):
-    """The rules of ``fmod`` (``a - b * trunc(a / b)``) and ``remainder`` (``a - b * n``
-    with ``n`` the nearest integer to ``a / b``): the quotient is piecewise constant.
-    One body serves both; ``remainder`` is a closure constant the inliner reads."""
-
-    def remainder_vjp(a, b):
-        y = remainder(a, b)
-        q = _quotient(a, b, y)
-        return y, lambda y_bar: (y_bar, -y_bar * q)
-
-    def remainder_jvp(a, b):
-        y = remainder(a, b)
-        q = _quotient(a, b, y)
-
-        def remainder_differential(a_dot, b_dot):
-            if b_dot is None:
-                return a_dot
-            if a_dot is None:
-                return -b_dot * q
-            return a_dot - b_dot * q
-
-        return y, remainder_differential
-
-    defrules(remainder, remainder_vjp, remainder_jvp)
-    return remainder_vjp, remainder_jvp
-
-
-fmod_vjp, fmod_jvp = _remainder_rules(math.fmod)
-remainder_vjp, remainder_jvp = _remainder_rules(math.remainder)
-
 
 @defvjp(math.modf)
 def modf_vjp(x):
@@ -545,30 +203,6 @@ def modf_vjp(x):
 def modf_jvp(x):
     return math.modf(x), lambda x_dot: (x_dot, None)
 
-
-# --------------------------------------------------------------------------------------
-# Special functions.
-# --------------------------------------------------------------------------------------
-
-
-@defvjp(math.erf)
-def erf_vjp(x):
-    return math.erf(x), lambda y_bar: (y_bar * (_TWO_OVER_SQRT_PI * math.exp(-x * x)),)
-
-
-@defjvp(math.erf)
-def erf_jvp(x):
-    return math.erf(x), lambda x_dot: x_dot * (_TWO_OVER_SQRT_PI * math.exp(-x * x))
-
-
-@defvjp(math.erfc)
-def erfc_vjp(x):
-    return math.erfc(x), lambda y_bar: (-y_bar * (_TWO_OVER_SQRT_PI * math.exp(-x * x)),)
-
-
-@defjvp(math.erfc)
-def erfc_jvp(x):
-    return math.erfc(x), lambda x_dot: -x_dot * (_TWO_OVER_SQRT_PI * math.exp(-x * x))
 
 
 # --------------------------------------------------------------------------------------
@@ -740,13 +374,7 @@ def prod_jvp(xs, *, start=1):
     return y, prod_differential
 
 
-mark_pure(
-    math.sin, math.cos, math.tan, math.asin, math.acos, math.atan, math.atan2, math.sinh,
-    math.cosh, math.tanh, math.asinh, math.acosh, math.atanh, math.exp, math.expm1, math.log,
-    math.log2, math.log10, math.log1p, math.sqrt, math.pow, math.hypot, math.fabs, math.erf,
-    math.erfc, math.copysign, math.fmod, math.remainder, math.modf, math.frexp, math.degrees,
-    math.radians, math.ldexp, math.fsum, math.prod, math.dist,
-)
+mark_pure(math.log, math.pow, math.hypot, math.modf, math.frexp, math.fsum, math.prod, math.dist)
 
 # Piecewise constant with jumps: an active value flowing through them loses its
 # derivative, which is worth a warning (Swift's "accidental data flow").
@@ -756,3 +384,4 @@ nondifferentiable(
     math.comb, math.perm, math.isqrt, math.lcm, math.nextafter, math.ulp,
     warn=False, pure=True,
 )
+

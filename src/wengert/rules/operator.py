@@ -32,71 +32,18 @@ from typing import Any
 import numpy
 
 from wengert import runtime
+from wengert.rules.form import cases, defderiv, deflinear
 from wengert.rules.registry import defjvp, defrules, defvjp, mark_pure, nondifferentiable
+from wengert.rules.shapes import broadcast_to as _broadcast_to
+from wengert.rules.shapes import mT as _mT
+from wengert.rules.shapes import shape as _shape
+from wengert.rules.shapes import squeeze as _squeeze
+from wengert.rules.shapes import sum_to as _sum_to
+from wengert.rules.shapes import unsqueeze as _unsqueeze
 
 # --------------------------------------------------------------------------------------
 # Linear and shape helpers used inside rule bodies.  Each is a primitive with rules.
 # --------------------------------------------------------------------------------------
-
-
-def _shape(x: Any) -> tuple[int, ...]:
-    """The NumPy shape of a primal value (``()`` for Python scalars)."""
-    return numpy.shape(x)
-
-
-def _sum_to(t: Any, shape: tuple[int, ...], full: tuple[int, ...]) -> Any:
-    """Undo broadcasting: sum ``t`` of shape ``batch + full`` down to ``batch + shape``.
-
-    ``shape`` must broadcast to ``full``.  ``batch`` is whatever leading axes ``t``
-    has beyond ``full``, which is why axes are counted from the right.  ``None``
-    (a symbolic zero) passes through.
-    """
-    if t is None or tuple(shape) == tuple(full):
-        return t
-    shape, full = tuple(shape), tuple(full)
-    t = numpy.asarray(t)
-    batch = t.ndim - len(full)
-    if batch < 0:
-        # A cotangent that was never broadcast (a scalar seed for an array result).
-        t = numpy.broadcast_to(t, full)
-        batch = 0
-    lead = len(full) - len(shape)
-    axes = tuple(range(batch, batch + lead)) + tuple(
-        batch + lead + i for i, n in enumerate(shape) if n == 1 and full[lead + i] != 1
-    )
-    out = numpy.sum(t, axis=axes).reshape(t.shape[:batch] + shape)
-    return out[()] if out.ndim == 0 else out
-
-
-def _broadcast_to(t: Any, shape: tuple[int, ...], full: tuple[int, ...]) -> Any:
-    """Broadcast ``t`` of shape ``batch + shape`` up to a fresh array of shape ``batch + full``.
-
-    The adjoint of :func:`_sum_to`.  The result is materialised (not a read-only
-    view) because it becomes a tangent or adjoint that later code may accumulate into.
-    """
-    if t is None or tuple(shape) == tuple(full):
-        return t
-    shape, full = tuple(shape), tuple(full)
-    t = numpy.asarray(t)
-    batch = t.ndim - len(shape)
-    lead = len(full) - len(shape)
-    t = t.reshape(t.shape[:batch] + (1,) * lead + shape)
-    return numpy.array(numpy.broadcast_to(t, t.shape[:batch] + full))
-
-
-def _mT(x: Any) -> Any:
-    """Swap the last two axes (the matrix transpose of a stack of matrices)."""
-    return numpy.swapaxes(x, -1, -2)
-
-
-def _unsqueeze(x: Any, axis: int) -> Any:
-    """Insert a size-1 axis at negative position ``axis`` (batch axes stay in front)."""
-    return numpy.expand_dims(x, axis)
-
-
-def _squeeze(x: Any, axis: int) -> Any:
-    """Remove the size-1 axis at negative position ``axis``."""
-    return numpy.squeeze(x, axis)
 
 
 def _snapshot(x: Any) -> Any:
@@ -162,87 +109,25 @@ mark_pure(_sum_to, _broadcast_to, _mT, _unsqueeze, _squeeze, _snapshot, _log_bas
           _sum_cotangents)
 
 
-@defvjp(_sum_to)
-def _sum_to_vjp(t, shape, full):
-    return _sum_to(t, shape, full), lambda y_bar: (_broadcast_to(y_bar, shape, full), None, None)
-
-
-@defjvp(_sum_to)
-def _sum_to_jvp(t, shape, full):
-    return _sum_to(t, shape, full), lambda t_dot, shape_dot, full_dot: _sum_to(t_dot, shape, full)
-
-
-@defvjp(_broadcast_to)
-def _broadcast_to_vjp(t, shape, full):
-    return _broadcast_to(t, shape, full), lambda y_bar: (_sum_to(y_bar, shape, full), None, None)
-
-
-@defjvp(_broadcast_to)
-def _broadcast_to_jvp(t, shape, full):
-    return (_broadcast_to(t, shape, full),
-            lambda t_dot, shape_dot, full_dot: _broadcast_to(t_dot, shape, full))
-
-
-@defvjp(_mT)
-def _mT_vjp(x):
-    return _mT(x), lambda y_bar: (_mT(y_bar),)
-
-
-@defjvp(_mT)
-def _mT_jvp(x):
-    return _mT(x), lambda x_dot: _mT(x_dot)
-
-
-@defvjp(_unsqueeze)
-def _unsqueeze_vjp(x, axis):
-    return _unsqueeze(x, axis), lambda y_bar: (_squeeze(y_bar, axis), None)
-
-
-@defjvp(_unsqueeze)
-def _unsqueeze_jvp(x, axis):
-    return _unsqueeze(x, axis), lambda x_dot, axis_dot: _unsqueeze(x_dot, axis)
-
-
-@defvjp(_squeeze)
-def _squeeze_vjp(x, axis):
-    return _squeeze(x, axis), lambda y_bar: (_unsqueeze(y_bar, axis), None)
-
-
-@defjvp(_squeeze)
-def _squeeze_jvp(x, axis):
-    return _squeeze(x, axis), lambda x_dot, axis_dot: _squeeze(x_dot, axis)
-
-
-@defvjp(_snapshot)
-def _snapshot_vjp(x):
-    return _snapshot(x), lambda y_bar: (y_bar,)
-
-
-@defjvp(_snapshot)
-def _snapshot_jvp(x):
-    return _snapshot(x), lambda x_dot: x_dot
-
-
-@defvjp(_log_base)
-def _log_base_vjp(a):
-    return _log_base(a), lambda y_bar: (y_bar * _pos_recip(a),)
-
-
-@defjvp(_log_base)
-def _log_base_jvp(a):
-    return _log_base(a), lambda a_dot: a_dot * _pos_recip(a)
-
-
-@defvjp(_pos_recip)
-def _pos_recip_vjp(a):
-    y = _pos_recip(a)
-    return y, lambda y_bar: (-y_bar * (y * y),)
-
-
-@defjvp(_pos_recip)
-def _pos_recip_jvp(a):
-    y = _pos_recip(a)
-    return y, lambda a_dot: -a_dot * (y * y)
+# Each linear helper is the other's transpose; the two factors of a power's exponent
+# derivative are each other's slopes.
+deflinear(_sum_to, _broadcast_to)
+deflinear(_broadcast_to, _sum_to)
+deflinear(_mT, _mT)
+deflinear(_unsqueeze, _squeeze)
+deflinear(_squeeze, _unsqueeze)
+defderiv(_snapshot, lambda x: 1.0)
+defderiv(_log_base, lambda a: _pos_recip(a))
+defderiv(_pos_recip, lambda a, *, out: -(out * out))
+_A23 = numpy.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+cases(_sum_to, (_A23, (1, 3), (2, 3)), (_A23, (), (2, 3)), (1.5, (), ()))
+cases(_broadcast_to, (_A23[:1], (1, 3), (2, 3)), (numpy.array(0.5), (), (2, 3)))
+cases(_mT, (_A23,))
+cases(_unsqueeze, (_A23, -2))
+cases(_squeeze, (_A23[:1], -2))
+cases(_snapshot, (0.5,), (_A23,))
+cases(_log_base, (0.5,), (_A23 + 2.0,))
+cases(_pos_recip, (0.5,), (_A23 + 2.0,))
 
 
 @defvjp(_sum_cotangents)
@@ -362,51 +247,11 @@ add_vjp, add_jvp = _add_rules(operator.add)
 iadd_vjp, iadd_jvp = _add_rules(operator.iadd)
 
 
-def _sub_rules(sub):
-    """The rules of ``a - b`` and ``a -= b`` (``sub`` is ``operator.sub`` or ``isub``)."""
-
-    def sub_vjp(a, b):
-        y = sub(a, b)
-
-        def sub_pullback(y_bar):
-            if isinstance(y, float):
-                a_bar = y_bar
-                b_bar = -y_bar
-            else:
-                y_shape = _shape(y)
-                a_bar = _sum_to(y_bar, _shape(a), y_shape)
-                b_bar = _sum_to(-y_bar, _shape(b), y_shape)
-            return a_bar, b_bar
-
-        return y, sub_pullback
-
-    def sub_jvp(a, b):
-        y = sub(a, b)
-
-        def sub_differential(a_dot, b_dot):
-            if not isinstance(y, float):
-                y_shape = _shape(y)
-                a_dot = _broadcast_to(a_dot, _shape(a), y_shape)
-                b_dot = _broadcast_to(b_dot, _shape(b), y_shape)
-            if a_dot is None:
-                if b_dot is None:
-                    y_dot = None
-                else:
-                    y_dot = -b_dot
-            elif b_dot is None:
-                y_dot = a_dot
-            else:
-                y_dot = a_dot - b_dot
-            return y_dot
-
-        return y, sub_differential
-
-    defrules(sub, sub_vjp, sub_jvp)
-    return sub_vjp, sub_jvp
-
-
-sub_vjp, sub_jvp = _sub_rules(operator.sub)
-isub_vjp, isub_jvp = _sub_rules(operator.isub)
+# The in-place form too: its partials read neither operand, which it may have overwritten.
+defderiv(operator.sub, lambda a, b: 1.0, lambda a, b: -1.0, broadcast=True)
+defderiv(operator.isub, lambda a, b: 1.0, lambda a, b: -1.0, broadcast=True, pure=False)
+cases(operator.sub, (0.5, 2.0), (numpy.ones((2, 3)), numpy.arange(3.0)))
+cases(operator.isub, (0.5, 2.0), (numpy.ones((2, 3)), numpy.arange(3.0)))
 
 
 # --------------------------------------------------------------------------------------
@@ -535,44 +380,8 @@ def imul_jvp(a, b):
 # --------------------------------------------------------------------------------------
 
 
-@defvjp(operator.truediv)
-def truediv_vjp(a, b):
-    y = a / b
-
-    def truediv_pullback(y_bar):
-        if isinstance(y, float):
-            a_bar = y_bar / b
-            b_bar = -y_bar * (y / b)
-        else:
-            y_shape = _shape(y)
-            a_bar = _sum_to(y_bar / b, _shape(a), y_shape)
-            b_bar = _sum_to(-y_bar * (y / b), _shape(b), y_shape)
-        return a_bar, b_bar
-
-    return y, truediv_pullback
-
-
-@defjvp(operator.truediv)
-def truediv_jvp(a, b):
-    y = a / b
-
-    def truediv_differential(a_dot, b_dot):
-        if not isinstance(y, float):
-            y_shape = _shape(y)
-            a_dot = _broadcast_to(a_dot, _shape(a), y_shape)
-            b_dot = _broadcast_to(b_dot, _shape(b), y_shape)
-        if a_dot is None:
-            if b_dot is None:
-                y_dot = None
-            else:
-                y_dot = -b_dot * (y / b)
-        elif b_dot is None:
-            y_dot = a_dot / b
-        else:
-            y_dot = (a_dot - b_dot * y) / b
-        return y_dot
-
-    return y, truediv_differential
+defderiv(operator.truediv, lambda a, b: 1.0 / b, lambda a, b, *, out: -out / b, broadcast=True)
+cases(operator.truediv, (0.5, 2.0), (numpy.ones((2, 3)), numpy.arange(1.0, 4.0)), (1.5, _A23 + 2.0))
 
 
 @defvjp(operator.itruediv)
@@ -854,37 +663,13 @@ def ipow_jvp(a, b):
 # --------------------------------------------------------------------------------------
 
 
-@defvjp(operator.neg)
-def neg_vjp(a):
-    return -a, lambda y_bar: (-y_bar,)
-
-
-@defjvp(operator.neg)
-def neg_jvp(a):
-    return -a, lambda a_dot: -a_dot
-
-
-@defvjp(operator.pos)
-def pos_vjp(a):
-    return +a, lambda y_bar: (y_bar,)
-
-
-@defjvp(operator.pos)
-def pos_jvp(a):
-    return +a, lambda a_dot: a_dot
-
-
-@defvjp(operator.abs)
-def abs_vjp(a):
-    # The sign, with 0 at 0 (the minimum-norm subgradient, matching central differences).
-    sign = (a > 0) * 1.0 - (a < 0) * 1.0
-    return abs(a), lambda y_bar: (y_bar * sign,)
-
-
-@defjvp(operator.abs)
-def abs_jvp(a):
-    sign = (a > 0) * 1.0 - (a < 0) * 1.0
-    return abs(a), lambda a_dot: a_dot * sign
+defderiv(operator.neg, lambda a: -1.0)
+defderiv(operator.pos, lambda a: 1.0)
+# The sign, with 0 at 0 (the minimum-norm subgradient, matching central differences).
+defderiv(operator.abs, lambda a: (a > 0) * 1.0 - (a < 0) * 1.0)
+cases(operator.neg, (0.5,), (_A23,))
+cases(operator.pos, (0.5,), (_A23,))
+cases(operator.abs, (0.5,), (-2.0,), (_A23,))
 
 
 # --------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ returned by name; that is the shape the inliner recognises.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -44,6 +44,11 @@ class Rule:
     python: Callable | None = None
     #: The keyword arguments the Python definition takes (others: the call stays).
     python_keywords: tuple[str, ...] = ()
+    #: How the rules were declared: ``"defderiv"``, ``"deflinear"`` (:mod:`wengert.rules.form`)
+    #: or ``None`` (hand-written ``defvjp``/``defjvp``).
+    form: str | None = None
+    #: Argument tuples at which the rule harness checks the rules (``form.cases``).
+    cases: list[tuple] = field(default_factory=list)
 
 
 _RULES: dict[int, Rule] = {}

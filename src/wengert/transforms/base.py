@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 import numpy
 
+from wengert import runtime
 from wengert.analysis.activity import Activity, activity
 from wengert.analysis.types import Types, infer_types
 from wengert.diagnostics import NonDifferentiableError, SourceLoc, describe
@@ -37,7 +38,7 @@ from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
 from wengert.ir.uses import free_uses
 from wengert.objects import hashable
-from wengert.rules import registry
+from wengert.rules import registry, shapes
 from wengert.transforms.checks import check_global_writes
 from wengert.transforms.devirtualize import called_only
 from wengert.transforms.nested_grad import check_not_dispatcher
@@ -284,11 +285,23 @@ class Transform:
             a = op.args[0]
             if self.type_of(a) in self.inplace_followed or not self.act.is_useful(a):
                 continue
-            if any(order.get(id(u), -1) > order[id(op)] for u in self.uses.get(a.id, [])):
+            later = [u for u in self.uses.get(a.id, []) if order.get(id(u), -1) > order[id(op)]]
+            if any(not (self.type_of(a) is numpy.ndarray and self._reads_shape(u, a))
+                   for u in later):
                 raise NonDifferentiableError(
                     f"this in-place operator changes a {self.type_of(a).__name__} that is "
                     "still used under its old name afterwards", op.loc,
                     hint="write `x = x + y` (a new object) instead of `x += y`")
+
+    def _reads_shape(self, op: n.Op, a: n.Value) -> bool:
+        """Whether ``op`` only reads the shape of an array operand (which an in-place
+        update keeps): ``_shape(a)``, or ``nonzero(adjoint, a)`` in a gradient's IR."""
+        if not isinstance(op, n.Call):
+            return False
+        is_c, fn = self.const_value(op.fn)
+        if not is_c:
+            return False
+        return fn is shapes.shape or fn is runtime.nonzero and op.args[0] is not a
 
     # -- calls ---------------------------------------------------------------------------
 

@@ -1,0 +1,65 @@
+"""Where a function's source is: its file parsed once (and re-parsed when the file changes),
+and its ``def`` or ``lambda`` node in it. A leaf: the frontend reads functions to lower
+through it, and the rule form reads the partial derivatives it is given."""
+
+from __future__ import annotations
+
+import ast
+import linecache
+import types
+
+_PARSED: dict[str, tuple[str, ast.Module]] = {}
+
+
+def parse_file(filename: str) -> ast.Module | None:
+    """The parsed text of ``filename`` as ``linecache`` holds it (``None`` if there is none
+    or it does not parse)."""
+    # A module edited and reloaded must not be read from a stale cache.
+    linecache.checkcache(filename)
+    lines = linecache.getlines(filename)
+    if not lines:
+        linecache.checkcache(filename)
+        lines = linecache.getlines(filename)
+    if not lines:
+        return None
+    text = "".join(lines)
+    cached = _PARSED.get(filename)
+    if cached is not None and cached[0] == text:
+        return cached[1]
+    try:
+        tree = ast.parse(text, filename)
+    except SyntaxError:
+        return None
+    _PARSED[filename] = (text, tree)
+    return tree
+
+
+def find_node(tree: ast.Module, fn: types.FunctionType) -> ast.FunctionDef | ast.Lambda | None:
+    """``fn``'s ``def`` or ``lambda`` node in ``tree`` (``None`` if it is not there)."""
+    code = fn.__code__
+    first = code.co_firstlineno
+    if code.co_name == "<lambda>":
+        cands = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == first]
+        if len(cands) > 1:
+            cands = _match_lambda(cands, code)
+        return cands[0] if cands else None
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == code.co_name:
+            start = n.decorator_list[0].lineno if n.decorator_list else n.lineno
+            if start == first or n.lineno == first:
+                return n  # type: ignore[return-value]
+    return None
+
+
+def _match_lambda(cands: list[ast.Lambda], code: types.CodeType) -> list[ast.Lambda]:
+    """Pick among several lambdas on one line by argument names, then by column."""
+    names = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    same = [c for c in cands if [a.arg for a in c.args.args + c.args.kwonlyargs] == names]
+    if len(same) <= 1 or not hasattr(code, "co_positions"):
+        return same or cands
+    cols = {p[2] for p in code.co_positions() if p[2] is not None and p[0] == code.co_firstlineno}
+    for c in same:
+        if c.body.col_offset in cols or any(c.body.col_offset <= col < (c.body.end_col_offset or 0)
+                                            for col in cols):
+            return [c]
+    return same

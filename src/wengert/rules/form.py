@@ -1,0 +1,252 @@
+"""The one rule form: a primitive's derivative declared once, both modes generated from it.
+
+``defderiv(fn, *partials)`` declares ``fn``'s partial derivatives, one per positional
+argument, each a lambda of the arguments (``lambda x: math.cos(x)``) that may read the
+result through a keyword ``out`` (``lambda x, *, out: 1.0 - out * out``); ``None`` stands
+for an argument with no derivative (an int exponent, a flag). ``deflinear(fn, transpose)``
+declares a function linear in one argument, with the function applying its transpose
+(called like ``fn``, the cotangent in the linear argument's place).
+``cases(fn, *args)`` records sample points at which one harness checks every rule against
+central differences, in both modes and to second order (tests/rules/test_form.py).
+
+From a declaration the registry gets a reverse and a forward rule in the shape the
+inliner reads (``return value, pullback``), written as Python source with each partial's
+*expression* substituted in (the source is registered with ``linecache``, so the frontend
+lowers it like a hand-written rule)::
+
+    defderiv(math.tan, lambda x, *, out: 1.0 + out * out)
+
+    def tan_vjp(x):                            def tan_jvp(x):
+        out = math.tan(x)                          out = math.tan(x)
+        return out, lambda out_bar: (              return out, lambda x_dot: (
+            out_bar * (1.0 + out * out),)              x_dot * (1.0 + out * out))
+
+so generated code reads ``x_bar += y_bar * (1.0 + y * y)``, with no call of the partial.
+What every rule needs is done here once, never inside a partial: symbolic zeros (a
+``None`` tangent is skipped, a ``None`` partial gives a ``None`` cotangent), a slope of
+exactly 1 or -1 applied without a multiplication, and with ``broadcast=True`` (NumPy
+functions of several arrays) cotangents summed back to each argument's shape and tangents
+broadcast up to the result's. :func:`~wengert.rules.registry.defvjp` and
+:func:`~wengert.rules.registry.defjvp` stay the escape hatch for rules that need more:
+sequences, several results, in-place updates.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import itertools
+import linecache
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+from wengert.locate import find_node, parse_file
+from wengert.rules import shapes
+from wengert.rules.registry import defjvp, defvjp, lookup, mark_pure
+
+__all__ = ["cases", "defderiv", "deflinear"]
+
+_serial = itertools.count(1)
+
+
+def defderiv(fn: Any, *partials: Callable | None, name: str | None = None,
+             broadcast: bool = False, pure: bool = True) -> None:
+    """Register ``fn``'s reverse and forward rules from its partial derivatives.
+
+    ``partials[i]`` is a lambda of ``fn``'s positional arguments (and, keyword ``out``, of
+    its result) giving the derivative with respect to argument ``i``, or ``None``.
+    ``broadcast`` says the arguments may be arrays of different shapes broadcast together.
+    """
+    given = [p for p in partials if p is not None]
+    if not given:
+        raise ValueError(f"defderiv({name or _name(fn)}): no partial derivative given")
+    params = _positional(given[0])
+    if any(len(_positional(p)) != len(params) for p in given):
+        raise ValueError(f"defderiv({_name(fn)}): the partials take different arguments")
+    if len(partials) != len(params):
+        raise ValueError(f"defderiv({_name(fn)}): {len(params)} arguments but "
+                         f"{len(partials)} partials")
+    base = name or _name(fn)
+    ns = _namespace(given)
+    call = f"{_spelling(fn, ns)}({', '.join(params)})"
+    slopes = [None if p is None else _expression(p, params) for p in partials]
+    # An elementwise function of one argument has its argument's shape: nothing to unbroadcast.
+    spread = broadcast and len(params) > 1
+    plain = [_scaled("out_bar", d) for d in slopes]
+    # An in-place operator changes its first argument: its shape is read before.
+    first = [f"    {params[0]}_shape = _shape({params[0]})"] if spread and not pure else []
+    shape_of = {p: f"_shape({p})" for p in params}
+    if first:
+        shape_of[params[0]] = f"{params[0]}_shape"
+    vjp = [f"def {base}_vjp({', '.join(params)}):", *first, f"    out = {call}"]
+    if spread:
+        # A float result needs no unbroadcasting (the branch folds away where types are known).
+        summed = [b if b == "None" else f"_sum_to({b}, {shape_of[p]}, _shape(out))"
+                  for p, b in zip(params, plain, strict=True)]
+        vjp += ["", f"    def {base}_pullback(out_bar):",
+                "        if isinstance(out, float):",
+                f"            return {_tuple(plain)}",
+                f"        return {_tuple(summed)}",
+                "", f"    return out, {base}_pullback"]
+    else:
+        vjp += [f"    return out, lambda out_bar: {_tuple(plain)}"]
+    if len(params) == 1:
+        jvp = [f"def {base}_jvp({params[0]}):",
+               f"    out = {call}",
+               f"    return out, lambda {params[0]}_dot: {_scaled(params[0] + '_dot', slopes[0])}"]
+    else:
+        jvp = [f"def {base}_jvp({', '.join(params)}):", *first,
+               f"    out = {call}", "",
+               f"    def {base}_differential({', '.join(p + '_dot' for p in params)}):",
+               "        out_dot = None"]
+        for p, d in zip(params, slopes, strict=True):
+            if d is None:
+                continue
+            jvp += [f"        if {p}_dot is not None:"]
+            if spread:
+                jvp += ["            if not isinstance(out, float):",
+                        f"{' ' * 16}{p}_dot = _broadcast_to({p}_dot, {shape_of[p]}, _shape(out))"]
+            jvp += [f"            term = {_scaled(p + '_dot', d)}",
+                    "            out_dot = term if out_dot is None else out_dot + term"]
+        jvp += ["        return out_dot", "", f"    return out, {base}_differential"]
+    _register(fn, base, vjp, jvp, ns, pure, "defderiv")
+
+
+def deflinear(fn: Any, transpose: Callable, arg: int = 0, name: str | None = None,
+              pure: bool = True) -> None:
+    """Register the rules of ``fn``, linear in its argument at position ``arg`` (the others
+    are static: shapes, axes, indices). ``transpose`` is called like ``fn`` with the
+    cotangent of the result in place of that argument and returns its cotangent; it needs
+    rules of its own (usually ``fn`` is declared its transpose in turn) for the rule to
+    differentiate again."""
+    params = [q.name for q in inspect.signature(fn).parameters.values()
+              if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
+    base = name or _name(fn)
+    ns = _namespace([transpose])
+    spell = _spelling(fn, ns)
+    cotangents = ["None"] * len(params)
+    cotangents[arg] = f"{_spelling(transpose, ns)}({', '.join(_swap(params, arg, 'out_bar'))})"
+    dots = [f"{p}_dot" for p in params]
+    vjp = [f"def {base}_vjp({', '.join(params)}):",
+           f"    out = {spell}({', '.join(params)})",
+           f"    return out, lambda out_bar: {_tuple(cotangents)}"]
+    jvp = [f"def {base}_jvp({', '.join(params)}):",
+           f"    out = {spell}({', '.join(params)})",
+           f"    return out, lambda {', '.join(dots)}: "
+           f"{spell}({', '.join(_swap(params, arg, dots[arg]))})"]
+    _register(fn, base, vjp, jvp, ns, pure, "deflinear")
+
+
+def cases(fn: Any, *args: tuple) -> None:
+    """Sample points of ``fn``'s rules (argument tuples), checked by the rule harness
+    against central differences in both modes and to second order."""
+    rule = lookup(fn)
+    if rule is None:
+        raise ValueError(f"cases({_name(fn)}): no rule is registered")
+    rule.cases = [*rule.cases, *args]
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _scaled(cotangent: str, slope: str | None) -> str:
+    """``cotangent`` times ``slope``, as source: unit slopes need no multiplication."""
+    if slope is None:
+        return "None"
+    if slope in ("1", "1.0"):
+        return cotangent
+    if slope in ("-1", "-1.0", "(-1.0)", "(-1)"):
+        return f"-{cotangent}"
+    return f"{cotangent} * ({slope})"
+
+
+def _tuple(items: list[str]) -> str:
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
+def _swap(params: list[str], k: int, name: str) -> list[str]:
+    return [name if i == k else p for i, p in enumerate(params)]
+
+
+def _positional(p: Callable) -> list[str]:
+    return [q.name for q in inspect.signature(p).parameters.values()
+            if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
+
+
+def _expression(partial: Callable, params: list[str]) -> str:
+    """The source of ``partial``'s body with its parameters renamed to ``params``."""
+    code = getattr(partial, "__code__", None)
+    tree = parse_file(code.co_filename) if code is not None else None
+    node = find_node(tree, partial) if tree is not None else None
+    if not isinstance(node, ast.Lambda):
+        raise ValueError(f"a partial derivative must be a lambda written in a file, "
+                         f"got {partial!r}")
+    rename = dict(zip(_positional(partial), params, strict=True))
+    reserved = {"out_bar", "out_dot", "term", *(p + "_dot" for p in params)}
+
+    class Rename(ast.NodeTransformer):
+        def visit_Name(self, name: ast.Name) -> ast.Name:
+            if name.id in reserved:
+                raise ValueError(f"a partial derivative may not read {name.id!r}")
+            return ast.copy_location(ast.Name(rename.get(name.id, name.id), name.ctx), name)
+
+    return ast.unparse(Rename().visit(ast.parse(ast.unparse(node.body), mode="eval")).body)
+
+
+def _namespace(fns: list[Callable]) -> dict[str, Any]:
+    """The globals the generated rule runs in: those of the module declaring the rule and
+    of the module the partials come from, the values their closures hold, and the
+    broadcasting helpers."""
+    ns: dict[str, Any] = dict(sys._getframe(2).f_globals)
+    for f in fns:
+        ns.update(getattr(f, "__globals__", {}))
+        code = getattr(f, "__code__", None)
+        closure = getattr(f, "__closure__", None) or ()
+        for var, cell in zip(getattr(code, "co_freevars", ()), closure, strict=True):
+            ns[var] = cell.cell_contents
+    ns.update(_sum_to=shapes.sum_to, _broadcast_to=shapes.broadcast_to, _shape=shapes.shape)
+    return ns
+
+
+def _spelling(fn: Any, ns: dict[str, Any]) -> str:
+    """How the generated rule names ``fn``: as the module namespace spells it
+    (``math.sin``, ``np.sin``, ``_sum_to``), else under a name bound for it."""
+    attr = getattr(fn, "__name__", None)
+    for key, value in ns.items():
+        if value is fn and not key.startswith("__"):
+            return key
+    for key, value in ns.items():
+        if isinstance(value, types.ModuleType) and attr and getattr(value, attr, None) is fn:
+            return f"{key}.{attr}"
+    if attr and getattr(builtins, attr, None) is fn and attr not in ns:
+        return attr
+    key = f"_{_name(fn)}_primal"
+    ns[key] = fn
+    return key
+
+
+def _name(fn: Any) -> str:
+    name = getattr(fn, "__name__", None) or type(fn).__name__
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name).lstrip("_") or "fn"
+
+
+def _register(fn: Any, base: str, vjp: list[str], jvp: list[str], ns: dict[str, Any],
+              pure: bool, form: str) -> None:
+    defvjp(fn)(_compile("\n".join(vjp) + "\n", f"{base}_vjp", ns, base))
+    defjvp(fn)(_compile("\n".join(jvp) + "\n", f"{base}_jvp", ns, base))
+    lookup(fn).form = form
+    if pure:
+        mark_pure(fn)
+
+
+def _compile(source: str, name: str, ns: dict[str, Any], base: str) -> Callable:
+    """Compile a generated rule, its source registered where the frontend reads it."""
+    filename = f"<wengert:rule:{base}#{next(_serial)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), ns)
+    fn = ns.pop(name)
+    fn.__module__ = ns.get("__name__", "wengert.rules")
+    return fn

@@ -1,0 +1,75 @@
+"""Shape helpers of broadcasting rules: what a cotangent sums over, what a tangent spreads to.
+
+Tangents and cotangents may carry leading batch axes (batched forward mode, many
+cotangents at once), so axes are counted from the right. The functions are linear in
+their first argument; their rules (each the other's transpose) are declared in
+:mod:`wengert.rules.operator`, so rule bodies calling them differentiate again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy
+
+__all__ = ["broadcast_to", "mT", "shape", "squeeze", "sum_to", "unsqueeze"]
+
+
+def shape(x: Any) -> tuple[int, ...]:
+    """The NumPy shape of a primal value (``()`` for Python scalars)."""
+    return numpy.shape(x)
+
+
+def sum_to(t: Any, shape: tuple[int, ...], full: tuple[int, ...]) -> Any:
+    """Undo broadcasting: sum ``t`` of shape ``batch + full`` down to ``batch + shape``.
+
+    ``shape`` must broadcast to ``full``.  ``batch`` is whatever leading axes ``t``
+    has beyond ``full``, which is why axes are counted from the right.  ``None``
+    (a symbolic zero) passes through.
+    """
+    if t is None or tuple(shape) == tuple(full):
+        return t
+    shape, full = tuple(shape), tuple(full)
+    t = numpy.asarray(t)
+    batch = t.ndim - len(full)
+    if batch < 0:
+        # A cotangent that was never broadcast (a scalar seed for an array result).
+        t = numpy.broadcast_to(t, full)
+        batch = 0
+    lead = len(full) - len(shape)
+    axes = tuple(range(batch, batch + lead)) + tuple(
+        batch + lead + i for i, n in enumerate(shape) if n == 1 and full[lead + i] != 1
+    )
+    out = numpy.sum(t, axis=axes).reshape(t.shape[:batch] + shape)
+    return out[()] if out.ndim == 0 else out
+
+
+def broadcast_to(t: Any, shape: tuple[int, ...], full: tuple[int, ...]) -> Any:
+    """Broadcast ``t`` of shape ``batch + shape`` up to a fresh array of shape ``batch + full``.
+
+    The adjoint of :func:`sum_to`.  The result is materialised (not a read-only
+    view) because it becomes a tangent or adjoint that later code may accumulate into.
+    """
+    if t is None or tuple(shape) == tuple(full):
+        return t
+    shape, full = tuple(shape), tuple(full)
+    t = numpy.asarray(t)
+    batch = t.ndim - len(shape)
+    lead = len(full) - len(shape)
+    t = t.reshape(t.shape[:batch] + (1,) * lead + shape)
+    return numpy.array(numpy.broadcast_to(t, t.shape[:batch] + full))
+
+
+def mT(x: Any) -> Any:
+    """Swap the last two axes (the matrix transpose of a stack of matrices)."""
+    return numpy.swapaxes(x, -1, -2)
+
+
+def unsqueeze(x: Any, axis: int) -> Any:
+    """Insert a size-1 axis at negative position ``axis`` (batch axes stay in front)."""
+    return numpy.expand_dims(x, axis)
+
+
+def squeeze(x: Any, axis: int) -> Any:
+    """Remove the size-1 axis at negative position ``axis``."""
+    return numpy.squeeze(x, axis)

@@ -1,0 +1,124 @@
+"""The rule form: every rule's declared cases against central differences, in both modes
+and to second order; the generated rule source; the declaration errors."""
+
+from __future__ import annotations
+
+import linecache
+import math
+
+import numpy
+import pytest
+
+import wengert
+import wengert.rules  # noqa: F401  (registers the rules)
+from wengert.rules import registry
+from wengert.rules.form import cases, defderiv, deflinear
+from wengert.testing import check_grads, check_rule
+
+CASES = [(rule.fn, args) for rule in registry.all_rules() for args in rule.cases]
+
+
+def _name(fn) -> str:
+    return getattr(fn, "__qualname__", None) or type(fn).__name__
+
+
+def _calling(fn, n: int):
+    """``fn`` called from a Python function of ``n`` plain parameters (what wengert
+    differentiates: the rule is inlined, and differentiated again at second order). An
+    in-place operator updates a local copy (it may not change a caller's array)."""
+    if not registry.is_pure(fn):
+        assert n == 2
+        return lambda a, b: fn(a * 1.0, b)
+    if n == 1:
+        return lambda a: fn(a)
+    if n == 2:
+        return lambda a, b: fn(a, b)
+    if n == 3:
+        return lambda a, b, c: fn(a, b, c)
+    return lambda a, b, c, d: fn(a, b, c, d)
+
+
+@pytest.mark.parametrize(("fn", "args"), CASES,
+                         ids=[f"{_name(fn)}-{i}" for i, (fn, _) in enumerate(CASES)])
+def test_rule_case(fn, args):
+    # The rules called directly: values, finite differences, linearity, the dot-product
+    # identity and batched tangents and cotangents.
+    check_rule(fn, *args)
+    # Through wengert (inlined), in both modes and to second order.
+    check_grads(_calling(fn, len(args)), args, order=2, modes=("rev", "fwd"),
+                rtol=1e-4, atol=1e-5)
+
+
+def test_every_declared_rule_has_cases():
+    missing = [_name(r.fn) for r in registry.all_rules() if r.form and not r.cases]
+    assert not missing, f"rules declared without cases: {missing}"
+
+
+def test_the_cases_cover_the_rule_tables():
+    declared = [r for r in registry.all_rules() if r.form]
+    assert len(declared) >= 40
+    assert {r.form for r in declared} == {"defderiv", "deflinear"}
+
+
+def test_generated_rules_read_the_partial_inline():
+    source = "".join(linecache.getlines(registry.lookup(math.tan).vjp.__code__.co_filename))
+    assert "out_bar * (1.0 + out * out)" in source
+    assert "lambda" not in source.replace("lambda out_bar", "")
+
+
+def test_generated_code_names_the_users_variables():
+    def f(x):
+        y = math.tan(x)
+        return y * x
+
+    text = wengert.show(f, mode="vjp")
+    assert "(1.0 + y * y)" in text
+    assert "_d0" not in text and "partial" not in text
+
+
+# A user's own primitive declared in the form: both modes and second order follow.
+def _softplus(x):
+    return math.log1p(math.exp(x))
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+defderiv(_softplus, lambda x: _sigmoid(x))
+defderiv(_sigmoid, lambda x, *, out: out * (1.0 - out))
+cases(_softplus, (0.3,))
+cases(_sigmoid, (-0.7,))
+
+
+def _scale(x, k):
+    return x * k
+
+
+deflinear(_scale, _scale)
+cases(_scale, (numpy.array([0.5, -1.0]), 3))
+
+
+def test_user_rules_in_the_form():
+    def f(x):
+        return _softplus(x) * _sigmoid(x) + _scale(x, 2)
+
+    check_grads(f, (0.4,), order=2, modes=("rev", "fwd"))
+    assert wengert.grad(f)(0.4) == pytest.approx(
+        _sigmoid(0.4) * _sigmoid(0.4) + _softplus(0.4) * _sigmoid(0.4) * (1 - _sigmoid(0.4))
+        + 2.0)
+
+
+def test_declaration_errors():
+    with pytest.raises(ValueError, match="no partial"):
+        defderiv(_softplus, None)
+    with pytest.raises(ValueError, match="2 arguments but 1 partials"):
+        defderiv(_scale, lambda x, k: k)
+    with pytest.raises(ValueError, match="different arguments"):
+        defderiv(_scale, lambda x, k: k, lambda x: 1.0)
+    with pytest.raises(ValueError, match="may not read"):
+        defderiv(_softplus, lambda x: out_bar)  # noqa: F821
+    with pytest.raises(ValueError, match="lambda written in a file"):
+        defderiv(_softplus, math.cos)
+    with pytest.raises(ValueError, match="no rule is registered"):
+        cases(lambda x: x, (1.0,))
