@@ -62,8 +62,8 @@ def test_the_cases_cover_the_rule_tables():
 
 def test_generated_rules_read_the_partial_inline():
     source = "".join(linecache.getlines(registry.lookup(math.tan).vjp.__code__.co_filename))
-    assert "out_bar * (1.0 + out * out)" in source
-    assert "lambda" not in source.replace("lambda out_bar", "")
+    assert "ans_bar * (1.0 + ans * ans)" in source
+    assert "lambda" not in source.replace("lambda ans_bar", "")
 
 
 def test_generated_code_names_the_users_variables():
@@ -86,7 +86,7 @@ def _sigmoid(x):
 
 
 defderiv(_softplus, lambda x: _sigmoid(x))
-defderiv(_sigmoid, lambda x, *, out: out * (1.0 - out))
+defderiv(_sigmoid, lambda x, *, ans: ans * (1.0 - ans))
 cases(_softplus, (0.3,))
 cases(_sigmoid, (-0.7,))
 
@@ -117,7 +117,7 @@ def test_declaration_errors():
     with pytest.raises(ValueError, match="different arguments"):
         defderiv(_scale, lambda x, k: k, lambda x: 1.0)
     with pytest.raises(ValueError, match="may not read"):
-        defderiv(_softplus, lambda x: out_bar)  # noqa: F821
+        defderiv(_softplus, lambda x: ans_bar)  # noqa: F821
     with pytest.raises(ValueError, match="lambda written in a file"):
         defderiv(_softplus, math.cos)
     with pytest.raises(ValueError, match="no rule is registered"):

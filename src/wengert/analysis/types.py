@@ -215,6 +215,48 @@ _MATH_TUPLE = frozenset({"frexp", "modf"})
 _MATH_UNKNOWN = frozenset({"prod", "sumprod"})  # the type of their items
 
 
+#: NumPy functions whose result may be a NumPy scalar rather than an array (reductions,
+#: contractions, determinants) even for array arguments.
+_NUMPY_MAY_REDUCE = frozenset({
+    "sum", "mean", "prod", "max", "min", "amax", "amin", "ptp", "std", "var", "average",
+    "median", "dot", "vdot", "inner", "trace", "norm", "det", "einsum", "any", "all",
+    "argmax", "argmin", "count_nonzero", "nansum", "nanmean", "nanmax", "nanmin", "matmul",
+    "logdet", "cond", "matrix_rank", "item", "tensordot", "logsumexp", "percentile",
+    "quantile", "searchsorted", "slogdet", "shape", "ndim", "size", "isscalar", "result_type",
+    "allclose", "array_equal", "iscomplexobj", "isrealobj",
+})
+
+
+def _numpy(fn: Any, args: list[Type]) -> Type:
+    """The type of a NumPy function's result: an array when an argument is one (or the
+    function builds arrays), unless it may reduce to a scalar."""
+    name = getattr(fn, "__name__", "")
+    if name in _NUMPY_MAY_REDUCE:
+        return None
+    if isinstance(fn, numpy.ufunc):
+        if any(t is numpy.ndarray for t in args):
+            return numpy.ndarray if fn.nout == 1 else tuple
+        return None  # NumPy scalars of the arguments' types
+    if name in _NUMPY_SEVERAL:
+        return None
+    if any(t is numpy.ndarray for t in args) or name in _NUMPY_BUILDERS:
+        return numpy.ndarray
+    return None
+
+
+#: NumPy functions that build a new array whatever their arguments.
+_NUMPY_BUILDERS = frozenset({
+    "array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
+    "full_like", "empty_like", "arange", "linspace", "logspace", "eye", "identity",
+    "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "diag",
+    "outer", "kron", "copy", "tri", "triu", "tril",
+})
+#: NumPy functions returning a list or tuple of arrays (one array for one argument).
+_NUMPY_SEVERAL = frozenset({"split", "array_split", "hsplit", "vsplit", "dsplit",
+                            "broadcast_arrays", "meshgrid", "atleast_1d", "atleast_2d",
+                            "atleast_3d"})
+
+
 def _hashable_get(table: Mapping[Any, Any], key: Any) -> Any:
     try:
         return table.get(key)
@@ -329,6 +371,9 @@ def _call(fn: Any, args: list[Type], simple: bool) -> Type:
         return _math(getattr(fn, "__name__", ""), args)
     if getattr(fn, "__module__", None) == "builtins":
         return _builtin(fn, args, simple)
+    if isinstance(fn, numpy.ufunc) or not isinstance(fn, type) and \
+            str(getattr(fn, "__module__", None)).startswith("numpy"):
+        return _numpy(fn, args) if simple else None
     if isinstance(fn, type):
         return _class_call(fn)
     return None

@@ -32,6 +32,14 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,
     call positions (0 the receiver, then the arguments) holding objects read out of
     containers: a callee that may write into one is refused at ``site``.
     """
+    target = _method_target(f)
+    if target is not None:
+        value, pb = dispatch_vjp(target, (f.__self__, *args), kwargs, None, site,
+                                 tuple(k + 1 for k in borrowed), callee)
+
+        def method_pullback(g: Any, inouts: Any = None) -> tuple[Any, ...]:
+            return pb(g, None if inouts is None else (None, *inouts))[1:]
+        return value, method_pullback
     rule = registry.lookup(f) if hashable(f) else None
     nk = len(kwargs)
     if rule is not None and rule.vjp is not None:
@@ -121,6 +129,21 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,
                     seeded.add(0)
 
     return out, pullback
+
+
+def _method_target(f: Any) -> Any:
+    """For a method of a built-in type bound to its object (``x.sum`` of an array), what
+    to call with the object first: the Python definition of the type's method, or the
+    method itself when it has rules; ``None`` for any other callee."""
+    owner = getattr(f, "__self__", None)
+    if not isinstance(f, types.BuiltinMethodType) or owner is None or \
+            isinstance(owner, (types.ModuleType, type)):
+        return None
+    method = getattr(type(owner), getattr(f, "__name__", ""), None)
+    rule = registry.lookup(method) if method is not None and hashable(method) else None
+    if rule is None:
+        return None
+    return rule.python or method
 
 
 def _check_not_generated(fn: Any, site: Any) -> None:
@@ -233,6 +256,10 @@ def dispatch_jvp(f: Any, args: tuple, dots: tuple, kwargs: dict, kw_dots: Any, o
     ``None``), ``obj``/``obj_dot`` the receiver of a method call and its tangent.
     """
     kw_dots = kw_dots or {}
+    target = _method_target(f)
+    if target is not None:
+        return dispatch_jvp(target, (f.__self__, *args), (obj_dot, *dots), kwargs, kw_dots,
+                            None, None, site, callee)
     rule = registry.lookup(f) if hashable(f) else None
     if rule is not None and rule.nondifferentiable:
         return f(*args, **kwargs), None

@@ -3,6 +3,17 @@
 Importing this package registers every rule in :mod:`wengert.rules.registry`.
 """
 
-from wengert.rules import adjoints, builtins, math, operator, python_defs, registry
+from wengert.rules import (
+    adjoints,
+    builtins,
+    math,
+    np_elementwise,
+    np_reductions,
+    np_shapes,
+    operator,
+    python_defs,
+    registry,
+)
 
-__all__ = ["adjoints", "builtins", "math", "operator", "python_defs", "registry"]
+__all__ = ["adjoints", "builtins", "math", "np_elementwise", "np_reductions", "np_shapes",
+           "operator", "python_defs", "registry"]

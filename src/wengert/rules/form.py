@@ -2,7 +2,7 @@
 
 ``defderiv(fn, *partials)`` declares ``fn``'s partial derivatives, one per positional
 argument, each a lambda of the arguments (``lambda x: math.cos(x)``) that may read the
-result through a keyword ``out`` (``lambda x, *, out: 1.0 - out * out``); ``None`` stands
+result through a keyword ``ans`` (``lambda x, *, ans: 1.0 - ans * ans``); ``None`` stands
 for an argument with no derivative (an int exponent, a flag). ``deflinear(fn, transpose)``
 declares a function linear in one argument, with the function applying its transpose
 (called like ``fn``, the cotangent in the linear argument's place).
@@ -14,12 +14,12 @@ inliner reads (``return value, pullback``), written as Python source with each p
 *expression* substituted in (the source is registered with ``linecache``, so the frontend
 lowers it like a hand-written rule)::
 
-    defderiv(math.tan, lambda x, *, out: 1.0 + out * out)
+    defderiv(math.tan, lambda x, *, ans: 1.0 + ans * ans)
 
     def tan_vjp(x):                            def tan_jvp(x):
-        out = math.tan(x)                          out = math.tan(x)
-        return out, lambda out_bar: (              return out, lambda x_dot: (
-            out_bar * (1.0 + out * out),)              x_dot * (1.0 + out * out))
+        ans = math.tan(x)                          ans = math.tan(x)
+        return ans, lambda ans_bar: (              return ans, lambda x_dot: (
+            ans_bar * (1.0 + ans * ans),)              x_dot * (1.0 + ans * ans))
 
 so generated code reads ``x_bar += y_bar * (1.0 + y * y)``, with no call of the partial.
 What every rule needs is done here once, never inside a partial: symbolic zeros (a
@@ -56,87 +56,113 @@ def defderiv(fn: Any, *partials: Callable | None, name: str | None = None,
              broadcast: bool = False, pure: bool = True) -> None:
     """Register ``fn``'s reverse and forward rules from its partial derivatives.
 
-    ``partials[i]`` is a lambda of ``fn``'s positional arguments (and, keyword ``out``, of
-    its result) giving the derivative with respect to argument ``i``, or ``None``.
-    ``broadcast`` says the arguments may be arrays of different shapes broadcast together.
+    ``partials[i]`` is a lambda of ``fn``'s positional arguments (and, keyword ``ans``, of
+    its result) giving the derivative with respect to argument ``i``, or ``None``. The
+    lambdas may take more parameters than there are partials, with defaults (``axis=None``):
+    static arguments, in ``fn``'s own order, that get no derivative. ``broadcast`` says the
+    arguments may be arrays of different shapes broadcast together.
     """
     given = [p for p in partials if p is not None]
     if not given:
         raise ValueError(f"defderiv({name or _name(fn)}): no partial derivative given")
-    params = _positional(given[0])
-    if any(len(_positional(p)) != len(params) for p in given):
+    sig = _signature(given[0])
+    if any(_signature(p) != sig for p in given):
         raise ValueError(f"defderiv({_name(fn)}): the partials take different arguments")
-    if len(partials) != len(params):
+    params = [q.name for q in sig]
+    if len(partials) > len(params) or len(partials) < len([q for q in sig if q.default is q.empty]):
         raise ValueError(f"defderiv({_name(fn)}): {len(params)} arguments but "
                          f"{len(partials)} partials")
     base = name or _name(fn)
     ns = _namespace(given)
+    head = _head(sig, base, ns)
     call = f"{_spelling(fn, ns)}({', '.join(params)})"
     slopes = [None if p is None else _expression(p, params) for p in partials]
+    slopes += [None] * (len(params) - len(slopes))
     # An elementwise function of one argument has its argument's shape: nothing to unbroadcast.
-    spread = broadcast and len(params) > 1
-    plain = [_scaled("out_bar", d) for d in slopes]
+    active = [p for p, d in zip(params, slopes, strict=True) if d is not None]
+    spread = broadcast and len(partials) > 1
+    plain = [_scaled("ans_bar", d) for d in slopes]
     # An in-place operator changes its first argument: its shape is read before.
     first = [f"    {params[0]}_shape = _shape({params[0]})"] if spread and not pure else []
     shape_of = {p: f"_shape({p})" for p in params}
     if first:
         shape_of[params[0]] = f"{params[0]}_shape"
-    vjp = [f"def {base}_vjp({', '.join(params)}):", *first, f"    out = {call}"]
+    vjp = [f"def {base}_vjp({head}):", *first, f"    ans = {call}"]
     if spread:
         # A float result needs no unbroadcasting (the branch folds away where types are known).
-        summed = [b if b == "None" else f"_sum_to({b}, {shape_of[p]}, _shape(out))"
+        summed = [b if b == "None" else f"_sum_to({b}, {shape_of[p]}, _shape(ans))"
                   for p, b in zip(params, plain, strict=True)]
-        vjp += ["", f"    def {base}_pullback(out_bar):",
-                "        if isinstance(out, float):",
+        vjp += ["", f"    def {base}_pullback(ans_bar):",
+                "        if isinstance(ans, float):",
                 f"            return {_tuple(plain)}",
                 f"        return {_tuple(summed)}",
-                "", f"    return out, {base}_pullback"]
+                "", f"    return ans, {base}_pullback"]
     else:
-        vjp += [f"    return out, lambda out_bar: {_tuple(plain)}"]
+        vjp += [f"    return ans, lambda ans_bar: {_tuple(plain)}"]
+    dots = [f"{p}_dot" for p in params]
     if len(params) == 1:
-        jvp = [f"def {base}_jvp({params[0]}):",
-               f"    out = {call}",
-               f"    return out, lambda {params[0]}_dot: {_scaled(params[0] + '_dot', slopes[0])}"]
+        jvp = [f"def {base}_jvp({head}):",
+               f"    ans = {call}",
+               f"    return ans, lambda {dots[0]}: {_scaled(dots[0], slopes[0])}"]
+    elif len(active) == 1:
+        k = params.index(active[0])
+        jvp = [f"def {base}_jvp({head}):",
+               f"    ans = {call}",
+               f"    return ans, lambda {', '.join(dots)}: "
+               f"None if {dots[k]} is None else {_scaled(dots[k], slopes[k])}"]
     else:
-        jvp = [f"def {base}_jvp({', '.join(params)}):", *first,
-               f"    out = {call}", "",
-               f"    def {base}_differential({', '.join(p + '_dot' for p in params)}):",
-               "        out_dot = None"]
+        jvp = [f"def {base}_jvp({head}):", *first,
+               f"    ans = {call}", "",
+               f"    def {base}_differential({', '.join(dots)}):",
+               "        ans_dot = None"]
         for p, d in zip(params, slopes, strict=True):
             if d is None:
                 continue
             jvp += [f"        if {p}_dot is not None:"]
             if spread:
-                jvp += ["            if not isinstance(out, float):",
-                        f"{' ' * 16}{p}_dot = _broadcast_to({p}_dot, {shape_of[p]}, _shape(out))"]
+                jvp += ["            if not isinstance(ans, float):",
+                        f"{' ' * 16}{p}_dot = _broadcast_to({p}_dot, {shape_of[p]}, _shape(ans))"]
             jvp += [f"            term = {_scaled(p + '_dot', d)}",
-                    "            out_dot = term if out_dot is None else out_dot + term"]
-        jvp += ["        return out_dot", "", f"    return out, {base}_differential"]
+                    "            ans_dot = term if ans_dot is None else ans_dot + term"]
+        jvp += ["        return ans_dot", "", f"    return ans, {base}_differential"]
     _register(fn, base, vjp, jvp, ns, pure, "defderiv")
 
 
 def deflinear(fn: Any, transpose: Callable, arg: int = 0, name: str | None = None,
               pure: bool = True) -> None:
     """Register the rules of ``fn``, linear in its argument at position ``arg`` (the others
-    are static: shapes, axes, indices). ``transpose`` is called like ``fn`` with the
-    cotangent of the result in place of that argument and returns its cotangent; it needs
-    rules of its own (usually ``fn`` is declared its transpose in turn) for the rule to
-    differentiate again."""
-    params = [q.name for q in inspect.signature(fn).parameters.values()
-              if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
-    base = name or _name(fn)
+    are static: shapes, axes, indices). ``transpose`` gives the cotangent of that argument
+    from the result's, ``ans_bar``: either a lambda of ``fn``'s arguments reading
+    ``ans_bar`` (its expression is substituted; its parameters and defaults are the
+    rule's; it may read the linear argument's structure, not its values), or a function
+    called like ``fn`` with ``ans_bar`` in place of the linear argument, with rules of its
+    own (usually ``fn`` is declared its transpose in turn). Either way the body calls only
+    functions with rules, so that the rule differentiates again. The tangent is ``fn``
+    applied to the argument's tangent, which may carry leading batch axes: a linear
+    function with axes takes them counted from the right."""
     ns = _namespace([transpose])
+    if _is_lambda(transpose):
+        sig = _signature(transpose)
+        params = [q.name for q in sig]
+        bar = _expression(transpose, params, reads=("ans_bar",))
+    else:
+        sig = _signature(fn)
+        params = [q.name for q in sig]
+        bar = f"{_spelling(transpose, ns)}({', '.join(_swap(params, arg, 'ans_bar'))})"
+    base = name or _name(fn)
+    head = _head(sig, base, ns)
     spell = _spelling(fn, ns)
     cotangents = ["None"] * len(params)
-    cotangents[arg] = f"{_spelling(transpose, ns)}({', '.join(_swap(params, arg, 'out_bar'))})"
+    cotangents[arg] = bar
     dots = [f"{p}_dot" for p in params]
-    vjp = [f"def {base}_vjp({', '.join(params)}):",
-           f"    out = {spell}({', '.join(params)})",
-           f"    return out, lambda out_bar: {_tuple(cotangents)}"]
-    jvp = [f"def {base}_jvp({', '.join(params)}):",
-           f"    out = {spell}({', '.join(params)})",
-           f"    return out, lambda {', '.join(dots)}: "
-           f"{spell}({', '.join(_swap(params, arg, dots[arg]))})"]
+    vjp = [f"def {base}_vjp({head}):",
+           f"    ans = {spell}({', '.join(params)})",
+           f"    return ans, lambda ans_bar: {_tuple(cotangents)}"]
+    jvp = [f"def {base}_jvp({head}):",
+           f"    ans = {spell}({', '.join(params)})",
+           f"    return ans, lambda {', '.join(dots)}: "
+           + (f"None if {dots[arg]} is None else " if len(params) > 1 else "")
+           + f"{spell}({', '.join(_swap(params, arg, dots[arg]))})"]
     _register(fn, base, vjp, jvp, ns, pure, "deflinear")
 
 
@@ -171,13 +197,36 @@ def _swap(params: list[str], k: int, name: str) -> list[str]:
     return [name if i == k else p for i, p in enumerate(params)]
 
 
-def _positional(p: Callable) -> list[str]:
-    return [q.name for q in inspect.signature(p).parameters.values()
+def _signature(p: Callable) -> list[inspect.Parameter]:
+    """The positional parameters of ``p`` (a partial, a transpose, a primitive)."""
+    return [q for q in inspect.signature(p).parameters.values()
             if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
 
 
-def _expression(partial: Callable, params: list[str]) -> str:
-    """The source of ``partial``'s body with its parameters renamed to ``params``."""
+def _positional(p: Callable) -> list[str]:
+    return [q.name for q in _signature(p)]
+
+
+def _head(sig: list[inspect.Parameter], base: str, ns: dict[str, Any]) -> str:
+    """The generated rule's parameter list: ``sig``'s names, its defaults bound in ``ns``."""
+    out = []
+    for q in sig:
+        if q.default is q.empty:
+            out.append(q.name)
+        else:
+            key = f"_{base}_{q.name}_default"
+            ns[key] = q.default
+            out.append(f"{q.name}={key}")
+    return ", ".join(out)
+
+
+def _is_lambda(f: Any) -> bool:
+    return getattr(getattr(f, "__code__", None), "co_name", None) == "<lambda>"
+
+
+def _expression(partial: Callable, params: list[str], reads: tuple[str, ...] = ()) -> str:
+    """The source of ``partial``'s body with its parameters renamed to ``params``; of the
+    names the generated rule defines, it may read only ``reads``."""
     code = getattr(partial, "__code__", None)
     tree = parse_file(code.co_filename) if code is not None else None
     node = find_node(tree, partial) if tree is not None else None
@@ -185,7 +234,7 @@ def _expression(partial: Callable, params: list[str]) -> str:
         raise ValueError(f"a partial derivative must be a lambda written in a file, "
                          f"got {partial!r}")
     rename = dict(zip(_positional(partial), params, strict=True))
-    reserved = {"out_bar", "out_dot", "term", *(p + "_dot" for p in params)}
+    reserved = {"ans_bar", "ans_dot", "term", *(p + "_dot" for p in params)} - set(reads)
 
     class Rename(ast.NodeTransformer):
         def visit_Name(self, name: ast.Name) -> ast.Name:

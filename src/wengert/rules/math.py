@@ -47,7 +47,7 @@ nondifferentiable(_quotient, warn=False, pure=True)
 # Trigonometric and hyperbolic functions.
 defderiv(math.sin, lambda x: math.cos(x))
 defderiv(math.cos, lambda x: -math.sin(x))
-defderiv(math.tan, lambda x, *, out: 1.0 + out * out)
+defderiv(math.tan, lambda x, *, ans: 1.0 + ans * ans)
 defderiv(math.asin, lambda x: math.inf if x * x == 1.0 else 1.0 / math.sqrt(1.0 - x * x))
 defderiv(math.acos, lambda x: -math.inf if x * x == 1.0 else -1.0 / math.sqrt(1.0 - x * x))
 defderiv(math.atan, lambda x: 1.0 / (1.0 + x * x))
@@ -57,7 +57,7 @@ defderiv(math.atan2,
          lambda a, b: -a / (a * a + b * b) if a != 0.0 or b != 0.0 else math.nan)
 defderiv(math.sinh, lambda x: math.cosh(x))
 defderiv(math.cosh, lambda x: math.sinh(x))
-defderiv(math.tanh, lambda x, *, out: 1.0 - out * out)
+defderiv(math.tanh, lambda x, *, ans: 1.0 - ans * ans)
 defderiv(math.asinh, lambda x: 1.0 / math.sqrt(x * x + 1.0))
 defderiv(math.acosh, lambda x: math.inf if x == 1.0 else 1.0 / math.sqrt(x * x - 1.0))
 defderiv(math.atanh, lambda x: 1.0 / (1.0 - x * x))
@@ -65,16 +65,16 @@ defderiv(math.degrees, lambda x: 180.0 / math.pi)
 defderiv(math.radians, lambda x: math.pi / 180.0)
 
 # Exponentials, logarithms and roots.
-defderiv(math.exp, lambda x, *, out: out)
+defderiv(math.exp, lambda x, *, ans: ans)
 defderiv(math.expm1, lambda x: math.exp(x))
 defderiv(math.log2, lambda x: 1.0 / (x * _LN2))
 defderiv(math.log10, lambda x: 1.0 / (x * _LN10))
 defderiv(math.log1p, lambda x: 1.0 / (1.0 + x))
-defderiv(math.sqrt, lambda x, *, out: math.inf if out == 0.0 else 0.5 / out)
+defderiv(math.sqrt, lambda x, *, ans: math.inf if ans == 0.0 else 0.5 / ans)
 if hasattr(math, "exp2"):  # Python 3.11+
-    defderiv(math.exp2, lambda x, *, out: out * _LN2)
+    defderiv(math.exp2, lambda x, *, ans: ans * _LN2)
 if hasattr(math, "cbrt"):  # Python 3.11+
-    defderiv(math.cbrt, lambda x, *, out: math.inf if out == 0.0 else 1.0 / (3.0 * out * out))
+    defderiv(math.cbrt, lambda x, *, ans: math.inf if ans == 0.0 else 1.0 / (3.0 * ans * ans))
 # x * 2**i with an int exponent: linear in x.
 defderiv(math.ldexp, lambda x, i: math.ldexp(1.0, i), None)
 # The conventions of operator.pow (JAX's): see rules/operator.py.
@@ -86,11 +86,11 @@ defderiv(math.erfc, lambda x: -_TWO_OVER_SQRT_PI * math.exp(-x * x))
 
 # Absolute value and sign: slope +-1 in x (0 at x == 0), piecewise constant in the sign.
 defderiv(math.fabs, lambda x: (x > 0) * 1.0 - (x < 0) * 1.0)
-defderiv(math.copysign, lambda x, s, *, out: out / x if x != 0 else 0.0, None)
+defderiv(math.copysign, lambda x, s, *, ans: ans / x if x != 0 else 0.0, None)
 # fmod is a - b * trunc(a / b), remainder a - b * n with n the integer nearest a / b: the
 # quotient is piecewise constant.
-defderiv(math.fmod, lambda a, b: 1.0, lambda a, b, *, out: -_quotient(a, b, out))
-defderiv(math.remainder, lambda a, b: 1.0, lambda a, b, *, out: -_quotient(a, b, out))
+defderiv(math.fmod, lambda a, b: 1.0, lambda a, b, *, ans: -_quotient(a, b, ans))
+defderiv(math.remainder, lambda a, b: 1.0, lambda a, b, *, ans: -_quotient(a, b, ans))
 
 
 cases(math.sin, (0.3,), (-2.0,))

@@ -118,7 +118,7 @@ deflinear(_unsqueeze, _squeeze)
 deflinear(_squeeze, _unsqueeze)
 defderiv(_snapshot, lambda x: 1.0)
 defderiv(_log_base, lambda a: _pos_recip(a))
-defderiv(_pos_recip, lambda a, *, out: -(out * out))
+defderiv(_pos_recip, lambda a, *, ans: -(ans * ans))
 _A23 = numpy.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
 cases(_sum_to, (_A23, (1, 3), (2, 3)), (_A23, (), (2, 3)), (1.5, (), ()))
 cases(_broadcast_to, (_A23[:1], (1, 3), (2, 3)), (numpy.array(0.5), (), (2, 3)))
@@ -380,7 +380,7 @@ def imul_jvp(a, b):
 # --------------------------------------------------------------------------------------
 
 
-defderiv(operator.truediv, lambda a, b: 1.0 / b, lambda a, b, *, out: -out / b, broadcast=True)
+defderiv(operator.truediv, lambda a, b: 1.0 / b, lambda a, b, *, ans: -ans / b, broadcast=True)
 cases(operator.truediv, (0.5, 2.0), (numpy.ones((2, 3)), numpy.arange(1.0, 4.0)), (1.5, _A23 + 2.0))
 
 

@@ -35,10 +35,12 @@ from wengert.objects import MISSING as _MISSING
 from wengert.objects import (
     attribute_kind,
     class_attribute,
+    hashable,
     is_namedtuple,
     namedtuple_field,
     plain_class,
 )
+from wengert.rules import registry
 
 
 def devirtualize(fn: n.Function, arg_types: Sequence[Any],
@@ -140,6 +142,8 @@ def _rewrite_attr(op: n.GetAttr, consts: dict[int, n.Const], uses: dict[int, lis
     if field is not None:  # a named tuple's field is an item: ``p.x`` is ``p[0]``
         index = _const(field, None, None, loc)
         return [index, n.GetItem(op.obj, index.result, op.results, loc=loc)]
+    if isinstance(obj_type, type) and builtin_type(obj_type):
+        return _rewrite_builtin_attr(op, obj_type, uses)
     if obj_type is None or isinstance(obj_type, type) and not plain_class(obj_type):
         return None
     kind = attribute_kind(obj_type, name)
@@ -177,6 +181,33 @@ def _rewrite_attr(op: n.GetAttr, consts: dict[int, n.Const], uses: dict[int, lis
             call.starred = tuple(i + len(lead) for i in call.starred)
         return out
     return None
+
+
+def builtin_type(cls: type) -> bool:
+    """A type implemented in C by Python or NumPy (``ndarray``, ``float``), whose
+    attributes are descriptors wengert knows only through rules."""
+    return cls.__module__ in ("builtins", "numpy")
+
+
+def _rewrite_builtin_attr(op: n.GetAttr, cls: type, uses: dict[int, list[n.Op]]
+                          ) -> list[n.Op] | None:
+    """``x.T``, ``x.sum(axis=0)`` on a NumPy array: the Python definition registered for
+    the type's descriptor (``ndarray.T``, ``ndarray.sum``), called with ``x`` first."""
+    raw = getattr(cls, op.name, _MISSING)
+    rule = registry.lookup(raw) if raw is not _MISSING and hashable(raw) else None
+    if rule is None or rule.python is None:
+        return None
+    pconst = _const(rule.python, None, None, op.loc)
+    if callable(raw):  # a method: its calls call the definition
+        callers = _only_called(op, uses)
+        if callers is None:
+            return None
+        for call in callers:
+            call.fn = pconst.result
+            call.args = [op.obj, *call.args]
+            call.starred = tuple(i + 1 for i in call.starred)
+        return [pconst]
+    return [pconst, n.Call(pconst.result, [op.obj], [], op.results, loc=op.loc)]
 
 
 def _rewrite_namedtuple(op: n.Call, consts: dict[int, n.Const]) -> list[n.Op] | None:
@@ -316,7 +347,15 @@ def checked_attribute(op: n.GetAttr, obj_type: Any, module: bool, b: Any,
         site = b.const(op.loc, origin="site")
         return n.Call(b.const(runtime.plain_attr), [op.obj, b.const(op.name), site], [],
                       [op.result], loc=op.loc)
-    if isinstance(obj_type, type) and obj_type.__module__ not in ("builtins", "numpy"):
+    if isinstance(obj_type, type) and builtin_type(obj_type):
+        # Not a field: a descriptor computing something (``x.T``, ``x.flat``) with no rule.
+        raise NonDifferentiableError(
+            f"{obj_type.__name__}.{op.name} has no derivative rule, and it is read on a "
+            "value being differentiated", op.loc,
+            hint=f"use a NumPy function instead (np.transpose(x) for x.T), or register a "
+                 f"Python definition with wengert.rules.registry.defpython("
+                 f"{obj_type.__name__}.{op.name})")
+    if isinstance(obj_type, type):
         kind = attribute_kind(obj_type, op.name)
         if kind in ("property", "other"):
             raise NonDifferentiableError(
