@@ -1,0 +1,3 @@
+"""NumPy's linear algebra (``numpy.linalg``)."""
+
+from __future__ import annotations
