@@ -16,5 +16,5 @@ from wengert.rules import (
     registry,
 )
 
-__all__ = ["adjoints", "builtins", "math", "np_elementwise", "np_linalg", "np_reductions", "np_shapes",
-           "operator", "python_defs", "registry"]
+__all__ = ["adjoints", "builtins", "math", "np_elementwise", "np_linalg", "np_reductions",
+           "np_shapes", "operator", "python_defs", "registry"]
