@@ -33,6 +33,10 @@ def tangent_name(name: str) -> str:
     return f"{name}_dot"
 
 
+#: How every generated pullback's name ends.
+PULLBACK_SUFFIX = "_pullback"
+
+
 def pullback_name(fn_name: str) -> str:
     """The generated pullback of ``fn_name``."""
-    return f"{sanitize(fn_name)}_pullback"
+    return f"{sanitize(fn_name)}{PULLBACK_SUFFIX}"

@@ -121,4 +121,5 @@ def test_defaults_keywords_and_star_arguments_bind_as_python_binds_them():
 
 def test_inlined_pullback_has_no_helper_calls():
     src = wengert.show(simulate, mode="vjp", argnums=(0, 1))
+    src = "\n".join(line for line in src.splitlines() if not line.strip().startswith("#"))
     assert "accel" not in src and "step" not in src and "vjp_call" not in src

@@ -23,6 +23,7 @@ from wengert.analysis.liveness import liveness
 from wengert.codegen.naming import Namer, sanitize
 from wengert.ir import nodes as n
 from wengert.ir.uses import free_uses
+from wengert.vocabulary import PULLBACK_SUFFIX
 
 BIN_AST: dict[Any, type] = {
     operator.add: ast.Add, operator.sub: ast.Sub, operator.mul: ast.Mult,
@@ -49,6 +50,9 @@ CMP_AST: dict[Any, type] = {
 }
 _SPECIAL = {**{k: True for k in BIN_AST}, **{k: True for k in UNARY_AST},
             **{k: True for k in CMP_AST}}
+
+#: The value of a constant standing for the generated function itself.
+_SELF = object()
 
 _INLINE_KINDS = (n.Call, n.GetAttr, n.GetItem, n.Build, n.BuildDict, n.BuildSlice,
                  n.FormatValue, n.JoinStr)
@@ -81,6 +85,9 @@ class Namespace:
         self._by_id: dict[int, str] = {}
         #: Names taken by parameters: a global of that name would be shadowed.
         self.avoid: set[str] = set()
+        #: The ``runtime.Later`` standing for the function being generated, and its name.
+        self.self_ref: Any = None
+        self.self_name = ""
 
     def bind(self, value: Any, preferred: str | None) -> str:
         """A global name bound to ``value`` (``preferred`` if free or already bound to it)."""
@@ -143,6 +150,8 @@ def const_expr(op: n.Const, ns: Namespace) -> ast.expr:
         return ast.Name(ns.bind(v, parts[-1]), ast.Load())
     if v is n.UNBOUND:
         return ast.Name(ns.bind(v, "UNBOUND"), ast.Load())
+    if v is _SELF:
+        return ast.Name(ns.self_name, ast.Load())
     mod = getattr(v, "__module__", None)
     if mod == "operator" or mod == "_operator":
         return ast.Attribute(ast.Name(ns.bind(operator, "operator"), ast.Load()), v.__name__,
@@ -160,6 +169,9 @@ class FunctionEmitter:
         self.fn = fn
         self.ns = ns
         self.name = name or sanitize(fn.name if fn.name != "<lambda>" else "lambda_")
+        # A pullback's statements are marked with the source lines they differentiate.
+        self.commented = self.name.endswith(PULLBACK_SUFFIX)
+        self.seen_lines: set[tuple[str, int]] = set()
         self.defs: dict[int, n.Op] = {}
         self.uses: dict[int, int] = {}
         # Constants of enclosing functions are written where used, like this function's.
@@ -202,6 +214,11 @@ class FunctionEmitter:
                 self.defs[r.id] = op
             if isinstance(op, n.Const):
                 self.consts[op.result.id] = op
+            elif isinstance(op, n.GetAttr) and op.name == "fn" and op.obj.id in self.consts \
+                    and self.ns.self_ref is not None \
+                    and self.consts[op.obj.id].value is self.ns.self_ref:
+                # ``f_vjp_later.fn`` inside ``f_vjp`` itself (recursion): the function's own name.
+                self.consts[op.result.id] = n.Const(_SELF, [op.result])
             for v in op.operands():
                 self.uses[v.id] = self.uses.get(v.id, 0) + 1
             if isinstance(op, n.MakeFunction):
@@ -286,7 +303,8 @@ class FunctionEmitter:
 
     def name_region(self, region: n.Region) -> None:
         for op in region.ops:
-            if id(op) in self.inlined_ops or isinstance(op, n.Const):
+            if id(op) in self.inlined_ops or isinstance(op, n.Const) or \
+                    op.results and op.results[0].id in self.consts:
                 if isinstance(op, n.If):
                     for r in op.regions():
                         self.name_region(r)
@@ -466,17 +484,37 @@ class FunctionEmitter:
 
     def block(self, region: n.Region, yield_to: list[n.Value] | None = None) -> list[ast.stmt]:
         out: list[ast.stmt] = []
+        outer_seen, self.seen_lines = self.seen_lines, set()
         for op in region.ops:
-            if id(op) in self.inlined_ops or isinstance(op, n.Const):
+            if id(op) in self.inlined_ops or isinstance(op, n.Const) or \
+                    op.results and op.results[0].id in self.consts:
                 continue
             if isinstance(op, n.Yield):
                 if yield_to is not None:
                     out.extend(self.copies(yield_to, op.values))
                 continue
-            out.extend(self.stmt(op))
+            stmts = self.stmt(op)
+            if stmts and self.commented:
+                self.comment(op, stmts[0])
+            out.extend(stmts)
             if isinstance(op, n.Raise):
                 break
+        self.seen_lines = outer_seen
         return out
+
+    def comment(self, op: n.Op, stmt: ast.stmt) -> None:
+        """Mark the first statement of each source line's adjoint code with that line
+        (``# grad of: y = x * x``), printed above it by :func:`to_source`."""
+        loc = op.loc
+        if loc is None or loc.filename.startswith("<wengert:"):
+            return
+        where = (loc.filename, loc.lineno)
+        if where in self.seen_lines:
+            return  # once per block: the adjoints of one line may interleave with others'
+        text = loc.line_text().strip()
+        if text:
+            self.seen_lines.add(where)
+            stmt._wengert_comment = f"grad of: {text}"  # type: ignore[attr-defined]
 
     def assign_stmt(self, op: n.Op, value: ast.expr) -> ast.stmt:
         r = op.results[0] if op.results else None
@@ -630,7 +668,10 @@ class FunctionEmitter:
                 fixed[v.id] = self.namer.name_of(v)
         r = op.result
         name = self.namer.name_of(r) if self.namer.has(r) else self.namer.fresh("fn")
-        inner = FunctionEmitter(op.func, self.ns, reserved=set(fixed.values()) | {name},
+        # The outer scope's temporaries stay its own: a nested function (a pullback) numbers
+        # its temporaries on from them rather than shadowing one with another value.
+        temps = {nm for nm, fam in self.namer.family.items() if fam == "t"}
+        inner = FunctionEmitter(op.func, self.ns, reserved=set(fixed.values()) | {name} | temps,
                                 fixed=fixed, name=name, outer_consts=consts,
                                 user_names=self.user_names)
         fdef = inner.function_def(op.defaults, op.kw_defaults, self)
@@ -719,12 +760,22 @@ def to_source(fdefs: list[ast.stmt]) -> str:
     """
     mod = ast.Module(body=fdefs, type_ignores=[])
     ast.fix_missing_locations(mod)
-    source = ast.unparse(mod) + "\n"
+    source = _Printer().visit(mod) + "\n"
     where = _first_difference(mod, ast.parse(source))
     if where is not None:
         raise AssertionError(f"wengert internal error: generated source does not print "
                              f"as built ({where})\n{source}")
     return source
+
+
+class _Printer(ast._Unparser):  # type: ignore[name-defined,misc]
+    """``ast.unparse`` that also prints the comment marked on a statement above it."""
+
+    def traverse(self, node: Any) -> None:
+        comment = getattr(node, "_wengert_comment", None)
+        if comment is not None:
+            self.fill(f"# {comment}")
+        super().traverse(node)
 
 
 def _first_difference(built: Any, parsed: Any, path: str = "module") -> str | None:
@@ -769,12 +820,16 @@ def compile_source(source: str, ns: Namespace, label: str) -> dict[str, Any]:
     return ns.values
 
 
-def generate(fn: n.Function, label: str | None = None) -> tuple[types.FunctionType, str]:
-    """Compile an IR function to a Python function; return it with its source."""
+def generate(fn: n.Function, label: str | None = None, self_ref: Any = None
+             ) -> tuple[types.FunctionType, str]:
+    """Compile an IR function to a Python function; return it with its source.
+    ``self_ref``: the ``runtime.Later`` recursive calls reach the function through, which
+    the generated code calls by its own name instead."""
     ns = Namespace()
     # The def binds its own name in the module: no constant may be bound to it too.
     name = sanitize(fn.name if fn.name != "<lambda>" else "lambda_")
     ns.avoid.add(name)
+    ns.self_ref, ns.self_name = self_ref, name
     em = FunctionEmitter(fn, ns, name=name)
     fdef = em.function_def()
     source = to_source([fdef])

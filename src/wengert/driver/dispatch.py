@@ -79,6 +79,8 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,
     if borrowed:
         _check_borrowed(fn, plan, borrowed, nb, has_obj, len(args), site)
     out, pb, _ = call_vjp(fn, None, full, kw)
+    # A pullback of numbers only takes no adjoints in (they are added here, as for floats).
+    takes_inouts = getattr(getattr(pb, "__code__", None), "co_argcount", 2) >= 2
 
     def pullback(g: Any, inouts: Any = None) -> tuple[Any, ...]:
         ins = None
@@ -89,7 +91,7 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,
                 site[0] = inouts[0]
             ins = [site[where[1]] if where is not None and where[0] == "one" else None
                    for where in plan]
-        adjs = pb(g, ins)
+        adjs = pb(g, ins) if takes_inouts else pb(g)
         slots = [None] * (len(full) + nk)
         for p, where in enumerate(plan):
             if where is None:

@@ -307,7 +307,7 @@ def derive(fn: Any, arg_types: tuple[Any, ...], key: Any, mode: str, cache: dict
     try:
         ir, warnings_found = transform(prim.ir)
         update_in_place(ir)
-        compiled, source = generate(ir, f"{fn.__qualname__}:{mode}")
+        compiled, source = generate(ir, f"{fn.__qualname__}:{mode}", self_ref=later)
     except BaseException:
         # Derivatives finished inside this one may link to its ``Later``: drop them too.
         for k, _, _ in built[start:]:

@@ -35,7 +35,10 @@ def grad_ir(vjp_ir: n.Function, wrt: tuple[int, ...], single: bool, seeded: bool
     if seeded:
         seed_value = n.Value(pb.args[0].hint or "v")
     none = n.Const(None, [n.Value()])
-    substitute(pb, {pb.args[0].id: seed_value, pb.args[1].id: none.result})
+    mapping = {pb.args[0].id: seed_value}
+    if len(pb.args) > 1:  # the adjoints of mutable arguments a caller holds: none here
+        mapping[pb.args[1].id] = none.result
+    substitute(pb, mapping)
     pb_ret = pb.ops[-1]
     assert isinstance(pb_ret, n.Return)
     grads = next(op for op in pb.ops if pb_ret.value in op.results)

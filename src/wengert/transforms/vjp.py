@@ -254,12 +254,19 @@ class VJP(Transform, ReverseControlFlow, LoopRecords):
             grads.append(adj if adj is not None else top.b.const(None))
         result = top.b.tuple(*grads)
         top.b.emit(n.Return(result))
-        pb_fn = n.Function(f"{fn.name}_pullback",
-                           n.Signature(args=[pb_param.hint or "out_bar", "inouts"]),
+        # ``inouts``: the adjoints a caller holds for mutable arguments, which the pullback
+        # continues from; a pullback of numbers only takes none.
+        takes_inouts = any(isinstance(op, n.Call) and op.args and op.args[0] is inouts
+                           for op in n.walk(pb_body))
+        if not takes_inouts:
+            pb_body.args.remove(inouts)
+        params = [pb_param.hint or "out_bar", *(["inouts"] if takes_inouts else [])]
+        pb_fn = n.Function(f"{fn.name}_pullback", n.Signature(args=params),
                            pb_body, fn.filename, fn.loc, fn.source_lines)
         none = n.Const(None, [n.Value()])
         body.ops.append(none)
-        mk = n.MakeFunction(pb_fn, [none.result], [], [n.Value(pb_fn.name)])
+        mk = n.MakeFunction(pb_fn, [none.result] if takes_inouts else [], [],
+                            [n.Value(pb_fn.name)])
         body.ops.append(mk)
         pair = n.Build("tuple", [out, mk.result], [n.Value()])
         body.ops.append(pair)
