@@ -10,8 +10,12 @@ the random program generator).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
+
+# Verify the IR after every transform (wengert.driver.pipeline.VERIFY_TRANSFORMS).
+os.environ.setdefault("WENGERT_VERIFY", "1")
 
 TESTS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = TESTS_DIR.parent

@@ -11,6 +11,7 @@ dispatched at run time). Derivatives differentiated again are built with
 
 from __future__ import annotations
 
+import os
 import types
 import warnings
 from collections.abc import Sequence
@@ -48,7 +49,7 @@ from wengert.driver.callables import (
 from wengert.frontend.lower import lower_with_deps as lower_source
 from wengert.frontend.source import Dependency, unwrap
 from wengert.ir import nodes as n
-from wengert.ir.verify import verify
+from wengert.ir.verify import VerifyError, verify
 from wengert.rules import registry
 from wengert.transforms.cleanup import cleanup
 from wengert.transforms.gradient import grad_ir
@@ -295,6 +296,21 @@ def vjp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> Deri
                    lambda ir: vjp_transform(ir, wrt, arg_types, linker))
 
 
+#: Verify the IR after every transform, not only after lowering (the test suite sets
+#: ``WENGERT_VERIFY=1``): a transform that breaks an IR invariant fails where it did.
+VERIFY_TRANSFORMS = os.environ.get("WENGERT_VERIFY") == "1"
+
+
+def checked(ir: n.Function, after: str) -> None:
+    """Verify ``ir`` (when :data:`VERIFY_TRANSFORMS`), naming the pass that made it."""
+    if VERIFY_TRANSFORMS:
+        try:
+            verify(ir)
+        except VerifyError as e:
+            raise AssertionError(f"wengert internal error: the IR after {after} is "
+                                 f"malformed: {e}") from None
+
+
 def derive(fn: Any, arg_types: tuple[Any, ...], key: Any, mode: str, cache: dict,
             building: dict, built: list, linker: Linker, transform: Any) -> DerivedEntry:
     """Transform ``fn``'s IR, compile and cache the result under ``key``: the bookkeeping
@@ -306,7 +322,9 @@ def derive(fn: Any, arg_types: tuple[Any, ...], key: Any, mode: str, cache: dict
     start = len(built)
     try:
         ir, warnings_found = transform(prim.ir)
+        checked(ir, f"the {mode} transform")
         update_in_place(ir)
+        checked(ir, "the in-place update")
         compiled, source = generate(ir, f"{fn.__qualname__}:{mode}", self_ref=later)
     except BaseException:
         # Derivatives finished inside this one may link to its ``Later``: drop them too.
@@ -448,6 +466,7 @@ def gradient_ir(ir: n.Function, wrt: tuple[int, ...], single: bool,
     linker = InlineOnly()
     vir, _ = vjp_transform(ir, wrt, list(arg_types), linker)
     gir = grad_ir(vir, wrt, single, arg_types=arg_types)
+    checked(gir, "the gradient's composition")
     cleanup(gir, drop_pure_calls=True)  # the primal's value, say, is no longer needed
     return gir, linker.deps
 
@@ -460,5 +479,6 @@ def applied_vjp_ir(ir: n.Function, wrt: tuple[int, ...], arg_types: Sequence[Any
     linker = InlineOnly()
     vir, _ = vjp_transform(ir, wrt, list(arg_types[:len(ir.body.args)]), linker)
     out = grad_ir(vir, wrt, False, seeded=True, arg_types=arg_types)
+    checked(out, "the pullback's composition")
     cleanup(out, drop_pure_calls=True)
     return out, linker.deps

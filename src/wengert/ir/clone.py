@@ -63,8 +63,9 @@ class Cloner:
             new.exit_flags = list(op.exit_flags)
         elif isinstance(op, n.While):
             new.args = [self.fresh(a) for a in op.args]
-            new.cond = n.Region(new.args, self.ops(op.cond.ops))
-            new.body = n.Region(new.args, self.ops(op.body.ops))
+            # The condition and the body read the loop's own ``args``: none of their own.
+            new.cond = n.Region([], self.ops(op.cond.ops))
+            new.body = n.Region([], self.ops(op.body.ops))
             new.exit_flags = list(op.exit_flags)
         elif isinstance(op, n.With):
             new.body = self.region(op.body)

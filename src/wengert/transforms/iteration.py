@@ -544,12 +544,11 @@ def _rewrite(op: n.For, lists: tuple[str, list[tuple[n.Value, Any]], Any],
         item.hint = old_item.hint
     body_ops = head + op.body.ops
     mapping = {old_item.id: item, **{a.id: c for a, c in zip(op.carried_args, carried)}}
-    body = n.Region([k, *carried], body_ops)
+    body = n.Region([], body_ops)  # a while loop's regions read its ``args``
     substitute(body, mapping)
     body.terminator.values.insert(0, step.result)  # type: ignore[attr-defined]
     args = [k, *carried]
-    body.args = args
-    cond = n.Region(args, cond_ops)
+    cond = n.Region([], cond_ops)
     loop = n.While([zero, *op.inits], args, cond, body,
                    [n.Value(), *op.results], [f + 1 for f in op.exit_flags], loc=loc)
     region.ops[at:at + 1] = [*pre, loop]

@@ -843,11 +843,7 @@ class JVP(Transform):
                 op.body.ops.insert(0, n.Unpack(pair, [item, item_dot], loc=op.loc))
                 self.set_tan(item, item_dot)
         else:
-            op.args.extend(new_args)
-            if op.cond.args is not op.args:
-                op.cond.args.extend(new_args)
-            if op.body.args is not op.args and op.body.args is not op.cond.args:
-                op.body.args.extend(new_args)
+            op.args.extend(new_args)  # shared by the condition and the body
         b.emit(op)
         self.region(op.body)
         for k, ad in zip(slots, new_args):
