@@ -1,6 +1,7 @@
 """Tangent spaces of nested Python values.
 
-Every differentiable value has a tangent of a known shape (DESIGN.md §6):
+Every differentiable value has a tangent of a known shape (docs/architecture.md, "Values
+and tangents"):
 
 * ``float`` (and NumPy floating scalars) -> a float of the same type;
 * ``numpy.ndarray`` of a floating dtype -> an array of the same shape and dtype;

@@ -1,8 +1,9 @@
 """Forward mode: the JVP of an IR function, as a new IR function returning ``(value, tangent)``.
 
-A line-by-line transformation (DESIGN §4): the (cloned) primal is walked once and
-every active op gets its tangent computed right beside it, by the ``do_<Op>``
-handler of its kind; inactive ops stay as they are and control flow is unchanged
+A line-by-line transformation (docs/architecture.md, "Forward mode"): the (cloned)
+primal is walked once and every active op gets its tangent computed right beside it, by
+the ``on_<Op>`` handler of its kind; inactive ops stay as they are and control flow is
+unchanged
 (``If``/``With`` results, loop-carried values and loop items carry their tangents
 as extra results, carried values and pairs). The generated function is
 ``f_jvp(<primal params...>, <one tangent param per wrt param>)``.

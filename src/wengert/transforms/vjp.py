@@ -2,10 +2,11 @@
 
 The VJP is the primal with derivative bookkeeping added (the *forward* part), and
 a nested function, the pullback, that replays the active operations in reverse
-and accumulates adjoints (DESIGN §3). The transform runs in two phases:
+and accumulates adjoints (docs/architecture.md, "Reverse mode"). The transform runs in
+two phases:
 
 1. **Forward.** Walk the (cloned) primal; inactive ops stay as they are. Each
-   active op is handled by the ``fwd_<Op>`` method of its kind, which may
+   active op is handled by the ``on_<Op>`` method of its kind, which may
    replace it (a rule call becomes the rule's inlined primal code) and returns a
    *reverse action*: a callable that later emits the op's adjoint code.
 2. **Reverse.** Run the actions backwards inside :class:`Scope` s that mirror the
