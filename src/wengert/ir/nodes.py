@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from wengert.diagnostics import SourceLoc
 
@@ -99,13 +99,40 @@ class Op:
     results: list[Value]
     loc: SourceLoc | None
 
+    #: The fields holding the values the op reads, in Python evaluation order: each a
+    #: ``Value``, an optional one (``None``: absent), or a list of values (``None`` entries
+    #: absent, ``(key, value)`` pairs read for their value). Declared once per op kind;
+    #: :meth:`operands` and :meth:`set_operands` (used by every pass that maps values)
+    #: follow from it.
+    OPERANDS: ClassVar[tuple[str, ...]] = ()
+
     def operands(self) -> list[Value]:
         """Values read directly by this op, in Python evaluation order."""
-        return []
+        out: list[Value] = []
+        for name in self.OPERANDS:
+            x = getattr(self, name)
+            if isinstance(x, Value):
+                out.append(x)
+            elif x is not None:
+                for item in x:
+                    v = item[1] if isinstance(item, tuple) else item
+                    if v is not None:
+                        out.append(v)
+        return out
 
     def set_operands(self, new: list[Value]) -> None:
         """Replace operands positionally (same length as :meth:`operands`)."""
-        assert not new
+        it = iter(new)
+        for name in self.OPERANDS:
+            x = getattr(self, name)
+            if isinstance(x, Value):
+                setattr(self, name, next(it))
+            elif x is not None:
+                setattr(self, name, [
+                    (item[0], next(it)) if isinstance(item, tuple) else
+                    (next(it) if item is not None else None) for item in x])
+        rest = list(it)
+        assert not rest, f"{type(self).__name__}: {len(rest)} operands too many"
 
     def regions(self) -> list[Region]:
         """Regions owned by this op (empty for straight-line ops)."""
@@ -155,6 +182,8 @@ class Call(Op):
     with name ``None`` is a ``**mapping``.
     """
 
+    OPERANDS: ClassVar[tuple[str, ...]] = ('fn', 'args', 'kwargs')
+
     fn: Value
     args: list[Value]
     kwargs: list[tuple[str | None, Value]]
@@ -162,69 +191,49 @@ class Call(Op):
     starred: tuple[int, ...] = ()
     loc: SourceLoc | None = None
 
-    def operands(self) -> list[Value]:
-        return [self.fn, *self.args, *(v for _, v in self.kwargs)]
-
-    def set_operands(self, new: list[Value]) -> None:
-        n = len(self.args)
-        self.fn = new[0]
-        self.args = list(new[1:1 + n])
-        self.kwargs = [(k, v) for (k, _), v in zip(self.kwargs, new[1 + n:])]
-
 
 @dataclass(eq=False)
 class GetAttr(Op):
     """``obj.name``."""
 
+    OPERANDS: ClassVar[tuple[str, ...]] = ('obj',)
+
     obj: Value
     name: str
     results: list[Value]
     loc: SourceLoc | None = None
-
-    def operands(self) -> list[Value]:
-        return [self.obj]
-
-    def set_operands(self, new: list[Value]) -> None:
-        (self.obj,) = new
 
 
 @dataclass(eq=False)
 class SetAttr(Op):
     """``obj.name = value`` (mutation; no results)."""
 
+    OPERANDS: ClassVar[tuple[str, ...]] = ('value', 'obj')
+
     obj: Value
     name: str
     value: Value
     results: list[Value] = field(default_factory=list)
     loc: SourceLoc | None = None
 
-    def operands(self) -> list[Value]:
-        # Python evaluates the right-hand side before the target object.
-        return [self.value, self.obj]
-
-    def set_operands(self, new: list[Value]) -> None:
-        self.value, self.obj = new
-
 
 @dataclass(eq=False)
 class GetItem(Op):
     """``obj[index]``."""
+
+    OPERANDS: ClassVar[tuple[str, ...]] = ('obj', 'index')
 
     obj: Value
     index: Value
     results: list[Value]
     loc: SourceLoc | None = None
 
-    def operands(self) -> list[Value]:
-        return [self.obj, self.index]
-
-    def set_operands(self, new: list[Value]) -> None:
-        self.obj, self.index = new
-
 
 @dataclass(eq=False)
 class SetItem(Op):
     """``obj[index] = value`` (mutation; no results)."""
+
+    OPERANDS: ClassVar[tuple[str, ...]] = ('value', 'obj', 'index')
 
     obj: Value
     index: Value
@@ -232,16 +241,12 @@ class SetItem(Op):
     results: list[Value] = field(default_factory=list)
     loc: SourceLoc | None = None
 
-    def operands(self) -> list[Value]:
-        return [self.value, self.obj, self.index]
-
-    def set_operands(self, new: list[Value]) -> None:
-        self.value, self.obj, self.index = new
-
 
 @dataclass(eq=False)
 class BuildSlice(Op):
     """``lower:upper:step``; a missing part is ``None`` (not a value)."""
+
+    OPERANDS: ClassVar[tuple[str, ...]] = ('lower', 'upper', 'step')
 
     lower: Value | None
     upper: Value | None
@@ -249,31 +254,18 @@ class BuildSlice(Op):
     results: list[Value]
     loc: SourceLoc | None = None
 
-    def operands(self) -> list[Value]:
-        return [v for v in (self.lower, self.upper, self.step) if v is not None]
-
-    def set_operands(self, new: list[Value]) -> None:
-        it = iter(new)
-        self.lower = next(it) if self.lower is not None else None
-        self.upper = next(it) if self.upper is not None else None
-        self.step = next(it) if self.step is not None else None
-
 
 @dataclass(eq=False)
 class Build(Op):
     """A tuple, list or set display; ``starred`` items are splatted (``[*a, 1]``)."""
+
+    OPERANDS: ClassVar[tuple[str, ...]] = ('items',)
 
     kind: str  # "tuple" | "list" | "set"
     items: list[Value]
     results: list[Value]
     starred: tuple[int, ...] = ()
     loc: SourceLoc | None = None
-
-    def operands(self) -> list[Value]:
-        return list(self.items)
-
-    def set_operands(self, new: list[Value]) -> None:
-        self.items = list(new)
 
 
 @dataclass(eq=False)
@@ -307,21 +299,19 @@ class BuildDict(Op):
 class Unpack(Op):
     """``a, *b, c = value``: ``len(results)`` targets, ``star`` the index of the starred one."""
 
+    OPERANDS: ClassVar[tuple[str, ...]] = ('value',)
+
     value: Value
     results: list[Value]
     star: int | None = None
     loc: SourceLoc | None = None
 
-    def operands(self) -> list[Value]:
-        return [self.value]
-
-    def set_operands(self, new: list[Value]) -> None:
-        (self.value,) = new
-
 
 @dataclass(eq=False)
 class FormatValue(Op):
     """One ``{value!conv:spec}`` field of an f-string, producing a ``str``."""
+
+    OPERANDS: ClassVar[tuple[str, ...]] = ('value', 'spec')
 
     value: Value
     conversion: int
@@ -329,45 +319,28 @@ class FormatValue(Op):
     results: list[Value]
     loc: SourceLoc | None = None
 
-    def operands(self) -> list[Value]:
-        return [self.value] + ([self.spec] if self.spec is not None else [])
-
-    def set_operands(self, new: list[Value]) -> None:
-        self.value = new[0]
-        self.spec = new[1] if self.spec is not None else None
-
 
 @dataclass(eq=False)
 class JoinStr(Op):
     """An f-string: the concatenation of string parts."""
 
+    OPERANDS: ClassVar[tuple[str, ...]] = ('parts',)
+
     parts: list[Value]
     results: list[Value]
     loc: SourceLoc | None = None
-
-    def operands(self) -> list[Value]:
-        return list(self.parts)
-
-    def set_operands(self, new: list[Value]) -> None:
-        self.parts = list(new)
 
 
 @dataclass(eq=False)
 class Raise(Op):
     """``raise exc from cause``; ``exc`` ``None`` is a bare ``raise``. Control never continues."""
 
+    OPERANDS: ClassVar[tuple[str, ...]] = ('exc', 'cause')
+
     exc: Value | None
     cause: Value | None
     results: list[Value] = field(default_factory=list)
     loc: SourceLoc | None = None
-
-    def operands(self) -> list[Value]:
-        return [v for v in (self.exc, self.cause) if v is not None]
-
-    def set_operands(self, new: list[Value]) -> None:
-        it = iter(new)
-        self.exc = next(it) if self.exc is not None else None
-        self.cause = next(it) if self.cause is not None else None
 
 
 @dataclass(eq=False)
@@ -416,21 +389,14 @@ class MakeFunction(Op):
     ``defaults`` and ``kw_defaults`` are evaluated where the ``def`` stands, as in Python.
     """
 
+    OPERANDS: ClassVar[tuple[str, ...]] = ('defaults', 'kw_defaults')
+
     func: Function
     defaults: list[Value]
     kw_defaults: list[Value | None]
     results: list[Value]
     is_lambda: bool = False
     loc: SourceLoc | None = None
-
-    def operands(self) -> list[Value]:
-        return [*self.defaults, *(v for v in self.kw_defaults if v is not None)]
-
-    def set_operands(self, new: list[Value]) -> None:
-        n = len(self.defaults)
-        self.defaults = list(new[:n])
-        it = iter(new[n:])
-        self.kw_defaults = [next(it) if v is not None else None for v in self.kw_defaults]
 
     def regions(self) -> list[Region]:
         return [self.func.body]
@@ -440,17 +406,13 @@ class MakeFunction(Op):
 class If(Op):
     """``if cond`` with two regions; each yields one value per result."""
 
+    OPERANDS: ClassVar[tuple[str, ...]] = ('cond',)
+
     cond: Value
     then: Region
     orelse: Region
     results: list[Value]
     loc: SourceLoc | None = None
-
-    def operands(self) -> list[Value]:
-        return [self.cond]
-
-    def set_operands(self, new: list[Value]) -> None:
-        (self.cond,) = new
 
     def regions(self) -> list[Region]:
         return [self.then, self.orelse]
@@ -465,19 +427,14 @@ class For(Op):
     iteration in which a carried value listed in ``exit_flags`` is true.
     """
 
+    OPERANDS: ClassVar[tuple[str, ...]] = ('iterable', 'inits')
+
     iterable: Value
     inits: list[Value]
     body: Region
     results: list[Value]
     exit_flags: list[int] = field(default_factory=list)
     loc: SourceLoc | None = None
-
-    def operands(self) -> list[Value]:
-        return [self.iterable, *self.inits]
-
-    def set_operands(self, new: list[Value]) -> None:
-        self.iterable = new[0]
-        self.inits = list(new[1:])
 
     def regions(self) -> list[Region]:
         return [self.body]
@@ -492,10 +449,13 @@ class For(Op):
 class While(Op):
     """``while cond`` with loop-carried values.
 
-    ``cond`` and ``body`` share the argument list ``args`` (one per carried value):
-    ``cond`` yields a single truth value; ``body`` yields the next carried values.
+    ``cond`` and ``body`` read the loop's ``args`` (one per carried value; the regions
+    have no arguments of their own): ``cond`` yields a single truth value; ``body``
+    yields the next carried values.
     ``exit_flags`` as in :class:`For`.
     """
+
+    OPERANDS: ClassVar[tuple[str, ...]] = ('inits',)
 
     inits: list[Value]
     args: list[Value]
@@ -504,12 +464,6 @@ class While(Op):
     results: list[Value]
     exit_flags: list[int] = field(default_factory=list)
     loc: SourceLoc | None = None
-
-    def operands(self) -> list[Value]:
-        return list(self.inits)
-
-    def set_operands(self, new: list[Value]) -> None:
-        self.inits = list(new)
 
     def regions(self) -> list[Region]:
         return [self.cond, self.body]
@@ -530,18 +484,13 @@ class With(Op):
     leaves them in place, so they are the results' starting values (like loop slots).
     """
 
+    OPERANDS: ClassVar[tuple[str, ...]] = ('manager', 'inits')
+
     manager: Value
     inits: list[Value]
     body: Region
     results: list[Value]
     loc: SourceLoc | None = None
-
-    def operands(self) -> list[Value]:
-        return [self.manager, *self.inits]
-
-    def set_operands(self, new: list[Value]) -> None:
-        self.manager = new[0]
-        self.inits = list(new[1:])
 
     def regions(self) -> list[Region]:
         return [self.body]
@@ -551,30 +500,22 @@ class With(Op):
 class Yield(Op):
     """Terminator of an ``If``/``For``/``While``/``With`` region."""
 
+    OPERANDS: ClassVar[tuple[str, ...]] = ('values',)
+
     values: list[Value]
     results: list[Value] = field(default_factory=list)
     loc: SourceLoc | None = None
-
-    def operands(self) -> list[Value]:
-        return list(self.values)
-
-    def set_operands(self, new: list[Value]) -> None:
-        self.values = list(new)
 
 
 @dataclass(eq=False)
 class Return(Op):
     """Terminator of a function body."""
 
+    OPERANDS: ClassVar[tuple[str, ...]] = ('value',)
+
     value: Value
     results: list[Value] = field(default_factory=list)
     loc: SourceLoc | None = None
-
-    def operands(self) -> list[Value]:
-        return [self.value]
-
-    def set_operands(self, new: list[Value]) -> None:
-        (self.value,) = new
 
 
 TERMINATORS = (Yield, Return)
