@@ -194,7 +194,10 @@ def setitem_adjoint(prev: Any, index: Any) -> tuple[Any, Any]:
     if prev is None:
         return None, None
     if isinstance(prev, numpy.ndarray):
-        item = numpy.array(prev[index], dtype=float)
+        item = numpy.array(prev[index])
+        kept = last_writes(prev, index)
+        if kept is not None:
+            item = numpy.where(kept, item, 0.0).astype(item.dtype)
         out = prev.copy()
         out[index] = 0.0
         return out, item
@@ -210,6 +213,30 @@ def setitem_adjoint(prev: Any, index: Any) -> tuple[Any, Any]:
     item = out[index]
     out[index] = None
     return out, item
+
+
+def last_writes(x: Any, index: Any) -> Any:
+    """For ``x[index] = v`` with an integer-array index: which entries of ``v`` end up in
+    ``x`` (a position named twice keeps the last value written to it), as a boolean array
+    shaped like ``x[index]``; ``None`` when every entry does (no position can repeat).
+    ``x`` may carry leading batch axes in front of ``index``'s."""
+    import numpy
+
+    if not _fancy(index):
+        return None
+    shape = numpy.shape(x)
+    ids = numpy.arange(numpy.prod(numpy.shape(numpy.empty(shape)[index]), dtype=int))
+    ids = ids.reshape(numpy.shape(numpy.empty(shape)[index]))
+    owner = numpy.full(shape, -1)
+    owner[index] = ids
+    return owner[index] == ids
+
+
+def _fancy(index: Any) -> bool:
+    """Whether ``index`` selects with an integer array or list (positions may repeat)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(p, list) or getattr(p, "dtype", None) is not None and
+               getattr(p, "ndim", 0) > 0 and p.dtype.kind in "iu" for p in parts)
 
 
 def pop_adjoint(prev: Any) -> tuple[Any, Any]:

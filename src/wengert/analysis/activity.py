@@ -271,8 +271,8 @@ class _Analysis:
         op = self.defs.get(v.id)
         if isinstance(op, (n.Const, n.FormatValue, n.JoinStr, n.BuildSlice)):
             return False
-        if isinstance(op, n.Call) and self.calls[id(op)].cut:
-            return False
+        # A non-differentiable call's result (``np.zeros(n)``) may still be an object that
+        # values being differentiated are written into afterwards: only its type rules it out.
         # A value known to be a float (an int, a string) is never an object anyone writes to.
         return self.scalar is None or not self.scalar(v)
 

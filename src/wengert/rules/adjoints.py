@@ -463,7 +463,7 @@ def _append_jvp(items, g, n):
 
 
 mark_pure(_take, _add_at, _stack, _items, _pack, _unpack, _join, _ungroup, _append)
-nondifferentiable(_skeleton, _const, _layout, _past_batch)
+nondifferentiable(runtime.last_writes, _skeleton, _const, _layout, _past_batch)
 
 # --------------------------------------------------------------------------------------
 # The runtime helpers.
@@ -563,11 +563,15 @@ def setitem_adjoint_vjp(prev, index):
     pair = runtime.setitem_adjoint(prev, index)
     prev_like = _skeleton(prev)
     where = _const(index)
+    # The entries a repeated position did not keep were cleared: no adjoint flows back.
+    kept = runtime.last_writes(prev_like, where)
 
     def setitem_adjoint_pullback(pair_bar):
         prev_bar = None
         rest_bar = runtime.item_adjoint(pair_bar, 0)
         item_bar = runtime.item_adjoint(pair_bar, 1)
+        if kept is not None and item_bar is not None:
+            item_bar = item_bar * kept
         if isinstance(prev_like, numpy.ndarray):
             rest_bar = runtime.setitem_adjoint(rest_bar, _past_batch(rest_bar, prev_like, where))[0]
             prev_bar = _add_at(rest_bar, prev_like, where, item_bar)

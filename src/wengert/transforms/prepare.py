@@ -34,6 +34,8 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
+import numpy
+
 from wengert import runtime
 from wengert.analysis.types import infer_types
 from wengert.ir import nodes as n
@@ -72,6 +74,7 @@ def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any) -> None:
         if not changed:
             break
     index_changed_iterations(fn, arg_types)
+    _item_updates(fn, arg_types, callee)
     _guard_inplace(fn, arg_types, callee)
 
 
@@ -159,6 +162,46 @@ def _hashable(v: object) -> bool:
 
 _INPLACE = frozenset({operator.iadd, operator.isub, operator.imul, operator.itruediv,
                       operator.ipow, operator.imatmul, operator.iconcat})
+
+
+#: The operator an augmented assignment of an array's item amounts to.
+_PLAIN = {operator.iadd: operator.add, operator.isub: operator.sub,
+          operator.imul: operator.mul, operator.itruediv: operator.truediv,
+          operator.ifloordiv: operator.floordiv, operator.imod: operator.mod,
+          operator.ipow: operator.pow, operator.imatmul: operator.matmul}
+
+
+def _item_updates(fn: n.Function, arg_types: Sequence[Any], callee: Any) -> None:
+    """``a[i] += v`` on an array is ``a[i] = a[i] + v``: Python updates the item read out
+    (a view or a copy) in place, then writes it back, and what ``a`` holds afterwards is
+    the same. Said without the in-place operator, the item read is a value like any other
+    (derivatives may read it again)."""
+    types_ = infer_types(fn, list(arg_types), callee=callee)
+    defs: dict[int, n.Op] = {}
+    consts: dict[int, Any] = {}
+    users: dict[int, list[n.Op]] = {}
+    for op in n.walk(fn.body):
+        for r in op.results:
+            defs[r.id] = op
+        if isinstance(op, n.Const):
+            consts[op.result.id] = op.value
+        for v in op.operands():
+            users.setdefault(v.id, []).append(op)
+    for op in n.walk(fn.body):
+        f = consts.get(op.fn.id) if isinstance(op, n.Call) else None
+        if not (isinstance(op, n.Call) and len(op.args) == 2 and _hashable(f) and f in _PLAIN):
+            continue
+        item = defs.get(op.args[0].id)
+        if not isinstance(item, n.GetItem) or types_.of(item.obj) is not numpy.ndarray:
+            continue
+        back = users.get(op.result.id, [])
+        if len(back) == 1 and isinstance(back[0], n.SetItem) and back[0].obj is item.obj \
+                and back[0].index is item.index and back[0].value is op.result:
+            plain = n.Const(_PLAIN[f], [n.Value()], f"operator.{_PLAIN[f].__name__}",
+                            loc=op.loc)
+            region = _region_of(fn.body, op)
+            region.ops.insert(region.ops.index(op), plain)
+            op.fn = plain.result
 
 
 def _guard_inplace(fn: n.Function, arg_types: Sequence[Any], callee: Any) -> None:

@@ -42,7 +42,7 @@ from wengert.ir.builder import Builder
 from wengert.ir.clone import Cloner, substitute
 from wengert.ir.uses import free_uses, replace_uses
 from wengert.objects import hashable
-from wengert.rules import registry
+from wengert.rules import registry, shapes
 from wengert.transforms import inline
 from wengert.transforms.base import (
     DECLINED,
@@ -732,11 +732,13 @@ class VJP(Transform, ReverseControlFlow, LoopRecords):
         return reverse
 
     def overwrite(self, obj: n.Value, value: n.Value | None, helper: Callable,
-                  key: Callable[[Scope], list[n.Value]], loc: SourceLoc | None) -> Action:
+                  key: Callable[[Scope], list[n.Value]], loc: SourceLoc | None,
+                  spread: bool = False) -> Action:
         """The reverse of a write into ``obj`` (``x[i] = v``, ``o.a = v``, ``xs.append(v)``).
 
         ``helper(obj_bar, *key)`` returns the adjoint of ``obj`` before the write and the
-        adjoint of what was written, which flows to ``value``.
+        adjoint of what was written, which flows to ``value`` (summed to its shape when
+        ``spread``: ``a[1:3] = x`` broadcasts ``x`` over the slice).
         """
         def reverse(scope: Scope) -> None:
             prev = scope.get(obj)
@@ -748,15 +750,21 @@ class VJP(Transform, ReverseControlFlow, LoopRecords):
                                                               hint=_bar(obj))
             scope.maybe_none.add(self.resolve(obj).id)
             if value is not None and self.active(value):
-                scope.accumulate(value, scope.b.getitem(pair, scope.b.const(1)),
-                                 maybe_none=True)
+                item = scope.b.getitem(pair, scope.b.const(1))
+                if spread and self.type_of(value) not in (list, tuple, dict):
+                    item = scope.b.call(shapes.sum_to, item,
+                                        scope.b.call(shapes.shape, scope.res(value)),
+                                        scope.b.call(shapes.shape, item))
+                scope.accumulate(value, item, maybe_none=True)
         return reverse
 
     def on_SetItem(self, op: n.SetItem, b: Builder) -> Action:
         b.emit(op)
         index = op.index
+        # Writing into an array may broadcast the value; into a list or dict it cannot.
+        spread = self.type_of(op.obj) not in (list, dict)
         return self.overwrite(op.obj, op.value, runtime.setitem_adjoint,
-                              lambda scope: [scope.res(index)], op.loc)
+                              lambda scope: [scope.res(index)], op.loc, spread)
 
     def on_SetAttr(self, op: n.SetAttr, b: Builder) -> Action:
         check_stored_attribute(op, self.type_of(op.obj), b)
