@@ -99,6 +99,16 @@ deflinear(_scale, _scale)
 cases(_scale, (numpy.array([0.5, -1.0]), 3))
 
 
+def _spread(x, s):
+    return x * numpy.sign(s) * 2.0
+
+
+# One differentiable argument of two that broadcast: its tangent is spread to the result's
+# shape (a float ``x`` times an array ``s`` is an array).
+defderiv(_spread, lambda x, s: numpy.sign(s) * 2.0, None, broadcast=True)
+cases(_spread, (0.5, numpy.array([1.0, -2.0, 3.0])), (numpy.array([0.5, 1.5]), 2.0))
+
+
 def test_user_rules_in_the_form():
     def f(x):
         return _softplus(x) * _sigmoid(x) + _scale(x, 2)

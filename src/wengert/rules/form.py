@@ -104,7 +104,7 @@ def defderiv(fn: Any, *partials: Callable | None, name: str | None = None,
         jvp = [f"def {base}_jvp({head}):",
                f"    ans = {call}",
                f"    return ans, lambda {dots[0]}: {_scaled(dots[0], slopes[0])}"]
-    elif len(active) == 1:
+    elif len(active) == 1 and not spread:
         k = params.index(active[0])
         jvp = [f"def {base}_jvp({head}):",
                f"    ans = {call}",

@@ -23,6 +23,7 @@ Each mode implements ``call_<kind>``; ``call_class`` and ``call_direct`` may dec
 from __future__ import annotations
 
 import functools
+import inspect
 import operator
 import types
 from collections.abc import Sequence
@@ -39,7 +40,7 @@ from wengert.ir.builder import Builder
 from wengert.ir.uses import free_uses
 from wengert.objects import hashable
 from wengert.rules import registry, shapes
-from wengert.transforms.checks import check_global_writes
+from wengert.transforms.checks import check_global_writes, check_out_arguments
 from wengert.transforms.devirtualize import called_only
 from wengert.transforms.nested_grad import check_not_dispatcher
 from wengert.transforms.prepare import prepare
@@ -175,6 +176,7 @@ class Transform:
         self.called = called_only(fn)
         self.check_closures()
         check_global_writes(fn, self.act)
+        check_out_arguments(fn, self.act)
         self.check_inplace()
 
     # -- queries -------------------------------------------------------------------------
@@ -317,6 +319,8 @@ class Transform:
             mode_rule = getattr(rule, self.rule_kind, None) if rule is not None else None
             if mode_rule is not None and simple:
                 return self.call_rule(op, rule, b)
+            if mode_rule is not None and not op.starred:
+                self.check_rule_keywords(op, mode_rule)
             if fn is object.__new__:
                 return self.call_new_object(op, b)
             if rule is None and isinstance(fn, type):
@@ -343,6 +347,23 @@ class Transform:
             return self.call_nested(op, method, b)
         return self.call_dynamic(op, method if isinstance(method, n.GetAttr) and
                                  not self.is_module_attr(method) else None, b)
+
+    def check_rule_keywords(self, op: n.Call, rule_fn: Any) -> None:
+        """Refuse, at the user's line, keyword arguments a primitive's rule does not take
+        (``np.sin(x, out=buf)``, ``np.sum(x, dtype=...)``): a call passing them could
+        only fail when it runs, or (``out=``) write a result the derivative never sees."""
+        params = inspect.signature(rule_fn).parameters
+        takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
+        unknown = [k for k, _ in op.kwargs if k is None or
+                   not takes_any and (k not in params or
+                                      params[k].kind is inspect.Parameter.POSITIONAL_ONLY)]
+        if unknown and any(self.active(a) for a in op.operands()[1:]):
+            shown = ", ".join("**" if k is None else f"{k}=" for k in unknown)
+            hint = "assign the result instead (`y = f(x)`)" if "out" in unknown else \
+                "leave the argument out, or convert the result afterwards"
+            raise NonDifferentiableError(
+                f"{self.callee_name(op)}() has no derivative rule taking {shown}", op.loc,
+                hint=hint)
 
     def nondifferentiable_error(self, op: n.Call) -> NonDifferentiableError:
         name = self.callee_name(op)

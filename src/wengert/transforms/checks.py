@@ -47,3 +47,15 @@ def check_global_writes(fn: n.Function, act: Activity) -> None:
                 "the function (a global), whose derivative cannot be followed", op.loc,
                 hint="make a local copy first (xs = list(XS)), or pass the object in as an "
                      "argument and return what you compute")
+
+
+def check_out_arguments(fn: n.Function, act: Activity) -> None:
+    """Refuse ``f(x, out=buf)`` on a value being differentiated: the result is written into
+    ``buf`` behind the program's back (the call's own result may not even be used), so no
+    derivative could follow it."""
+    for op in n.walk(fn.body):
+        if isinstance(op, n.Call) and any(k == "out" for k, _ in op.kwargs) and \
+                any(act.is_varied(v) for v in [*op.args, *(v for k, v in op.kwargs if k != "out")]):
+            raise NonDifferentiableError(
+                "`out=` writes the result into an existing array, which wengert does not "
+                "differentiate", op.loc, hint="assign the result instead (`buf = np.sin(x)`)")

@@ -79,9 +79,14 @@ def inline_calls(fn: n.Function, callee_ir: Callable[[Any], n.Function | None]) 
             if bound is not None and _inlinable(ir):
                 size = sum(1 for _ in n.walk(ir.body))
                 # A function defined here is part of this one: inlined whatever its size.
+                # So is a library function's Python definition (rules.registry.defpython):
+                # it stands for a primitive, and a call of it could not be differentiated
+                # again.
                 limit = MAX_HIGHER_ORDER_OPS if op.fn.id in nested or \
                     any(a.id in nested for a in op.operands()[1:]) or \
-                    _returns_function(ir) else MAX_CALLEE_OPS
+                    _returns_function(ir) or \
+                    getattr(consts.get(op.fn.id), "__wengert_inline__", False) \
+                    else MAX_CALLEE_OPS
                 if size <= limit and size <= budget:
                     body = _instantiate(ir, bound, consts)
                     ret = body.pop()

@@ -29,7 +29,10 @@ from wengert.ir import nodes as n
 from wengert.ir.uses import free_uses
 
 #: Functional adjoint updates and their in-place variants.
-IN_PLACE = {runtime.getitem_adjoint: runtime.getitem_adjoint_owned}
+IN_PLACE = {runtime.getitem_adjoint: runtime.getitem_adjoint_owned,
+            runtime.setitem_adjoint: runtime.setitem_adjoint_owned}
+#: Those returning a pair (the updated adjoint, a part), unpacked at once.
+PAIRS = {runtime.setitem_adjoint, runtime.setitem_adjoint_owned}
 
 
 def update_in_place(fn: n.Function) -> None:
@@ -46,6 +49,8 @@ def _function(fn: n.Function) -> None:
     consts: dict[int, object] = {}
     #: Values held only by a named local of this function when they are defined.
     owned: set[int] = set()
+    #: Pairs whose first part is such a value once unpacked.
+    pairs: set[int] = set()
 
     def region(r: n.Region) -> None:
         k = 0
@@ -57,6 +62,8 @@ def _function(fn: n.Function) -> None:
                 _function(op.func)
             elif isinstance(op, n.Call) and _rewrite(op, r, k, live):
                 k += 1  # past the constant inserted before the call
+            elif isinstance(op, n.Unpack) and op.value.id in pairs:
+                owned.add(op.results[0].id)
             for a in n.region_args(op):
                 owned.add(a.id)
             if isinstance(op, (n.If, n.For, n.While)):
@@ -73,13 +80,14 @@ def _function(fn: n.Function) -> None:
         if fn_value not in IN_PLACE and fn_value not in IN_PLACE.values():
             return False
         prev = op.args[0]
+        made = pairs if fn_value in PAIRS else owned
         if consts.get(prev.id, 0) is None:  # a zero adjoint: the result is a fresh object
-            owned.add(op.result.id)
+            made.add(op.result.id)
             return False
         if prev.id not in owned or prev.id in live.after(op) or prev.id in captured or \
                 any(a.id == prev.id for a in op.args[1:]):
             return False
-        owned.add(op.result.id)
+        made.add(op.result.id)
         if fn_value in IN_PLACE.values():
             return False
         const = n.Const(IN_PLACE[fn_value], [n.Value(hint=None)], loc=op.loc)  # type: ignore

@@ -111,8 +111,9 @@ def _positional_rule_calls(fn: n.Function) -> None:
                 any(k is None for k, _ in op.kwargs):
             continue
         c = consts.get(op.fn.id)
-        if c is None or not _hashable(c.value) or registry.lookup(c.value) is None:
-            continue
+        rule = registry.lookup(c.value) if c is not None and _hashable(c.value) else None
+        if rule is None or rule.python is not None:
+            continue  # (a Python definition takes its keywords by name)
         try:
             params = list(inspect.signature(c.value).parameters.values())
         except (TypeError, ValueError):
@@ -136,10 +137,22 @@ def _positional_rule_calls(fn: n.Function) -> None:
             else:
                 break
         else:
+            if len(args) > _capacity(rule.vjp) or len(args) > _capacity(rule.jvp):
+                continue  # (``np.sin(x, out=y)``: the rules take no ``out``; refused later)
             op.args, op.kwargs = args, []
             region = _region_of(fn.body, op)
             at = region.ops.index(op)
             region.ops[at:at] = pre
+
+
+def _capacity(rule_fn: Any) -> float:
+    """How many positional arguments a rule takes (no limit for ``*args``)."""
+    if rule_fn is None:
+        return float("inf")
+    params = inspect.signature(rule_fn).parameters.values()
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return float("inf")
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
 
 
 def _region_of(body: n.Region, op: n.Op) -> n.Region:

@@ -746,11 +746,13 @@ class VJP(Transform, ReverseControlFlow, LoopRecords):
                 return
             scope.b.loc = loc
             pair = scope.b.call(helper, prev, *key(scope))
-            scope.adj[self.resolve(obj).id] = scope.b.getitem(pair, scope.b.const(0),
-                                                              hint=_bar(obj))
+            # Unpacked at once: the pair is gone before the adjoint is updated again (an
+            # adjoint held by nothing else is updated in place, transforms/inplace.py).
+            parts = scope.b.emit(n.Unpack(pair, [n.Value(_bar(obj)), n.Value()], loc=loc))
+            scope.adj[self.resolve(obj).id] = parts.results[0]
             scope.maybe_none.add(self.resolve(obj).id)
             if value is not None and self.active(value):
-                item = scope.b.getitem(pair, scope.b.const(1))
+                item = parts.results[1]
                 if spread and self.type_of(value) not in (list, tuple, dict):
                     item = scope.b.call(shapes.sum_to, item,
                                         scope.b.call(shapes.shape, scope.res(value)),
