@@ -567,3 +567,21 @@ def test_a_derivative_written_into_a_global_is_refused(f):
 
 def test_a_constant_written_into_a_global_is_fine():
     both_modes(write_a_constant_into_a_global, (1.5,))
+
+
+def test_a_value_being_differentiated_used_as_an_index_is_refused():
+    # An index only selects; what an object's __getitem__ computes with it (np.r_ builds an
+    # array of it) would be a silently zero derivative.
+    import numpy as np
+
+    class Doubler:
+        def __getitem__(self, k):
+            return k[0] * 2.0
+
+    c = Doubler()
+    for f, x in ((lambda x: c[x, x], 1.0), (lambda x: np.sum(np.r_[x, x]), np.ones(2)),
+                 (lambda x: np.sum(np.c_[x, x]), np.ones(2))):
+        with pytest.raises(wengert.NonDifferentiableError, match="used as an index"):
+            wengert.grad(f)(x)
+        with pytest.raises(wengert.NonDifferentiableError, match="used as an index"):
+            wengert.jvp(f, (x,), (x,))

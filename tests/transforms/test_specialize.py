@@ -53,10 +53,10 @@ def specialized(rule, args: tuple) -> tuple[n.Function, object]:
 
 def like(x, seed: float = 0.7):
     """A tangent/cotangent shaped like ``x`` (``None`` for non-differentiable leaves)."""
-    if isinstance(x, (bool, int, type(None), str)):
-        return None
-    if isinstance(x, float):
-        return seed
+    if isinstance(x, (bool, int, type(None), str, slice, type(Ellipsis), np.dtype)):
+        return None  # an index, a key, a dtype: no tangent
+    if isinstance(x, (float, np.floating)):
+        return type(x)(seed)
     if isinstance(x, np.ndarray):
         return seed * np.arange(1.0, x.size + 1.0).reshape(x.shape)
     if isinstance(x, (list, tuple)):

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy
 
-from wengert import runtime
+from wengert import runtime, tangents
 from wengert.rules.registry import defjvp, defvjp, mark_pure, nondifferentiable
 
 # --------------------------------------------------------------------------------------
@@ -463,7 +463,8 @@ def _append_jvp(items, g, n):
 
 
 mark_pure(_take, _add_at, _stack, _items, _pack, _unpack, _join, _ungroup, _append)
-nondifferentiable(runtime.last_writes, _skeleton, _const, _layout, _past_batch)
+# A zero adjoint materialised in generated code is a constant.
+nondifferentiable(tangents.zeros_like, runtime.last_writes, _skeleton, _const, _layout, _past_batch)
 
 # --------------------------------------------------------------------------------------
 # The runtime helpers.

@@ -100,6 +100,8 @@ def defderiv(fn: Any, *partials: Callable | None, name: str | None = None,
     else:
         vjp += [f"    return ans, lambda ans_bar: {_tuple(plain)}"]
     dots = [f"{p}_dot" for p in params]
+    # A static argument a call leaves out (its default) comes with no tangent either.
+    dot_params = ", ".join(d if q.default is q.empty else f"{d}=None" for d, q in zip(dots, sig))
     if len(params) == 1:
         jvp = [f"def {base}_jvp({head}):",
                f"    ans = {call}",
@@ -108,12 +110,12 @@ def defderiv(fn: Any, *partials: Callable | None, name: str | None = None,
         k = params.index(active[0])
         jvp = [f"def {base}_jvp({head}):",
                f"    ans = {call}",
-               f"    return ans, lambda {', '.join(dots)}: "
+               f"    return ans, lambda {dot_params}: "
                f"None if {dots[k]} is None else {_scaled(dots[k], slopes[k])}"]
     else:
         jvp = [f"def {base}_jvp({head}):", *first,
                f"    ans = {call}", "",
-               f"    def {base}_differential({', '.join(dots)}):",
+               f"    def {base}_differential({dot_params}):",
                "        ans_dot = None"]
         for p, d in zip(params, slopes, strict=True):
             if d is None:
@@ -155,12 +157,13 @@ def deflinear(fn: Any, transpose: Callable, arg: int = 0, name: str | None = Non
     cotangents = ["None"] * len(params)
     cotangents[arg] = bar
     dots = [f"{p}_dot" for p in params]
+    dot_params = ", ".join(d if q.default is q.empty else f"{d}=None" for d, q in zip(dots, sig))
     vjp = [f"def {base}_vjp({head}):",
            f"    ans = {spell}({', '.join(params)})",
            f"    return ans, lambda ans_bar: {_tuple(cotangents)}"]
     jvp = [f"def {base}_jvp({head}):",
            f"    ans = {spell}({', '.join(params)})",
-           f"    return ans, lambda {', '.join(dots)}: "
+           f"    return ans, lambda {dot_params}: "
            + (f"None if {dots[arg]} is None else " if len(params) > 1 else "")
            + f"{spell}({', '.join(_swap(params, arg, dots[arg]))})"]
     _register(fn, base, vjp, jvp, ns, pure, "deflinear")

@@ -1,3 +1,1010 @@
-"""NumPy's linear algebra (``numpy.linalg``)."""
+"""NumPy's linear algebra (``numpy.linalg``): factorisations, solves, inverses, determinants.
+
+Every rule here is written with matrix products (``@``), the last-two-axes transpose
+``_mT`` and the other functions of this module, so that
+
+* the formulas broadcast over stacks of matrices (``(k, n, n)``) and over the leading
+  batch axes that tangents and cotangents may carry (a Jacobian pushes many at once):
+  a primal of shape ``stack + (n, n)`` meets a tangent of shape ``batch + stack + (n, n)``
+  in ``@`` and elementwise products, which broadcast from the right;
+* the rule bodies have rules themselves, so Hessians differentiate them again (the
+  inverse in the derivative of ``det`` is differentiated by ``inv``'s rule, and so on).
+
+Where NumPy's spelling has options (``solve`` of a vector, ``qr``'s modes, ``svd``'s
+flags), the NumPy function is a Python definition over a private primitive that takes
+them as static positional arguments; a primitive *refuses* (a ``TypeError`` starting
+with ``wengert:``, raised by its rule, so only when the call is differentiated) what
+has no derivative it could give correctly: wide QR, full SVD factors of a non-square
+matrix, the ``hermitian=True`` paths.
+
+Conventions, and what the formulas assume:
+
+* ``cholesky`` and ``eigh``/``eigvalsh`` read one triangle of their argument (the
+  lower one by default) and never the other, so the derivative with respect to the
+  entries of the other triangle is zero and the cotangent lies in the triangle read
+  (off-diagonal entries count twice: they stand for both symmetric entries). This is
+  the derivative of what NumPy computes, which finite differences confirm.
+* ``eigh`` assumes distinct eigenvalues and ``svd`` distinct (and, for the extra
+  columns of a non-square matrix, non-zero) singular values: at a tie the eigenvectors
+  are not differentiable and the formulas give ``inf``/``nan`` (as JAX does), never a
+  finite wrong number. Eigenvalues alone (``eigvalsh``, or ``eigh`` with the vectors
+  unused) need no such assumption at first order.
+* ``det``, ``slogdet``, ``inv`` and ``solve`` need a non-singular matrix (NumPy raises
+  ``LinAlgError`` inside the derivative otherwise); ``pinv`` and ``lstsq`` assume the
+  rank does not change near the point (true wherever no singular value sits at the
+  cut-off).
+"""
 
 from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from wengert.rules.form import cases, defderiv, deflinear
+from wengert.rules.np_reductions import _sum
+from wengert.rules.registry import defjvp, defpython, defvjp, mark_pure, nondifferentiable
+from wengert.rules.shapes import broadcast_to as _broadcast_to
+from wengert.rules.shapes import mT as _mT
+from wengert.rules.shapes import shape as _shape
+from wengert.rules.shapes import squeeze as _squeeze
+from wengert.rules.shapes import sum_to as _sum_to
+from wengert.rules.shapes import unsqueeze as _unsqueeze
+
+# --------------------------------------------------------------------------------------
+# Constant matrices the rules multiply by: masks of triangles and identities, in the
+# primal's floating dtype (float32 stays float32). They depend only on shapes, so they
+# carry no derivative.
+# --------------------------------------------------------------------------------------
+
+
+def _float_dtype(a: Any) -> Any:
+    """The floating dtype of ``a``'s derivatives (float32 stays float32; ints give
+    float64)."""
+    return np.result_type(np.asarray(a).dtype, 1.0)
+
+
+def _eye(a: Any) -> Any:
+    """The identity the size of ``a``'s last axis."""
+    return np.eye(np.shape(a)[-1], dtype=_float_dtype(a))
+
+
+def _tril(a: Any, k: int) -> Any:
+    """The mask of the lower triangle ``j <= i + k`` of ``a``'s (square) matrices."""
+    n = np.shape(a)[-1]
+    return np.tri(n, n, k, dtype=_float_dtype(a))
+
+
+def _half_tri(a: Any, upper: bool) -> Any:
+    """The mask of the strict lower (``upper``: upper) triangle plus half the diagonal.
+
+    A symmetric ``X`` is ``Y + Y^T`` with ``Y = X * mask``; and a cotangent ``G`` of the
+    symmetric matrix a triangle stands for is ``(G + G^T) * mask`` on that triangle
+    (each off-diagonal entry read stands for two entries, the diagonal for one)."""
+    n = np.shape(a)[-1]
+    dt = _float_dtype(a)
+    mask = np.tri(n, n, -1, dtype=dt) + np.asarray(0.5, dtype=dt) * np.eye(n, dtype=dt)
+    return mask.T.copy() if upper else mask
+
+
+def _identity_like(a: Any) -> Any:
+    """A fresh stack of identities of ``a``'s shape and dtype (``matrix_power(a, 0)``)."""
+    out = np.empty_like(np.asarray(a))
+    out[...] = np.eye(out.shape[-1], dtype=out.dtype)
+    return out
+
+
+nondifferentiable(_float_dtype, _eye, _tril, _half_tri, _identity_like)
+
+
+def _diag(v: Any, a: Any) -> Any:
+    """The diagonal matrices with ``v``'s last axis on their diagonal (batch axes kept)."""
+    return _unsqueeze(v, -1) * _eye(a)
+
+
+def _diagonal_of(x: Any, a: Any) -> Any:
+    """The diagonals of the square matrices ``x`` (batch axes kept)."""
+    return _sum(x * _eye(a), (-1,), False)
+
+
+def _symmetric_part(x: Any, upper: bool) -> Any:
+    """The symmetric matrix that the triangle of ``x`` NumPy reads stands for (the
+    tangent of what a Cholesky or eigen-decomposition of ``x`` actually sees)."""
+    y = x * _half_tri(x, upper)
+    return y + _mT(y)
+
+
+def _pairwise_recip(v: Any) -> Any:
+    """``F[i, j] = 1 / (v[j] - v[i])`` off the diagonal and ``0`` on it, for ``v``'s last
+    axis (batch axes kept): the factor of eigenvector and singular-vector derivatives.
+
+    A tie off the diagonal gives ``inf`` without a warning: the derivative does not exist
+    there, and a forward rule computes this factor even when the vectors go unused."""
+    v = np.asarray(v)
+    eye = np.eye(v.shape[-1], dtype=_float_dtype(v))
+    with np.errstate(divide="ignore"):
+        return 1.0 / (v[..., None, :] - v[..., :, None] + eye) - eye
+
+
+@defvjp(_pairwise_recip)
+def _pairwise_recip_vjp(v):
+    # dF[i, j] = -F[i, j]^2 (dv[j] - dv[i]).
+    f = _pairwise_recip(v)
+
+    def _pairwise_recip_pullback(f_bar):
+        g = f * f * f_bar
+        return (_sum(g, (-1,), False) - _sum(g, (-2,), False),)
+
+    return f, _pairwise_recip_pullback
+
+
+@defjvp(_pairwise_recip)
+def _pairwise_recip_jvp(v):
+    f = _pairwise_recip(v)
+    return f, lambda v_dot: (f * f) * (_unsqueeze(v_dot, -1) - _unsqueeze(v_dot, -2))
+
+
+def _recip(x: Any) -> Any:
+    """``1 / x``, ``inf`` at 0 without a warning (a singular value that is 0 makes the
+    extra singular vectors of a non-square matrix non-differentiable)."""
+    with np.errstate(divide="ignore"):
+        return 1.0 / np.asarray(x)
+
+
+defderiv(_recip, lambda x, *, ans: -(ans * ans))
+mark_pure(_pairwise_recip, _recip)
+
+
+# --------------------------------------------------------------------------------------
+# inv, det, slogdet
+# --------------------------------------------------------------------------------------
+
+
+@defvjp(np.linalg.inv)
+def inv_vjp(a):
+    # d(A^-1) = -A^-1 dA A^-1, so the cotangent is -A^-T Y_bar A^-T.
+    y = np.linalg.inv(a)
+    return y, lambda y_bar: (-(_mT(y) @ y_bar @ _mT(y)),)
+
+
+@defjvp(np.linalg.inv)
+def inv_jvp(a):
+    y = np.linalg.inv(a)
+    return y, lambda a_dot: -(y @ a_dot @ y)
+
+
+@defvjp(np.linalg.det)
+def det_vjp(a):
+    # d det(A) = det(A) tr(A^-1 dA): the cotangent is d_bar det(A) A^-T.
+    d = np.linalg.det(a)
+
+    def det_pullback(d_bar):
+        return (_unsqueeze(_unsqueeze(d_bar * d, -1), -1) * _mT(np.linalg.inv(a)),)
+
+    return d, det_pullback
+
+
+@defjvp(np.linalg.det)
+def det_jvp(a):
+    d = np.linalg.det(a)
+
+    def det_differential(a_dot):
+        # tr(A^-1 dA) is the sum of A^-T * dA over the matrix axes.
+        return d * _sum(_mT(np.linalg.inv(a)) * a_dot, (-2, -1), False)
+
+    return d, det_differential
+
+
+@defvjp(np.linalg.slogdet)
+def slogdet_vjp(a):
+    # The sign is piecewise constant; log|det A| has the slope A^-T.
+    y = np.linalg.slogdet(a)
+
+    def slogdet_pullback(y_bar):
+        l_bar = y_bar[1]
+        if l_bar is None:
+            return (None,)
+        return (_unsqueeze(_unsqueeze(l_bar, -1), -1) * _mT(np.linalg.inv(a)),)
+
+    return y, slogdet_pullback
+
+
+@defjvp(np.linalg.slogdet)
+def slogdet_jvp(a):
+    y = np.linalg.slogdet(a)
+
+    def slogdet_differential(a_dot):
+        return None, _sum(_mT(np.linalg.inv(a)) * a_dot, (-2, -1), False)
+
+    return y, slogdet_differential
+
+
+mark_pure(np.linalg.inv, np.linalg.det, np.linalg.slogdet)
+
+
+# --------------------------------------------------------------------------------------
+# solve: the primitive solves for a (stack of) matrix right-hand sides; NumPy's vector
+# right-hand side (b of one dimension) is a column added and removed again.
+# --------------------------------------------------------------------------------------
+
+
+def _solve(a: Any, b: Any) -> Any:
+    """``np.linalg.solve(a, b)`` for ``b`` of shape ``(..., n, k)`` (never a vector)."""
+    return np.linalg.solve(a, b)
+
+
+@defvjp(_solve)
+def _solve_vjp(a, b):
+    # X = A^-1 B: B_bar = A^-T X_bar and A_bar = -B_bar X^T, summed over broadcast stacks.
+    x = _solve(a, b)
+
+    def _solve_pullback(x_bar):
+        stack = _shape(x)[:-2]
+        a_shape = _shape(a)
+        b_shape = _shape(b)
+        b_bar = _solve(_mT(a), x_bar)
+        a_bar = -(b_bar @ _mT(x))
+        return (_sum_to(a_bar, a_shape, stack + a_shape[-2:]),
+                _sum_to(b_bar, b_shape, stack + b_shape[-2:]))
+
+    return x, _solve_pullback
+
+
+@defjvp(_solve)
+def _solve_jvp(a, b):
+    # dX = A^-1 (dB - dA X). The tangents are broadcast over the stack first, so that
+    # their batch axes stay in front of it.
+    x = _solve(a, b)
+
+    def _solve_differential(a_dot, b_dot):
+        stack = _shape(x)[:-2]
+        a_shape = _shape(a)
+        b_shape = _shape(b)
+        rhs = _broadcast_to(b_dot, b_shape, stack + b_shape[-2:])
+        if a_dot is not None:
+            a_dot = _broadcast_to(a_dot, a_shape, stack + a_shape[-2:])
+            if rhs is None:
+                rhs = -(a_dot @ x)
+            else:
+                rhs = rhs - a_dot @ x
+        return _solve(a, rhs)
+
+    return x, _solve_differential
+
+
+mark_pure(_solve)
+
+
+@defpython(np.linalg.solve)
+def solve_(a, b):
+    # NumPy 2 takes b of one dimension as a vector, anything else as a stack of matrices.
+    if np.ndim(b) == 1:
+        return _squeeze(_solve(a, _unsqueeze(b, -1)), -1)
+    return _solve(a, b)
+
+
+# --------------------------------------------------------------------------------------
+# cholesky: A = L L^T, with L read from one triangle of A.
+# --------------------------------------------------------------------------------------
+
+
+def _cholesky(a: Any, upper: bool) -> Any:
+    """``np.linalg.cholesky(a, upper=upper)``."""
+    return np.linalg.cholesky(a, upper=upper)
+
+
+@defvjp(_cholesky)
+def _cholesky_vjp(a, upper):
+    # With S the symmetric matrix the triangle read stands for, dS = L dL^T + dL L^T and
+    # L^-1 dL is lower triangular, so dL = L Phi(L^-1 dS L^-T) (Phi: the lower triangle,
+    # halved diagonal). Transposed: M = L^-T Phi(L^T L_bar) L^-1, and the cotangent of the
+    # triangle read is (M + M^T) on it, halved on the diagonal.
+    c = _cholesky(a, upper)
+
+    def _cholesky_pullback(c_bar):
+        low = c
+        low_bar = c_bar
+        if upper:
+            low = _mT(c)
+            low_bar = _mT(c_bar)
+        linv = np.linalg.inv(low)
+        m = _mT(linv) @ ((_mT(low) @ low_bar) * _half_tri(a, False)) @ linv
+        return (m + _mT(m)) * _half_tri(a, upper), None
+
+    return c, _cholesky_pullback
+
+
+@defjvp(_cholesky)
+def _cholesky_jvp(a, upper):
+    c = _cholesky(a, upper)
+
+    def _cholesky_differential(a_dot, upper_dot):
+        low = c
+        if upper:
+            low = _mT(c)
+        linv = np.linalg.inv(low)
+        s_dot = _symmetric_part(a_dot, upper)
+        low_dot = low @ ((linv @ s_dot @ _mT(linv)) * _half_tri(a, False))
+        if upper:
+            return _mT(low_dot)
+        return low_dot
+
+    return c, _cholesky_differential
+
+
+mark_pure(_cholesky)
+
+
+@defpython(np.linalg.cholesky, keywords=("upper",))
+def cholesky_(a, upper=False):
+    return _cholesky(a, upper)
+
+
+# --------------------------------------------------------------------------------------
+# eigh and eigvalsh: A = V diag(w) V^T, read from one triangle.
+# --------------------------------------------------------------------------------------
+
+
+def _eigh(a: Any, uplo: str) -> Any:
+    """``np.linalg.eigh(a, UPLO=uplo)``: the pair ``(eigenvalues, eigenvectors)``."""
+    return np.linalg.eigh(a, UPLO=uplo)
+
+
+def _eigvalsh(a: Any, uplo: str) -> Any:
+    """``np.linalg.eigvalsh(a, UPLO=uplo)``."""
+    return np.linalg.eigvalsh(a, UPLO=uplo)
+
+
+def _reads_upper(uplo: str) -> bool:
+    """Whether ``UPLO`` names the upper triangle (NumPy accepts either case)."""
+    return str(uplo).upper() == "U"
+
+
+nondifferentiable(_reads_upper)
+
+
+@defvjp(_eigh)
+def _eigh_vjp(a, uplo):
+    # With P = V^T dS V: dw = diag(P) and dV = V (F * P), F[i, j] = 1 / (w[j] - w[i]) off
+    # the diagonal (distinct eigenvalues). Transposed: M = V (diag(w_bar) + F * V^T V_bar)
+    # V^T, and the triangle read gets (M + M^T), halved on its diagonal.
+    y = _eigh(a, uplo)
+    w = y[0]
+    v = y[1]
+
+    def _eigh_pullback(y_bar):
+        w_bar = y_bar[0]
+        v_bar = y_bar[1]
+        g = None
+        if v_bar is not None:
+            g = _pairwise_recip(w) * (_mT(v) @ v_bar)
+        if w_bar is not None:
+            if g is None:
+                g = _diag(w_bar, a)
+            else:
+                g = g + _diag(w_bar, a)
+        if g is None:
+            return None, None
+        m = v @ g @ _mT(v)
+        return (m + _mT(m)) * _half_tri(a, _reads_upper(uplo)), None
+
+    return y, _eigh_pullback
+
+
+@defjvp(_eigh)
+def _eigh_jvp(a, uplo):
+    y = _eigh(a, uplo)
+    w = y[0]
+    v = y[1]
+
+    def _eigh_differential(a_dot, uplo_dot):
+        p = _mT(v) @ _symmetric_part(a_dot, _reads_upper(uplo)) @ v
+        return _diagonal_of(p, a), v @ (_pairwise_recip(w) * p)
+
+    return y, _eigh_differential
+
+
+@defvjp(_eigvalsh)
+def _eigvalsh_vjp(a, uplo):
+    # dw[k] = v_k^T dS v_k: the cotangent is 2 V diag(w_bar) V^T on the triangle read.
+    w = _eigvalsh(a, uplo)
+
+    def _eigvalsh_pullback(w_bar):
+        v = _eigh(a, uplo)[1]
+        m = (v * _unsqueeze(w_bar, -2)) @ _mT(v)
+        return (m + m) * _half_tri(a, _reads_upper(uplo)), None
+
+    return w, _eigvalsh_pullback
+
+
+@defjvp(_eigvalsh)
+def _eigvalsh_jvp(a, uplo):
+    w = _eigvalsh(a, uplo)
+
+    def _eigvalsh_differential(a_dot, uplo_dot):
+        v = _eigh(a, uplo)[1]
+        return _sum(v * (_symmetric_part(a_dot, _reads_upper(uplo)) @ v), (-2,), False)
+
+    return w, _eigvalsh_differential
+
+
+mark_pure(_eigh, _eigvalsh)
+
+
+@defpython(np.linalg.eigh, keywords=("UPLO",))
+def eigh_(a, UPLO="L"):  # noqa: N803  (NumPy's name)
+    return _eigh(a, UPLO)
+
+
+@defpython(np.linalg.eigvalsh, keywords=("UPLO",))
+def eigvalsh_(a, UPLO="L"):  # noqa: N803
+    return _eigvalsh(a, UPLO)
+
+
+# --------------------------------------------------------------------------------------
+# qr: A = Q R (reduced), for square and tall matrices.
+# --------------------------------------------------------------------------------------
+
+
+def _qr(a: Any, mode: str) -> Any:
+    """``np.linalg.qr(a, mode=mode)``."""
+    return np.linalg.qr(a, mode=mode)
+
+
+def _qr_check(a: Any, mode: str) -> None:
+    """Refuse the QR factorisations whose derivative the rules do not give."""
+    m, n = np.shape(a)[-2:]
+    if mode not in ("reduced", "complete", "r"):
+        raise TypeError(f"wengert: np.linalg.qr(mode={mode!r}) cannot be differentiated; "
+                        "use mode='reduced'")
+    if m < n:
+        raise TypeError(f"wengert: the derivative of np.linalg.qr of a wide matrix ({m}x{n}, "
+                        "more columns than rows) is not supported")
+    if mode == "complete" and m > n:
+        raise TypeError("wengert: the derivative of np.linalg.qr(mode='complete') of a tall "
+                        "matrix is not supported (the extra columns of Q are not determined "
+                        "by A); use mode='reduced'")
+
+
+nondifferentiable(_qr_check, pure=False)
+
+
+def _qr_split(a: Any, y: Any, mode: str) -> tuple[Any, Any]:
+    """``(Q, R)`` of ``a``, where ``y = _qr(a, mode)`` (mode ``'r'`` gives ``R`` only)."""
+    if mode == "r":
+        return _qr(a, "reduced")[0], y
+    return y[0], y[1]
+
+
+@defvjp(_qr)
+def _qr_vjp(a, mode):
+    # With C = Q^T dA R^-1 and U = triu(C) + tril(C, -1)^T (upper triangular, so that
+    # Q^T dQ = C - U is antisymmetric): dR = U R and dQ = dA R^-1 - Q U. Transposed,
+    # with G = R_bar R^T - Q^T Q_bar: A_bar = (Q_bar + Q (triu(G) + tril(G^T, -1))) R^-T.
+    _qr_check(a, mode)
+    y = _qr(a, mode)
+    q, r = _qr_split(a, y, mode)
+
+    def _qr_pullback(y_bar):
+        q_bar = None
+        r_bar = y_bar
+        if mode != "r":
+            q_bar = y_bar[0]
+            r_bar = y_bar[1]
+        g = None
+        if r_bar is not None:
+            g = r_bar @ _mT(r)
+        if q_bar is not None:
+            if g is None:
+                g = -(_mT(q) @ q_bar)
+            else:
+                g = g - _mT(q) @ q_bar
+        if g is None:
+            return None, None
+        h = q @ (g * _mT(_tril(r, 0)) + _mT(g) * _tril(r, -1))
+        if q_bar is not None:
+            h = h + q_bar
+        return _mT(_solve(r, _mT(h))), None
+
+    return y, _qr_pullback
+
+
+@defjvp(_qr)
+def _qr_jvp(a, mode):
+    _qr_check(a, mode)
+    y = _qr(a, mode)
+    q, r = _qr_split(a, y, mode)
+
+    def _qr_differential(a_dot, mode_dot):
+        rinv = np.linalg.inv(r)
+        c = _mT(q) @ a_dot @ rinv
+        low = c * _tril(r, -1)
+        u = c * _mT(_tril(r, 0)) + _mT(low)
+        r_dot = u @ r
+        if mode == "r":
+            return r_dot
+        return a_dot @ rinv - q @ u, r_dot
+
+    return y, _qr_differential
+
+
+mark_pure(_qr)
+
+
+@defpython(np.linalg.qr, keywords=("mode",))
+def qr_(a, mode="reduced"):
+    return _qr(a, mode)
+
+
+# --------------------------------------------------------------------------------------
+# svd: A = U diag(s) V^T (reduced), and the singular values alone.
+# --------------------------------------------------------------------------------------
+
+
+def _svd(a: Any, full_matrices: bool, compute_uv: bool, hermitian: bool) -> Any:
+    """``np.linalg.svd(a, full_matrices, compute_uv, hermitian)``."""
+    return np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv,
+                         hermitian=hermitian)
+
+
+def _svd_check(a: Any, full_matrices: bool, compute_uv: bool, hermitian: bool) -> None:
+    m, n = np.shape(a)[-2:]
+    if hermitian:
+        raise TypeError("wengert: the derivative of np.linalg.svd(hermitian=True) is not "
+                        "supported; use hermitian=False")
+    if compute_uv and full_matrices and m != n:
+        raise TypeError(f"wengert: the derivative of np.linalg.svd of a {m}x{n} matrix with "
+                        "full_matrices=True is not supported (the extra singular vectors are "
+                        "not determined by A); use full_matrices=False")
+
+
+nondifferentiable(_svd_check, pure=False)
+
+
+@defvjp(_svd)
+def _svd_vjp(a, full_matrices, compute_uv, hermitian):
+    # With P = U^T dA V (k x k, k = min(m, n)), F[i, j] = 1 / (s[j]^2 - s[i]^2) off the
+    # diagonal (distinct singular values):
+    #   ds = diag(P),
+    #   dU = U (F * (P S + S P^T)) + (I - U U^T) dA V S^-1,
+    #   dV = V (F * (S P + P^T S)) + (I - V V^T) dA^T U S^-1.
+    # Transposed, with J = F * U^T U_bar and K = F * V^T V_bar:
+    #   A_bar = U (diag(s_bar) + (J + J^T) S + S (K + K^T)) V^T
+    #           + (I - U U^T) U_bar S^-1 V^T + U S^-1 V_bar^T (I - V V^T).
+    _svd_check(a, full_matrices, compute_uv, hermitian)
+    y = _svd(a, full_matrices, compute_uv, hermitian)
+    if compute_uv:
+        u = y[0]
+        s = y[1]
+        vh = y[2]
+    else:
+        s = y
+        usv = _svd(a, False, True, False)
+        u = usv[0]
+        vh = usv[2]
+
+    def _svd_pullback(y_bar):
+        u_bar = None
+        s_bar = y_bar
+        vh_bar = None
+        if compute_uv:
+            u_bar = y_bar[0]
+            s_bar = y_bar[1]
+            vh_bar = y_bar[2]
+        m, n = _shape(a)[-2:]
+        row = _unsqueeze(s, -2)  # scales columns: X S is X * row
+        col = _unsqueeze(s, -1)  # scales rows: S X is col * X
+        d = None
+        if s_bar is not None:
+            d = _diag(s_bar, s)
+        a_bar = None
+        if u_bar is not None:
+            ut_ubar = _mT(u) @ u_bar
+            j = _pairwise_recip(s * s) * ut_ubar
+            term = (j + _mT(j)) * row
+            d = term if d is None else d + term
+            if m > n:
+                a_bar = ((u_bar - u @ ut_ubar) * _recip(row)) @ vh
+        if vh_bar is not None:
+            vbar_t_v = vh_bar @ _mT(vh)  # (V^T V_bar)^T
+            k = _pairwise_recip(s * s) * _mT(vbar_t_v)
+            term = col * (k + _mT(k))
+            d = term if d is None else d + term
+            if n > m:
+                extra = u @ ((vh_bar - vbar_t_v @ vh) * _recip(col))
+                a_bar = extra if a_bar is None else a_bar + extra
+        if d is not None:
+            main = u @ d @ vh
+            a_bar = main if a_bar is None else a_bar + main
+        return a_bar, None, None, None
+
+    return y, _svd_pullback
+
+
+@defjvp(_svd)
+def _svd_jvp(a, full_matrices, compute_uv, hermitian):
+    _svd_check(a, full_matrices, compute_uv, hermitian)
+    y = _svd(a, full_matrices, compute_uv, hermitian)
+    if compute_uv:
+        u = y[0]
+        s = y[1]
+        vh = y[2]
+    else:
+        s = y
+        usv = _svd(a, False, True, False)
+        u = usv[0]
+        vh = usv[2]
+
+    def _svd_differential(a_dot, full_matrices_dot, compute_uv_dot, hermitian_dot):
+        m, n = _shape(a)[-2:]
+        a_dot_v = a_dot @ _mT(vh)
+        p = _mT(u) @ a_dot_v
+        s_dot = _diagonal_of(p, s)
+        if not compute_uv:
+            return s_dot
+        row = _unsqueeze(s, -2)
+        col = _unsqueeze(s, -1)
+        f = _pairwise_recip(s * s)
+        pt = _mT(p)
+        u_dot = u @ (f * (p * row + col * pt))
+        # (V (F * X))^T = -(F * X) V^T: F is antisymmetric and X = S P + P^T S symmetric.
+        vt_dot = -((f * (col * p + pt * row)) @ vh)
+        if m > n:
+            u_dot = u_dot + (a_dot_v - u @ p) * _recip(row)
+        if n > m:
+            vt_dot = vt_dot + (_mT(u) @ a_dot - p @ vh) * _recip(col)
+        return u_dot, s_dot, vt_dot
+
+    return y, _svd_differential
+
+
+mark_pure(_svd)
+
+
+@defpython(np.linalg.svd, keywords=("full_matrices", "compute_uv", "hermitian"))
+def svd_(a, full_matrices=True, compute_uv=True, hermitian=False):
+    return _svd(a, full_matrices, compute_uv, hermitian)
+
+
+@defpython(np.linalg.svdvals)
+def svdvals_(x):
+    return _svd(x, False, False, False)
+
+
+# --------------------------------------------------------------------------------------
+# pinv and lstsq: the pseudo-inverse Y = A^+ at a point where the rank is locally constant.
+# --------------------------------------------------------------------------------------
+
+
+def _pinv(a: Any, rcond: Any, hermitian: bool) -> Any:
+    """``np.linalg.pinv(a, rcond, hermitian)`` (``rcond`` already resolved from ``rtol``)."""
+    return np.linalg.pinv(a, rcond=rcond, hermitian=hermitian)
+
+
+def _pinv_check(hermitian: bool) -> None:
+    if hermitian:
+        raise TypeError("wengert: the derivative of np.linalg.pinv(hermitian=True) is not "
+                        "supported; use hermitian=False")
+
+
+nondifferentiable(_pinv_check, pure=False)
+
+
+@defvjp(_pinv)
+def _pinv_vjp(a, rcond, hermitian):
+    # dY = -Y dA Y + Y Y^T dA^T (I - A Y) + (I - Y A) dA^T Y^T Y, transposed term by term
+    # (A Y and Y A are symmetric projectors).
+    _pinv_check(hermitian)
+    y = _pinv(a, rcond, hermitian)
+
+    def _pinv_pullback(y_bar):
+        yt = _mT(y)
+        ybt = _mT(y_bar)
+        a_bar = -(yt @ y_bar @ yt)
+        a_bar = a_bar + (ybt - a @ (y @ ybt)) @ (y @ yt)
+        a_bar = a_bar + (yt @ y) @ (ybt - (ybt @ y) @ a)
+        return a_bar, None, None
+
+    return y, _pinv_pullback
+
+
+@defjvp(_pinv)
+def _pinv_jvp(a, rcond, hermitian):
+    _pinv_check(hermitian)
+    y = _pinv(a, rcond, hermitian)
+
+    def _pinv_differential(a_dot, rcond_dot, hermitian_dot):
+        yt = _mT(y)
+        at_dot = _mT(a_dot)
+        y_dot = -(y @ a_dot @ y)
+        y_dot = y_dot + (y @ yt) @ (at_dot - (at_dot @ a) @ y)
+        y_dot = y_dot + (at_dot - y @ (a @ at_dot)) @ (yt @ y)
+        return y_dot
+
+    return y, _pinv_differential
+
+
+mark_pure(_pinv)
+
+
+def _pinv_rcond(a: Any, rcond: Any, rtol: Any) -> Any:
+    """NumPy's cut-off for ``pinv`` from its ``rcond`` and ``rtol`` arguments."""
+    if rcond is None:
+        if rtol is np._NoValue:
+            return 1e-15
+        if rtol is None:
+            return max(np.shape(a)[-2:]) * np.finfo(_float_dtype(a)).eps
+        return rtol
+    if rtol is not np._NoValue:
+        raise ValueError("`rtol` and `rcond` can't be both set.")
+    return rcond
+
+
+nondifferentiable(_pinv_rcond)
+
+
+@defpython(np.linalg.pinv, keywords=("rcond", "hermitian", "rtol"))
+def pinv_(a, rcond=None, hermitian=False, rtol=np._NoValue):
+    return _pinv(a, _pinv_rcond(a, rcond, rtol), hermitian)
+
+
+def _lstsq_solution(a: Any, b: Any, rcond: Any) -> Any:
+    """The solution of ``np.linalg.lstsq(a, b, rcond)`` for ``b`` a matrix."""
+    return np.linalg.lstsq(a, b, rcond=rcond)[0]
+
+
+def _lstsq_cutoff(a: Any, rcond: Any) -> Any:
+    """``lstsq``'s ``rcond`` as ``pinv`` takes it (the same relative cut-off; ``lstsq``
+    computes in double precision, whose epsilon its default and a negative ``rcond``
+    stand for)."""
+    eps = np.finfo(np.float64).eps
+    if rcond is None:
+        return max(np.shape(a)[-2:]) * eps
+    if rcond < 0:
+        return eps
+    return rcond
+
+
+def _lstsq_rank(a: Any, b: Any, rcond: Any) -> int:
+    """The rank ``np.linalg.lstsq`` reports."""
+    return int(np.linalg.lstsq(a, b, rcond=rcond)[2])
+
+
+nondifferentiable(_lstsq_cutoff, _lstsq_rank)
+
+
+@defvjp(_lstsq_solution)
+def _lstsq_solution_vjp(a, b, rcond):
+    # X = Y B with Y = A^+: B_bar = Y^T X_bar, and A_bar is pinv's cotangent for
+    # Y_bar = X_bar B^T, which simplifies with E = B - A X to
+    #   A_bar = -B_bar X^T + E (Y B_bar)^T + (Y^T X) ((I - Y A) X_bar)^T.
+    x = _lstsq_solution(a, b, rcond)
+
+    def _lstsq_solution_pullback(x_bar):
+        y = _pinv(a, _lstsq_cutoff(a, rcond), False)
+        b_bar = _mT(y) @ x_bar
+        e = b - a @ x
+        a_bar = -(b_bar @ _mT(x)) + e @ _mT(y @ b_bar)
+        a_bar = a_bar + (_mT(y) @ x) @ _mT(x_bar - y @ (a @ x_bar))
+        return a_bar, b_bar, None
+
+    return x, _lstsq_solution_pullback
+
+
+@defjvp(_lstsq_solution)
+def _lstsq_solution_jvp(a, b, rcond):
+    x = _lstsq_solution(a, b, rcond)
+
+    def _lstsq_solution_differential(a_dot, b_dot, rcond_dot):
+        # dX = dY B + Y dB with dY from pinv's differential, grouped to act on B.
+        y = _pinv(a, _lstsq_cutoff(a, rcond), False)
+        x_dot = None
+        if a_dot is not None:
+            at_dot = _mT(a_dot)
+            w = at_dot @ (_mT(y) @ x)
+            x_dot = -(y @ (a_dot @ x)) + y @ (_mT(y) @ (at_dot @ (b - a @ x)))
+            x_dot = x_dot + w - y @ (a @ w)
+        if b_dot is not None:
+            term = y @ b_dot
+            x_dot = term if x_dot is None else x_dot + term
+        return x_dot
+
+    return x, _lstsq_solution_differential
+
+
+mark_pure(_lstsq_solution)
+
+
+def _keep(x: Any, keep: bool) -> Any:
+    """``x`` when ``keep``, else ``x`` emptied along its last axis. Linear."""
+    return x if keep else x[..., :0]
+
+
+def _unkeep(g: Any, k: int, keep: bool) -> Any:
+    """The transpose of :func:`_keep` (``k``: the length of the last axis it emptied)."""
+    if keep:
+        return g
+    g = np.asarray(g)
+    return np.zeros(g.shape[:-1] + (k,), dtype=g.dtype)
+
+
+deflinear(_keep, lambda x, keep: _unkeep(ans_bar, np.shape(x)[-1], keep))  # noqa: F821
+deflinear(_unkeep, lambda g, k, keep: _keep(ans_bar, keep))  # noqa: F821
+mark_pure(_keep, _unkeep)
+
+
+def _lstsq_residuals(a: Any, b: Any, x: Any, rank: int) -> Any:
+    """``lstsq``'s residuals, recomputed from the solution ``x`` of ``a x = b`` (``b`` a
+    matrix), so that they are differentiated as the squared norms they are: empty unless
+    ``a`` is tall and of full column rank."""
+    m, n = np.shape(a)
+    e = b - a @ x
+    return _keep(_sum(e * e, (-2,), False), rank == n and m > n)
+
+
+def _column(b: Any, vector: bool) -> Any:
+    """``b`` as a matrix of one column when ``vector`` (a right-hand side of one
+    dimension), else ``b``. Linear; the flag, not ``b``'s rank, decides, so that a
+    tangent with batch axes in front is treated like its primal."""
+    return np.expand_dims(b, -1) if vector else b
+
+
+def _uncolumn(x: Any, vector: bool) -> Any:
+    """The inverse (and transpose) of :func:`_column`."""
+    return np.squeeze(x, -1) if vector else x
+
+
+deflinear(_column, _uncolumn)
+deflinear(_uncolumn, _column)
+mark_pure(_column, _uncolumn)
+
+
+@defpython(np.linalg.lstsq, keywords=("rcond",))
+def lstsq_(a, b, rcond=None):
+    # The solution has its own rules, the singular values are svd's, and the rank has no
+    # derivative. No name is rebound in a branch (its zero cotangent would be made at run
+    # time, which a second derivative cannot follow), and the definition is kept small
+    # (a larger one is called rather than inlined, and not differentiated again).
+    vector = np.ndim(b) == 1
+    b2 = _column(b, vector)
+    x = _lstsq_solution(a, b2, rcond)
+    rank = _lstsq_rank(a, b, rcond)
+    residuals = _lstsq_residuals(a, b2, x, rank)
+    return _uncolumn(x, vector), residuals, rank, _svd(a, False, False, False)
+
+
+# --------------------------------------------------------------------------------------
+# Compositions: matrix_power, multi_dot and the array-API spellings.
+# --------------------------------------------------------------------------------------
+
+
+def _power(a: Any, n: int) -> Any:
+    """``a`` to the power ``n >= 0``: one product per power, from the identity (NumPy's
+    repeated squaring gives the same value up to rounding)."""
+    result = _identity_like(a)
+    for _ in range(n):
+        result = result @ a
+    return result
+
+
+def _check_exponent(n: Any) -> None:
+    """NumPy's check of ``matrix_power``'s exponent (an integer). The definition checks
+    the exponent rather than rebinding it to ``operator.index(n)``, so that an exponent
+    the caller wrote as a literal stays a constant loop count, which the second
+    derivative of the loop currently needs."""
+    try:
+        operator.index(n)
+    except TypeError as e:
+        raise TypeError("exponent must be an integer") from e
+
+
+nondifferentiable(_check_exponent, pure=False)
+
+
+@defpython(np.linalg.matrix_power)
+def matrix_power_(a, n):
+    # A negative power inverts the positive one (NumPy powers the inverse: the same up to
+    # rounding).
+    _check_exponent(n)
+    if n < 0:
+        return np.linalg.inv(_power(a, -n))
+    return _power(a, n)
+
+
+@defpython(np.linalg.multi_dot)
+def multi_dot_(arrays):
+    if len(arrays) < 2:
+        raise ValueError("Expecting at least two arrays.")
+    out = arrays[0]
+    for i in range(1, len(arrays)):
+        out = out @ arrays[i]
+    return out
+
+
+@defpython(np.linalg.matmul)
+def linalg_matmul_(x1, x2):
+    return x1 @ x2
+
+
+@defpython(np.linalg.matrix_transpose)
+def matrix_transpose_(x):
+    if np.ndim(x) < 2:
+        raise ValueError("Input array must be at least 2-dimensional")
+    return _mT(x)
+
+
+@defpython(np.linalg.trace, keywords=("offset", "dtype"))
+def linalg_trace_(x, offset=0, dtype=None):
+    return np.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+
+
+@defpython(np.linalg.diagonal, keywords=("offset",))
+def linalg_diagonal_(x, offset=0):
+    return np.diagonal(x, offset=offset, axis1=-2, axis2=-1)
+
+
+@defpython(np.linalg.outer)
+def linalg_outer_(x1, x2):
+    if np.ndim(x1) != 1 or np.ndim(x2) != 1:
+        raise ValueError("Input arrays must be one-dimensional")
+    return np.outer(x1, x2)
+
+
+@defpython(np.linalg.vecdot, keywords=("axis",))
+def linalg_vecdot_(x1, x2, axis=-1):
+    # Real arrays only (a complex x1 would be conjugated): wengert refuses complex values.
+    return np.sum(x1 * x2, axis=axis)
+
+
+@defpython(np.linalg.tensordot, keywords=("axes",))
+def linalg_tensordot_(x1, x2, axes=2):
+    return np.tensordot(x1, x2, axes=axes)
+
+
+# The rank is an integer: no derivative.
+nondifferentiable(np.linalg.matrix_rank)
+
+
+# --------------------------------------------------------------------------------------
+# Cases: well-conditioned matrices, symmetric positive definite ones, distinct
+# eigenvalues and singular values, stacks and vectors.
+# --------------------------------------------------------------------------------------
+
+_rng = np.random.default_rng(7)
+_A = _rng.standard_normal((3, 3)) + 3.0 * np.eye(3)
+_AS = _rng.standard_normal((2, 3, 3)) + 3.0 * np.eye(3)
+_B = _rng.standard_normal((3, 2))
+_BS = _rng.standard_normal((2, 3, 2))
+_G = _rng.standard_normal((3, 3))
+_SPD = _G @ _G.T + np.diag([1.0, 2.0, 3.0])
+_GS = _rng.standard_normal((2, 3, 3))
+_SPDS = _GS @ np.swapaxes(_GS, -1, -2) + np.diag([1.0, 2.0, 3.0])
+# A not symmetric: the triangle NumPy does not read must get no derivative.
+_SPD_LOW = np.tril(_SPD) + np.triu(_rng.standard_normal((3, 3)), 1)
+_SPD_UP = np.triu(_SPD) + np.tril(_rng.standard_normal((3, 3)), -1)
+_TALL = _rng.standard_normal((4, 3))
+_TALLS = _rng.standard_normal((2, 4, 3))
+_WIDE = _rng.standard_normal((2, 4))
+
+cases(np.linalg.inv, (_A,), (_AS,))
+cases(np.linalg.det, (_A,), (_AS,), (-_A,))
+cases(np.linalg.slogdet, (_A,), (_AS,), (-_A[:2, :2],))
+cases(_solve, (_A, _B), (_AS, _B), (_A, _BS), (_AS, _BS), (_AS[:1], _BS))
+cases(_cholesky, (_SPD, False), (_SPDS, False), (_SPD_LOW, False), (_SPD_UP, True),
+      (_SPDS, True))
+cases(_eigh, (_SPD, "L"), (_SPDS, "L"), (_SPD_LOW, "L"), (_SPD_UP, "U"), (_SPD_UP, "u"))
+cases(_eigvalsh, (_SPD, "L"), (_SPDS, "U"), (_SPD_LOW, "L"), (_SPD_UP, "U"), (_SPD_UP, "u"))
+cases(_qr, (_A, "reduced"), (_TALL, "reduced"), (_TALLS, "reduced"), (_AS, "complete"),
+      (_TALL, "r"))
+cases(_svd, (_A, True, True, False), (_TALL, False, True, False), (_WIDE, False, True, False),
+      (_TALLS, False, True, False), (_TALL, False, False, False), (_AS, True, False, False))
+cases(_pinv, (_TALL, 1e-15, False), (_WIDE, 1e-15, False), (_AS, 1e-15, False))
+cases(_pairwise_recip, (np.array([0.5, -1.0, 2.0]),), (_rng.standard_normal((2, 4)),))
+cases(_recip, (np.array([0.5, -1.0, 2.0]),))
+cases(_column, (_B[:, 0], True), (_B, False))
+cases(_uncolumn, (_B[:, :1], True), (_B, False))
+cases(_keep, (_B, True), (_B, False))
+cases(_unkeep, (_B, 2, True), (_B[:, :0], 2, False))
+cases(_lstsq_solution, (_TALL, _TALL[:, :2] + 0.1, None), (_WIDE, _B[:2], None),
+      (_A, _B, 1e-10))

@@ -1,35 +1,395 @@
-"""NumPy reductions: each NumPy spelling is a Python definition over a few batch-aware
-primitives, which carry the rules.
+"""NumPy reductions and contractions: each NumPy spelling is a Python definition over a few
+batch-aware primitives, which carry the rules.
 
 Tangents and cotangents may carry leading batch axes (a Jacobian pushes many at once),
 so the primitives take their axes *normalised and negative* (counted from the right),
 computed from the primal's ``ndim`` in the Python definition: ``np.sum(x, axis=0)`` on a
 matrix is ``_sum(x, (-2,), False)`` and the same call sums the right axis of a batched
 tangent. The definitions are inlined into the code being differentiated, like a user's
-helper (:func:`~wengert.rules.registry.defpython`).
+helper (:func:`~wengert.rules.registry.defpython`); their parameters are NumPy's, in
+NumPy's order, so that any of them may be passed by position, and those they do not
+differentiate (``out=``, ``dtype=``, ``where=``, ``initial=``) are refused by name.
+
+The primitives, by family:
+
+* linear, each declared with its transpose: :func:`_sum`/:func:`_unsum`, :func:`_to_last`
+  (the reduced axes moved last and merged into one) and :func:`_from_last`,
+  :func:`_expand`/:func:`_squeeze_axes` (``keepdims``), :func:`_reshape_tail`,
+  :func:`_cumsum`/:func:`_rcumsum`, :func:`_diff`/:func:`_diff_T`,
+  :func:`_trace`/:func:`_trace_T`, and :func:`_einsum1`/:func:`_einsum_expand` (a
+  one-operand einsum: diagonals, sums, transpositions, and the embedding back);
+* :func:`_einsum2`, bilinear: every contraction of two arrays (dot, inner, tensordot,
+  kron, einsum, one pair at a time); its pullback is two more ``_einsum2`` calls;
+* :func:`_max`/:func:`_min`: the cotangent shared equally among tied extremes (JAX's
+  convention), a piecewise-constant weight;
+* products, exact where entries are zero (no division by an entry): :func:`_prod_last`
+  with :func:`_others` (the product of the other entries, from two exclusive cumulative
+  products), and :func:`_cumprod_last` with :func:`_cumprod_t` and :func:`_cumprod_c` (its
+  derivative applied to a tangent and its transpose applied to a cotangent). Their own
+  derivatives are the same primitives applied to an ``n x n`` array of rows, row ``m``
+  the input with entry ``m`` replaced by 1, so the rules close on themselves to any
+  order (first order costs O(n), second order O(n^2), as the Hessian's size);
+* :func:`_root` (``s ** (1/p)``, the last step of a norm) with :func:`_nonzero_recip`:
+  the gradient of a norm at the zero vector is the subgradient 0 (JAX gives NaN there);
+  the second derivative there does not exist, and is NaN.
 """
 
 from __future__ import annotations
 
+import string
 from typing import Any
 
 import numpy as np
 
-from wengert.rules.form import cases, deflinear
-from wengert.rules.registry import defpython, nondifferentiable
+from wengert.rules.form import cases, defderiv, deflinear
+from wengert.rules.registry import defjvp, defpython, defvjp, mark_pure, nondifferentiable
+from wengert.rules.shapes import unsqueeze as _unsqueeze
+
+_NoValue = np._NoValue
+_INF = np.inf
+
+# ====================================================================== static helpers
+# Axes, shapes, masks and einsum subscripts: functions of shapes (and of comparisons) only,
+# called from the definitions and rules and never differentiated.
 
 
 def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
     """``axis`` (None, an int or a tuple, possibly negative) as a sorted tuple of negative
-    axes of an array with ``ndim`` dimensions."""
+    axes of an array with ``ndim`` dimensions; NumPy's errors for bad or repeated axes."""
     if axis is None:
         return tuple(range(-ndim, 0))
-    if isinstance(axis, (int, np.integer)):
+    got = np.lib.array_utils.normalize_axis_tuple(axis, ndim)
+    return tuple(sorted(a - ndim for a in got))
+
+
+def _axis(axis: Any, ndim: int) -> int:
+    """One axis (possibly negative) as a negative axis; NumPy's error when out of range."""
+    return np.lib.array_utils.normalize_axis_index(int(axis), ndim) - ndim
+
+
+def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
+    """How many entries a reduction over ``axes`` of an array of ``shape`` combines."""
+    n = 1
+    for a in axes:
+        n *= shape[a]
+    return n
+
+
+def _flag(value: Any) -> bool:
+    """A ``keepdims`` argument, NumPy's "not given" marker read as False."""
+    return False if value is _NoValue else bool(value)
+
+
+def _unsupported(name: str, **given: Any) -> None:
+    """Refuse arguments that the definitions do not differentiate (``out=``, ``dtype=``,
+    ``where=``, ``initial=``): the error names them at the user's call."""
+    # (``out_``: a call with an ``out=`` keyword reads to wengert as a write into an array.)
+    bad = [k.rstrip("_") for k, v in given.items() if v is not None and v is not _NoValue]
+    if bad:
+        how = {"dtype": "cast the array first (x.astype(...))",
+               "out": "assign the result instead",
+               "where": "select the entries first (np.where(mask, x, 0) for a sum)",
+               "initial": "combine the initial value with the result",
+               "prepend": "concatenate first", "append": "concatenate first"}
+        raise TypeError(f"wengert: the derivative of np.{name} does not support "
+                        f"{', '.join(k + '=' for k in bad)}: "
+                        f"{'; '.join(how.get(k, 'leave it out') for k in bad)}")
+
+
+def _ddof(ddof: Any, correction: Any) -> Any:
+    """``var``/``std``'s degrees of freedom, from ``ddof`` or its alias ``correction``."""
+    if correction is _NoValue:
+        return ddof
+    if ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    return correction
+
+
+def _dof(n: int, ddof: Any) -> Any:
+    """The divisor of a variance: ``n - ddof``, not below 0 (NumPy's)."""
+    return max(n - ddof, 0)
+
+
+def _float_dtype(a: Any) -> Any:
+    dtype = np.result_type(a)
+    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
+
+
+def _tie_weights(a: Any, axes: tuple[int, ...], largest: bool) -> Any:
+    """Each entry's share of a max (min) over ``axes``: 1/k for the k entries equal to the
+    extreme, 0 elsewhere (NaN entries share a NaN extreme)."""
+    a = np.asarray(a)
+    m = np.max(a, axis=axes, keepdims=True) if largest else np.min(a, axis=axes, keepdims=True)
+    hit = (a == m) | (np.isnan(a) & np.isnan(m))
+    return (hit / np.sum(hit, axis=axes, keepdims=True)).astype(_float_dtype(a))
+
+
+def _off(x: Any) -> Any:
+    """``1 - I`` of the size of ``x``'s last axis, in ``x``'s float type."""
+    n = np.shape(x)[-1]
+    return 1 - np.eye(n, dtype=_float_dtype(x))
+
+
+def _eye(x: Any) -> Any:
+    """``I`` of the size of ``x``'s last axis, in ``x``'s float type."""
+    return np.eye(np.shape(x)[-1], dtype=_float_dtype(x))
+
+
+def _upper(x: Any) -> Any:
+    """The mask ``[m <= i]`` (row m, column i) of the size of ``x``'s last axis."""
+    n = np.shape(x)[-1]
+    return np.triu(np.ones((n, n), dtype=_float_dtype(x)))
+
+
+def _nan_at_zero(n: Any) -> Any:
+    """NaN where ``n`` is 0, else 0 (in ``n``'s float type)."""
+    n = np.asarray(n)
+    return np.where(n == 0, np.nan, 0.0).astype(_float_dtype(n))[()]
+
+
+def _kept(spec: tuple[str, ...], k: int) -> str:
+    """The letters of operand ``k`` of an einsum ``spec`` (input subscripts, then the
+    output's) that occur in another of its subscripts: those its cotangent is computed
+    over before being spread over the others (summed letters, diagonals)."""
+    others = "".join(s for i, s in enumerate(spec) if i != k)
+    return "".join(dict.fromkeys(c for c in spec[k] if c in others))
+
+
+def _nonzero_count(x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
+    """``norm(x, ord=0)``: how many entries are not zero, a piecewise constant."""
+    x = np.asarray(x)
+    return np.sum((x != 0).astype(_float_dtype(x)), axis=axes, keepdims=keepdims)
+
+
+def _check_weights(scl: Any) -> None:
+    """NumPy's error when a sum of ``np.average``'s weights is zero."""
+    if np.any(np.asarray(scl) == 0.0):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+
+
+def _weight_layout(wshape: tuple[int, ...], shape: tuple[int, ...], axis: Any, returned: Any
+                   ) -> tuple[str, str, tuple[int, ...], tuple[int, ...]]:
+    """How ``np.average``'s weights of shape ``wshape`` line up with ``a`` of ``shape``
+    along ``axis``: the einsum that orders their axes like ``a``'s, and the shapes
+    before and after the size-1 axes are put in (NumPy's checks and errors)."""
+    if returned:
+        raise TypeError("wengert: the derivative of np.average does not support "
+                        "returned=True; compute the sum of the weights separately")
+    if tuple(wshape) == tuple(shape):
+        letters = string.ascii_letters[:len(shape)]
+        return letters, letters, tuple(shape), tuple(shape)
+    if axis is None:
+        raise TypeError("Axis must be specified when shapes of a and weights differ.")
+    axes = np.lib.array_utils.normalize_axis_tuple(axis, len(shape))
+    if tuple(wshape) != tuple(shape[ax] for ax in axes):
+        raise ValueError("Shape of weights must be consistent with shape of a along "
+                         "specified axis.")
+    letters = string.ascii_letters[:len(axes)]
+    order = sorted(range(len(axes)), key=lambda i: axes[i])
+    ordered = "".join(letters[i] for i in order)
+    sorted_shape = tuple(wshape[i] for i in order)
+    full = tuple(s if ax in axes else 1 for ax, s in enumerate(shape))
+    return letters, ordered, sorted_shape, full
+
+
+def _norm_plan(ndim: int, ord: Any, axis: Any
+               ) -> tuple[bool, Any, tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """``np.linalg.norm``'s case, as ``(matrix, p, first, second, both)``: a vector norm
+    of order ``p`` over the negative axes ``first`` (the Frobenius norm is the vector
+    2-norm over both axes), or a matrix norm summing ``|x|`` over ``first`` then taking
+    the max (``p > 0``) or min over ``second``; ``both`` the sorted pair. NumPy's errors."""
+    if axis is None:
+        if ord is None or (ndim == 2 and ord in ("f", "fro")) or (ndim == 1 and ord == 2):
+            return False, 2, tuple(range(-ndim, 0)), (), ()
+        if ndim not in (1, 2):
+            raise ValueError("Improper number of dimensions to norm.")
+        axis = tuple(range(ndim))
+    elif isinstance(axis, (int, np.integer)):
         axis = (axis,)
-    return tuple(sorted({int(a) % ndim - ndim for a in axis}))
+    axes = tuple(np.lib.array_utils.normalize_axis_index(int(a), ndim) - ndim for a in axis)
+    if len(axes) == 1:
+        if isinstance(ord, str):
+            raise ValueError(f"Invalid norm order '{ord}' for vectors")
+        return False, 2 if ord is None else ord, axes, (), ()
+    if len(axes) != 2:
+        raise ValueError("Improper number of dimensions to norm.")
+    row, col = axes
+    if row == col:
+        raise ValueError("Duplicate axes given.")
+    both = tuple(sorted(axes))
+    if ord is None or ord in ("f", "fro"):
+        return False, 2, both, (), ()
+    if ord in (2, -2, "nuc"):
+        raise TypeError(f"wengert: the derivative of np.linalg.norm(ord={ord!r}) of a "
+                        "matrix needs its singular values, which it does not support")
+    if ord in (1, -1):
+        return True, ord, (row,), (col,), both
+    if ord in (np.inf, -np.inf):
+        return True, ord, (col,), (row,), both
+    raise ValueError("Invalid norm order for matrices.")
 
 
-nondifferentiable(_axes)
+def _dot_spec(na: int, nb: int) -> tuple[str, str, str]:
+    """``np.dot`` of an ``na``-D and an ``nb``-D array (``nb >= 2``): the last axis of
+    ``a`` against the second-to-last of ``b``."""
+    la = string.ascii_letters[:na - 1]
+    lb = string.ascii_letters[na - 1:na - 1 + nb - 1]
+    return la + "z", lb[:-1] + "z" + lb[-1:], la + lb
+
+
+def _inner_spec(na: int, nb: int) -> tuple[str, str, str]:
+    """``np.inner``: the last axes of both, the others in order."""
+    la = string.ascii_letters[:na - 1]
+    lb = string.ascii_letters[na - 1:na - 1 + nb - 1]
+    return la + "z", lb + "z", la + lb
+
+
+def _tensordot_spec(na: int, nb: int, axes: Any) -> tuple[str, str, str]:
+    """``np.tensordot``'s ``axes`` (an int, or two sequences of axes) as einsum
+    subscripts: paired axes share a letter; the free axes of ``a``, then of ``b``."""
+    try:
+        n = int(axes)
+        axes_a, axes_b = list(range(na - n, na)), list(range(n))
+        if n < 0 or n > min(na, nb):
+            raise ValueError("shape-mismatch for sum")
+    except TypeError:
+        axes_a, axes_b = axes
+        axes_a = [axes_a] if isinstance(axes_a, (int, np.integer)) else list(axes_a)
+        axes_b = [axes_b] if isinstance(axes_b, (int, np.integer)) else list(axes_b)
+        if len(axes_a) != len(axes_b):
+            raise ValueError("shape-mismatch for sum") from None
+    axes_a = [np.lib.array_utils.normalize_axis_index(int(i), na) for i in axes_a]
+    axes_b = [np.lib.array_utils.normalize_axis_index(int(i), nb) for i in axes_b]
+    letters = iter(string.ascii_letters)
+    sa = [next(letters) for _ in range(na)]
+    sb = [next(letters) for _ in range(nb)]
+    for i, j in zip(axes_a, axes_b, strict=True):
+        sb[j] = sa[i]
+    free_a = [c for i, c in enumerate(sa) if i not in axes_a]
+    free_b = [c for j, c in enumerate(sb) if j not in axes_b]
+    return "".join(sa), "".join(sb), "".join(free_a + free_b)
+
+
+def _kron_plan(sa: tuple[int, ...], sb: tuple[int, ...]
+               ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[str, str, str],
+                          tuple[int, ...]]:
+    """``np.kron``: both shapes padded with leading 1s to the same length, the einsum of
+    their outer product with the axes interleaved, and the shape it is merged into."""
+    nd = max(len(sa), len(sb))
+    sa = (1,) * (nd - len(sa)) + tuple(sa)
+    sb = (1,) * (nd - len(sb)) + tuple(sb)
+    la = string.ascii_letters[:nd]
+    lb = string.ascii_letters[nd:2 * nd]
+    out = "".join(x + y for x, y in zip(la, lb, strict=True))
+    return sa, sb, (la, lb, out), tuple(x * y for x, y in zip(sa, sb, strict=True))
+
+
+def _einsum_plan(operands: tuple, out_arg: Any) -> list[tuple]:
+    """``np.einsum(subscripts, *arrays)`` as steps ``(i, j, spec)``, each the
+    :func:`_einsum2` of entries ``i`` and ``j`` of a tuple that starts as ``operands``
+    followed by a 1 (:func:`_einsum_one`) and gets each step's result appended. A step on
+    one operand pairs it with the 1 (a diagonal, a sum, or dropping the size-1 axes that
+    broadcast against longer ones). Ellipses become letters; the implicit output is
+    NumPy's; three or more operands are contracted two at a time in the order NumPy's
+    greedy path picks. (One kind of step, so that the loop over them has no branch.)"""
+    _unsupported("einsum", out_=out_arg)
+    subscripts = operands[0]
+    if not isinstance(subscripts, str):
+        raise TypeError("wengert: the derivative of np.einsum takes the subscripts as a "
+                        "string ('ij,jk->ik'), not the sublist form")
+    shapes = [np.shape(x) for x in operands[1:]]
+    # NumPy's own checks and errors, on zero-size stand-ins (only shapes are read).
+    np.einsum_path(subscripts, *[np.broadcast_to(np.zeros(()), s) for s in shapes],
+                   optimize=False)
+    spec = subscripts.replace(" ", "")
+    lhs, arrow, out = spec.partition("->")
+    ins = lhs.split(",")
+    fresh = [c for c in string.ascii_letters if c not in spec]
+    extra = [len(shape) - (len(s) - 3) if "..." in s else 0
+             for s, shape in zip(ins, shapes, strict=True)]
+    width = max(extra, default=0)
+    dots = "".join(fresh[:width])
+    subs = [s.replace("...", dots[width - k:]) for s, k in zip(ins, extra, strict=True)]
+    if arrow:
+        out = out.replace("...", dots)
+    else:
+        counts: dict[str, int] = {}
+        for c in lhs.replace(".", "").replace(",", ""):
+            counts[c] = counts.get(c, 0) + 1
+        out = dots + "".join(sorted(c for c, k in counts.items() if k == 1))
+    steps: list[tuple] = []
+    # A size-1 axis against a longer one broadcasts: the operand loses it.
+    sizes: dict[str, set[int]] = {}
+    for s, shape in zip(subs, shapes, strict=True):
+        for c, n in zip(s, shape, strict=True):
+            sizes.setdefault(c, set()).add(n)
+    at = list(range(1, len(subs) + 1))  # where each operand is in the growing tuple
+    one = len(operands)
+    for k, (s, shape) in enumerate(zip(subs, shapes, strict=True)):
+        drop = [i for i, (c, n) in enumerate(zip(s, shape, strict=True))
+                if n == 1 and len(sizes[c]) > 1]
+        if drop:
+            subs[k] = "".join(c for i, c in enumerate(s) if i not in drop)
+            shapes[k] = tuple(n for i, n in enumerate(shape) if i not in drop)
+            steps.append((at[k], one, (s, "", subs[k])))
+            at[k] = one + len(steps)
+    n = len(subs)
+    if n == 1:
+        return [*steps, (at[0], one, (subs[0], "", out))]
+    if n == 2:
+        return [*steps, (at[0], at[1], (subs[0], subs[1], out))]
+    path = np.einsum_path(",".join(subs) + "->" + out,
+                          *[np.broadcast_to(np.zeros(()), s) for s in shapes],
+                          optimize="greedy")[0][1:]
+    alive = list(range(n))  # NumPy's path: positions in the list of operands not used yet
+
+    def push(step: tuple, letters: str) -> int:
+        steps.append(step)
+        subs.append(letters)
+        at.append(one + len(steps))
+        return len(subs) - 1
+
+    for contraction in path:
+        group = [alive[p] for p in contraction]
+        for p in sorted(contraction, reverse=True):
+            del alive[p]
+        cur = group[0]
+        if len(group) == 1:
+            keep = _needed(subs[cur], [subs[i] for i in alive], out)
+            cur = push((at[cur], one, (subs[cur], "", keep)), keep)
+        for t, j in enumerate(group[1:], start=1):
+            last = not alive and t == len(group) - 1
+            later = [subs[i] for i in alive] + [subs[i] for i in group[t + 1:]]
+            keep = out if last else _needed(subs[cur] + subs[j], later, out)
+            cur = push((at[cur], at[j], (subs[cur], subs[j], keep)), keep)
+        alive.append(cur)
+    if subs[-1] != out:
+        push((at[-1], one, (subs[-1], "", out)), out)
+    return steps
+
+
+def _einsum_one(operands: tuple) -> Any:
+    """The 1 that :func:`_einsum_plan`'s one-operand steps multiply by, in the operands'
+    float type (a float32 einsum stays float32)."""
+    return np.ones((), dtype=np.result_type(*[np.asarray(x).dtype for x in operands[1:]]))
+
+
+def _needed(letters: str, later: list[str], out: str) -> str:
+    """The letters (each once, in order) still needed by the operands left or the output."""
+    wanted = set(out).union(*later)
+    return "".join(dict.fromkeys(c for c in letters if c in wanted))
+
+
+nondifferentiable(
+    _axes, _axis, _count, _flag, _unsupported, _ddof, _dof, _float_dtype, _tie_weights, _off,
+    _eye, _upper, _nan_at_zero, _kept, _nonzero_count, _check_weights, _weight_layout, _norm_plan,
+    _dot_spec, _inner_spec, _tensordot_spec, _kron_plan, _einsum_plan, _einsum_one,
+)
+# Indices and orders are piecewise constant in the values.
+nondifferentiable(np.argmax, np.argmin, np.argsort)
+
+
+# ======================================================================= linear primitives
 
 
 def _sum(a: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
@@ -58,50 +418,837 @@ deflinear(_unsum, lambda g, shape, axes, keepdims: _sum_back(ans_bar, shape, axe
 deflinear(_sum_back, lambda g, shape, axes, keepdims: _unsum(ans_bar, shape, axes, keepdims))  # noqa: F821
 
 
-@defpython(np.sum, keywords=("axis", "keepdims"))
-def sum_(a, axis=None, keepdims=False):
-    return _sum(a, _axes(axis, np.ndim(a)), keepdims)
+def _to_last(a: Any, axes: tuple[int, ...]) -> Any:
+    """The negative ``axes`` of ``a`` moved to the end (in order) and merged into one:
+    the kept axes stay in order before it, batch axes in front."""
+    a = np.asarray(a)
+    k = len(axes)
+    n = _count(a.shape, axes)
+    moved = np.moveaxis(a, axes, tuple(range(-k, 0)))
+    return moved.reshape(moved.shape[:moved.ndim - k] + (n,))
 
 
-@defpython(np.ndarray.sum, keywords=("axis", "keepdims"))
-def ndarray_sum(self, axis=None, keepdims=False):
-    return _sum(self, _axes(axis, np.ndim(self)), keepdims)
+def _from_last(g: Any, axes: tuple[int, ...], shape: tuple[int, ...]) -> Any:
+    """:func:`_to_last`'s inverse (and transpose): the last axis of ``g`` split into the
+    sizes ``shape`` has at ``axes`` and moved back there."""
+    g = np.asarray(g)
+    k = len(axes)
+    g = g.reshape(g.shape[:-1] + tuple(shape[a] for a in axes))
+    return np.moveaxis(g, tuple(range(-k, 0)), axes)
 
 
-@defpython(np.mean, keywords=("axis", "keepdims"))
-def mean_(a, axis=None, keepdims=False):
+deflinear(_to_last, lambda a, axes: _from_last(ans_bar, axes, np.shape(a)))  # noqa: F821
+deflinear(_from_last, lambda g, axes, shape: _to_last(ans_bar, axes))  # noqa: F821
+
+
+def _expand(a: Any, axes: tuple[int, ...]) -> Any:
+    """Size-1 axes inserted at the negative ``axes`` of the result (``keepdims``)."""
+    return np.expand_dims(a, axes)
+
+
+def _squeeze_axes(a: Any, axes: tuple[int, ...]) -> Any:
+    """The size-1 axes at the negative ``axes`` removed."""
+    return np.squeeze(a, axes)
+
+
+deflinear(_expand, lambda a, axes: _squeeze_axes(ans_bar, axes))  # noqa: F821
+deflinear(_squeeze_axes, lambda a, axes: _expand(ans_bar, axes))  # noqa: F821
+
+
+def _reshape_tail(x: Any, old: tuple[int, ...], new: tuple[int, ...]) -> Any:
+    """``x``'s trailing axes (shaped ``old``) reshaped to ``new``; batch axes stay."""
+    x = np.asarray(x)
+    return x.reshape(x.shape[:x.ndim - len(old)] + tuple(new))
+
+
+deflinear(_reshape_tail, lambda x, old, new: _reshape_tail(ans_bar, new, old))  # noqa: F821
+
+
+def _cumsum(a: Any, axis: int) -> Any:
+    """The running sum along the negative ``axis``."""
+    return np.cumsum(a, axis=axis)
+
+
+def _rcumsum(g: Any, axis: int) -> Any:
+    """The running sum from the end along ``axis``: :func:`_cumsum`'s transpose."""
+    return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis)
+
+
+deflinear(_cumsum, lambda a, axis: _rcumsum(ans_bar, axis))  # noqa: F821
+deflinear(_rcumsum, lambda g, axis: _cumsum(ans_bar, axis))  # noqa: F821
+
+
+def _diff(a: Any, n: int, axis: int) -> Any:
+    """The ``n``-th difference along the negative ``axis``."""
+    return np.diff(a, n=n, axis=axis)
+
+
+def _diff_T(g: Any, n: int, axis: int) -> Any:
+    """:func:`_diff`'s transpose: ``n`` times, ``g`` shifted one place later minus ``g``
+    (each difference ``d[i] = a[i+1] - a[i]`` gives ``a[k]`` the share ``d[k-1] - d[k]``)."""
+    g = np.asarray(g)
+    for _ in range(n):
+        width = [(0, 0)] * g.ndim
+        width[axis] = (1, 0)
+        later = np.pad(g, width)
+        width[axis] = (0, 1)
+        g = later - np.pad(g, width)
+    return g
+
+
+deflinear(_diff, lambda a, n, axis: _diff_T(ans_bar, n, axis))  # noqa: F821
+deflinear(_diff_T, lambda g, n, axis: _diff(ans_bar, n, axis))  # noqa: F821
+
+
+def _trace(a: Any, offset: int, axes: tuple[int, int]) -> Any:
+    """The sum of the ``offset`` diagonal over the negative ``axes`` pair; the other axes
+    stay in order."""
+    return np.trace(a, offset, axes[0], axes[1])
+
+
+def _trace_T(g: Any, shape: tuple[int, ...], offset: int, axes: tuple[int, int]) -> Any:
+    """:func:`_trace`'s transpose: ``g`` written on the ``offset`` diagonal of zeros of
+    ``shape`` (after ``g``'s batch axes)."""
+    g = np.asarray(g)
+    batch = g.shape[:g.ndim - (len(shape) - 2)]
+    out = np.zeros(batch + tuple(shape), dtype=np.result_type(g, np.float32))
+    # A writable view of the diagonal: the pair moved last, the offset sliced off, the
+    # square block's diagonal read by einsum (a view, as einsum returns for no sum).
+    square = np.moveaxis(out, axes, (-2, -1))
+    square = square[..., max(0, -offset):, max(0, offset):]
+    d = min(square.shape[-2], square.shape[-1])
+    diagonal = np.einsum("...ii->...i", square[..., :d, :d])
+    diagonal[...] = g[..., None]
+    return out
+
+
+deflinear(_trace, lambda a, offset, axes: _trace_T(ans_bar, np.shape(a), offset, axes))  # noqa: F821
+deflinear(_trace_T, lambda g, shape, offset, axes: _trace(ans_bar, offset, axes))  # noqa: F821
+
+
+def _einsum1(a: Any, ins: str, out: str) -> Any:
+    """The one-operand einsum ``ins -> out`` (a diagonal, a sum, a transposition), batch
+    axes in front."""
+    return np.einsum(f"...{ins}->...{out}", a)
+
+
+def _einsum_expand(v: Any, frm: str, to: str, shape: tuple[int, ...]) -> Any:
+    """:func:`_einsum1`'s transpose: ``v`` over the letters ``frm`` (each once) spread to an
+    array of ``shape`` over ``to``: copied along the letters ``frm`` lacks, written on the
+    diagonals of repeated letters (zeros off them)."""
+    v = np.asarray(v)
+    batch = v.shape[:v.ndim - len(frm)]
+    unique = "".join(dict.fromkeys(to))
+    if frm == to:
+        return v.copy()
+    out = np.zeros(batch + tuple(shape), dtype=v.dtype)
+    # Writable: with no letter summed, einsum answers a view (diagonals, transpositions).
+    view = np.einsum(f"...{to}->...{unique}", out)
+    size = dict(zip(to, shape, strict=True))
+    ordered = "".join(c for c in unique if c in frm)
+    v = np.einsum(f"...{frm}->...{ordered}", v)
+    view[...] = v.reshape(batch + tuple(size[c] if c in frm else 1 for c in unique))
+    return out
+
+
+deflinear(_einsum1, lambda a, ins, out: _einsum_expand(ans_bar, out, ins, np.shape(a)))  # noqa: F821
+deflinear(_einsum_expand, lambda v, frm, to, shape: _einsum1(ans_bar, to, frm))  # noqa: F821
+
+
+# ==================================================================== the bilinear einsum
+
+
+def _einsum2(a: Any, b: Any, spec: tuple[str, str, str]) -> Any:
+    """The einsum ``sa,sb->so`` of two arrays (``spec = (sa, sb, so)``), batch axes in
+    front of either. Large operands go through NumPy's BLAS-backed contraction."""
+    sa, sb, so = spec
+    big = np.size(a) * np.size(b) > 4096
+    return np.einsum(f"...{sa},...{sb}->...{so}", a, b, optimize=big)
+
+
+@defvjp(_einsum2)
+def _einsum2_vjp(a, b, spec):
+    ans = _einsum2(a, b, spec)
+
+    def _einsum2_pullback(ans_bar):
+        # Each operand's cotangent: the einsum of the other with ans_bar over the letters
+        # they share, then spread over the letters only it has and onto its diagonals.
+        sa, sb, so = spec
+        ka = _kept(spec, 0)
+        kb = _kept(spec, 1)
+        a_bar = _einsum_expand(_einsum2(ans_bar, b, (so, sb, ka)), ka, sa, np.shape(a))
+        b_bar = _einsum_expand(_einsum2(a, ans_bar, (sa, so, kb)), kb, sb, np.shape(b))
+        return a_bar, b_bar, None
+
+    return ans, _einsum2_pullback
+
+
+@defjvp(_einsum2)
+def _einsum2_jvp(a, b, spec):
+    ans = _einsum2(a, b, spec)
+
+    def _einsum2_differential(a_dot, b_dot, spec_dot):
+        if a_dot is None:
+            if b_dot is None:
+                return None
+            return _einsum2(a, b_dot, spec)
+        if b_dot is None:
+            return _einsum2(a_dot, b, spec)
+        return _einsum2(a_dot, b, spec) + _einsum2(a, b_dot, spec)
+
+    return ans, _einsum2_differential
+
+
+# ======================================================================== max and min
+
+
+def _max(a: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
+    """The largest entry over the negative ``axes``."""
+    return np.max(a, axis=axes, keepdims=keepdims)
+
+
+def _min(a: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
+    """The smallest entry over the negative ``axes``."""
+    return np.min(a, axis=axes, keepdims=keepdims)
+
+
+# The extreme's cotangent is shared equally among the entries equal to it: a weight that
+# is piecewise constant, so it adds no second-order term.
+
+
+@defvjp(_max)
+def _max_vjp(a, axes, keepdims):
+    ans = _max(a, axes, keepdims)
+    w = _tie_weights(a, axes, True)
+
+    def _max_pullback(ans_bar):
+        return _unsum(ans_bar, np.shape(a), axes, keepdims) * w, None, None
+
+    return ans, _max_pullback
+
+
+@defjvp(_max)
+def _max_jvp(a, axes, keepdims):
+    ans = _max(a, axes, keepdims)
+    w = _tie_weights(a, axes, True)
+
+    def _max_differential(a_dot, axes_dot, keepdims_dot):
+        if a_dot is None:
+            return None
+        return _sum(a_dot * w, axes, keepdims)
+
+    return ans, _max_differential
+
+
+@defvjp(_min)
+def _min_vjp(a, axes, keepdims):
+    ans = _min(a, axes, keepdims)
+    w = _tie_weights(a, axes, False)
+
+    def _min_pullback(ans_bar):
+        return _unsum(ans_bar, np.shape(a), axes, keepdims) * w, None, None
+
+    return ans, _min_pullback
+
+
+@defjvp(_min)
+def _min_jvp(a, axes, keepdims):
+    ans = _min(a, axes, keepdims)
+    w = _tie_weights(a, axes, False)
+
+    def _min_differential(a_dot, axes_dot, keepdims_dot):
+        if a_dot is None:
+            return None
+        return _sum(a_dot * w, axes, keepdims)
+
+    return ans, _min_differential
+
+
+# ============================================================================ products
+
+
+def _prod_last(x: Any) -> Any:
+    """The product along the last axis."""
+    return np.prod(x, axis=-1)
+
+
+def _others(x: Any) -> Any:
+    """Entry ``i``: the product of the other entries along the last axis, without
+    dividing (exact where entries are zero): the product of those before times the
+    product of those after, each a running product."""
+    x = np.asarray(x)
+    if x.shape[-1] == 0:
+        return x.copy()
+    one = np.ones(x.shape[:-1] + (1,), dtype=x.dtype)
+    before = np.cumprod(np.concatenate([one, x[..., :-1]], axis=-1), axis=-1)
+    after = np.cumprod(np.concatenate([one, np.flip(x[..., 1:], -1)], axis=-1), axis=-1)
+    return before * np.flip(after, -1)
+
+
+@defvjp(_prod_last)
+def _prod_last_vjp(x):
+    ans = _prod_last(x)
+
+    def _prod_last_pullback(ans_bar):
+        return (_unsqueeze(ans_bar, -1) * _others(x),)
+
+    return ans, _prod_last_pullback
+
+
+@defjvp(_prod_last)
+def _prod_last_jvp(x):
+    ans = _prod_last(x)
+
+    def _prod_last_differential(x_dot):
+        if x_dot is None:
+            return None
+        return _sum(x_dot * _others(x), (-1,), False)
+
+    return ans, _prod_last_differential
+
+
+# d others_i / d x_k = the product of the entries but i and k (0 for k = i): the others
+# of row i of ``unit`` (x with entry i replaced by 1, made with operators that have rules),
+# at k, off the diagonal. Symmetric, so one formula serves both modes.
+
+
+@defvjp(_others)
+def _others_vjp(x):
+    ans = _others(x)
+
+    def _others_pullback(ans_bar):
+        unit = _unsqueeze(x, -2) * _off(x) + _eye(x)
+        pairs = _others(unit) * _off(x)
+        return (_sum(pairs * _unsqueeze(ans_bar, -1), (-2,), False),)
+
+    return ans, _others_pullback
+
+
+@defjvp(_others)
+def _others_jvp(x):
+    ans = _others(x)
+
+    def _others_differential(x_dot):
+        if x_dot is None:
+            return None
+        unit = _unsqueeze(x, -2) * _off(x) + _eye(x)
+        pairs = _others(unit) * _off(x)
+        return _sum(pairs * _unsqueeze(x_dot, -2), (-1,), False)
+
+    return ans, _others_differential
+
+
+def _cumprod_last(a: Any) -> Any:
+    """The running product along the last axis."""
+    return np.cumprod(a, axis=-1)
+
+
+def _exact_division(a: Any) -> bool:
+    """Whether dividing by the entries of ``a`` is safe (none is zero or near underflow)."""
+    a = np.asarray(a)
+    if not np.issubdtype(a.dtype, np.inexact):
+        return bool(np.all(a != 0))
+    return bool(np.all(np.abs(a) > np.sqrt(np.finfo(a.dtype).tiny)))
+
+
+def _cumprod_t(a: Any, t: Any) -> Any:
+    """The derivative of the running product at ``a`` applied to ``t`` (batch axes in
+    front): entry ``i`` is the sum over ``k <= i`` of ``t[k]`` times the product of
+    ``a[j]``, ``j <= i``, ``j != k``."""
+    a = np.asarray(a)
+    t = np.asarray(t)
+    if _exact_division(a):
+        return np.cumprod(a, axis=-1) * np.cumsum(t / a, axis=-1)
+    # An entry is zero: the recurrence d[i] = d[i-1] a[i] + c[i-1] t[i] (c the product).
+    out = np.zeros(np.broadcast_shapes(a.shape, t.shape), dtype=np.result_type(a, t))
+    c = np.ones(a.shape[:-1], dtype=a.dtype)
+    d = np.zeros(out.shape[:-1], dtype=out.dtype)
+    for i in range(a.shape[-1]):
+        d = d * a[..., i] + c * t[..., i]
+        c = c * a[..., i]
+        out[..., i] = d
+    return out
+
+
+def _cumprod_c(a: Any, g: Any) -> Any:
+    """The transpose of :func:`_cumprod_t`, applied to the cotangent ``g``: entry ``k`` is
+    the sum over ``i >= k`` of ``g[i]`` times the product of ``a[j]``, ``j <= i``,
+    ``j != k``."""
+    a = np.asarray(a)
+    g = np.asarray(g)
+    if _exact_division(a):
+        return np.flip(np.cumsum(np.flip(g * np.cumprod(a, axis=-1), -1), axis=-1), -1) / a
+    # An entry is zero: the product before k, times s[k] = g[k] + a[k+1] s[k+1].
+    n = a.shape[-1]
+    out = np.zeros(np.broadcast_shapes(a.shape, g.shape), dtype=np.result_type(a, g))
+    s = np.zeros(out.shape[:-1], dtype=out.dtype)
+    for k in range(n - 1, -1, -1):
+        s = g[..., k] + (a[..., k + 1] * s if k + 1 < n else s)
+        out[..., k] = s
+    one = np.ones(a.shape[:-1] + (1,), dtype=a.dtype)
+    return out * np.cumprod(np.concatenate([one, a[..., :-1]], axis=-1), axis=-1)
+
+
+@defvjp(_cumprod_last)
+def _cumprod_last_vjp(a):
+    ans = _cumprod_last(a)
+    return ans, lambda ans_bar: (_cumprod_c(a, ans_bar),)
+
+
+@defjvp(_cumprod_last)
+def _cumprod_last_jvp(a):
+    ans = _cumprod_last(a)
+    return ans, lambda a_dot: None if a_dot is None else _cumprod_t(a, a_dot)
+
+
+# The second derivatives of the running product, through the rows of ``unit`` (row m:
+# a with a[m] = 1). d _cumprod_t(a, t)[i] / d a[m] is, for m <= i, the sum over k <= i,
+# k != m, of t[k] times the product of a[j], j <= i, j not k or m: _cumprod_t of row m
+# applied to t with t[m] = 0, masked to m <= i. d _cumprod_c(a, g)[k] / d a[m], k != m,
+# is the sum over i >= k, m of g[i] times the same product: _cumprod_c of row m applied
+# to g masked to i >= m, off the diagonal.
+
+
+@defvjp(_cumprod_t)
+def _cumprod_t_vjp(a, t):
+    ans = _cumprod_t(a, t)
+
+    def _cumprod_t_pullback(ans_bar):
+        unit = _unsqueeze(a, -2) * _off(a) + _eye(a)
+        rows = _cumprod_t(unit, _unsqueeze(t, -2) * _off(a)) * _upper(a)
+        a_bar = _sum(rows * _unsqueeze(ans_bar, -2), (-1,), False)
+        return a_bar, _cumprod_c(a, ans_bar)
+
+    return ans, _cumprod_t_pullback
+
+
+@defjvp(_cumprod_t)
+def _cumprod_t_jvp(a, t):
+    ans = _cumprod_t(a, t)
+
+    def _cumprod_t_differential(a_dot, t_dot):
+        out = None if t_dot is None else _cumprod_t(a, t_dot)
+        if a_dot is not None:
+            unit = _unsqueeze(a, -2) * _off(a) + _eye(a)
+            rows = _cumprod_t(unit, _unsqueeze(t, -2) * _off(a)) * _upper(a)
+            term = _sum(rows * _unsqueeze(a_dot, -1), (-2,), False)
+            out = term if out is None else out + term
+        return out
+
+    return ans, _cumprod_t_differential
+
+
+@defvjp(_cumprod_c)
+def _cumprod_c_vjp(a, g):
+    ans = _cumprod_c(a, g)
+
+    def _cumprod_c_pullback(ans_bar):
+        unit = _unsqueeze(a, -2) * _off(a) + _eye(a)
+        rows = _cumprod_c(unit, _unsqueeze(g, -2) * _upper(a)) * _off(a)
+        a_bar = _sum(rows * _unsqueeze(ans_bar, -2), (-1,), False)
+        return a_bar, _cumprod_t(a, ans_bar)
+
+    return ans, _cumprod_c_pullback
+
+
+@defjvp(_cumprod_c)
+def _cumprod_c_jvp(a, g):
+    ans = _cumprod_c(a, g)
+
+    def _cumprod_c_differential(a_dot, g_dot):
+        out = None if g_dot is None else _cumprod_c(a, g_dot)
+        if a_dot is not None:
+            unit = _unsqueeze(a, -2) * _off(a) + _eye(a)
+            rows = _cumprod_c(unit, _unsqueeze(g, -2) * _upper(a)) * _off(a)
+            term = _sum(rows * _unsqueeze(a_dot, -1), (-2,), False)
+            out = term if out is None else out + term
+        return out
+
+    return ans, _cumprod_c_differential
+
+
+# ============================================================================== norms
+
+
+def _nonzero_recip(n: Any) -> Any:
+    """``1 / n``, and 0 where ``n`` is 0 (the subgradient choice of a norm at zero)."""
+    n = np.asarray(n)
+    out = np.zeros(n.shape, dtype=_float_dtype(n))
+    np.divide(1, n, out=out, where=n != 0)
+    return out[()]
+
+
+def _root(s: Any, p: Any) -> Any:
+    """``s ** (1/p)`` (a sum of p-th powers to its norm)."""
+    return np.sqrt(s) if p == 2 else np.power(s, 1.0 / p)
+
+
+# (1/p) s ** (1/p - 1) = ans / (p s); 0 at s = 0, where the norm's gradient is taken as 0.
+# There the second derivative does not exist: the slope of _nonzero_recip is NaN.
+def _abs_pow(x: Any, p: Any) -> Any:
+    """``|x| ** p`` (``x * x`` for ``p = 2``)."""
+    return x * x if p == 2 else np.abs(x) ** p
+
+
+def _sgn_pow(x: Any, q: Any) -> Any:
+    """``sign(x) |x| ** q``, the slope of :func:`_abs_pow` divided by its power."""
+    return x if q == 1 else np.sign(x) * np.abs(x) ** q
+
+
+# Each the other's slope, a power lower: the 2-norm's square has the slope 2 x and the
+# curvature 2 at x = 0 too, the 1-norm the slope sign(x) (0 at 0); a power 0 is constant.
+defderiv(_abs_pow, lambda x, p=2: 0.0 * x if p == 0 else p * _sgn_pow(x, p - 1))
+defderiv(_sgn_pow, lambda x, q=1: 0.0 * x if q == 0 else q * _abs_pow(x, q - 1))
+defderiv(_root, lambda s, p=2, *, ans: ans * _nonzero_recip(s) / p)
+defderiv(_nonzero_recip, lambda n, *, ans: _nan_at_zero(n) - ans * ans)
+
+
+mark_pure(_max, _min, _einsum2, _prod_last, _others, _cumprod_last, _cumprod_t, _cumprod_c)
+nondifferentiable(_exact_division)
+
+
+# ============================================================ the NumPy spellings: sums
+
+
+@defpython(np.sum, keywords=("axis", "dtype", "out", "keepdims", "initial", "where"))
+def sum_(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
+         where=_NoValue):
+    _unsupported("sum", dtype=dtype, out_=out, initial=initial, where=where)
+    return _sum(a, _axes(axis, np.ndim(a)), _flag(keepdims))
+
+
+@defpython(np.ndarray.sum)
+def ndarray_sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
+                where=_NoValue):
+    return sum_(self, axis, dtype, out, keepdims, initial, where)
+
+
+@defpython(np.mean, keywords=("axis", "dtype", "out", "keepdims", "where"))
+def mean_(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValue):
+    _unsupported("mean", dtype=dtype, out_=out, where=where)
     axes = _axes(axis, np.ndim(a))
-    return _sum(a, axes, keepdims) / _count(np.shape(a), axes)
+    return _sum(a, axes, _flag(keepdims)) / _count(np.shape(a), axes)
 
 
-@defpython(np.ndarray.mean, keywords=("axis", "keepdims"))
-def ndarray_mean(self, axis=None, keepdims=False):
-    axes = _axes(axis, np.ndim(self))
-    return _sum(self, axes, keepdims) / _count(np.shape(self), axes)
+@defpython(np.ndarray.mean)
+def ndarray_mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValue):
+    return mean_(self, axis, dtype, out, keepdims, where=where)
 
 
-def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
-    """How many entries a reduction over ``axes`` of an array of ``shape`` combines."""
-    n = 1
-    for a in axes:
-        n *= shape[a]
-    return n
+@defpython(np.var, keywords=("axis", "dtype", "out", "ddof", "keepdims", "where", "mean",
+                             "correction"))
+def var_(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NoValue,
+         mean=_NoValue, correction=_NoValue):
+    _unsupported("var", dtype=dtype, out_=out, where=where, mean=mean)
+    ddof = _ddof(ddof, correction)
+    axes = _axes(axis, np.ndim(a))
+    n = _count(np.shape(a), axes)
+    d = a - _sum(a, axes, True) / n
+    return _sum(d * d, axes, _flag(keepdims)) / _dof(n, ddof)
 
 
-nondifferentiable(_count)
+@defpython(np.ndarray.var)
+def ndarray_var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
+                where=_NoValue, mean=_NoValue, correction=_NoValue):
+    return var_(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                correction=correction)
 
 
-@defpython(np.dot)
-def dot_(a, b):
-    if np.ndim(a) == 0 or np.ndim(b) == 0:
+@defpython(np.std, keywords=("axis", "dtype", "out", "ddof", "keepdims", "where", "mean",
+                             "correction"))
+def std_(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NoValue,
+         mean=_NoValue, correction=_NoValue):
+    return np.sqrt(var_(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                        correction=correction))
+
+
+@defpython(np.ndarray.std)
+def ndarray_std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
+                where=_NoValue, mean=_NoValue, correction=_NoValue):
+    return std_(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                correction=correction)
+
+
+@defpython(np.average, keywords=("axis", "weights", "returned", "keepdims"))
+def average_(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
+    if weights is None and not returned:
+        return mean_(a, axis, None, None, keepdims)
+    return _weighted_average(a, axis, weights, returned, _flag(keepdims))
+
+
+def _weighted_average(a, axis, weights, returned, keepdims):
+    """``np.average`` with weights (a helper of :func:`average_`, inlined with it)."""
+    # The weights' axes ordered like a's, with size-1 axes where a has others.
+    ins, ordered, before, after = _weight_layout(np.shape(weights), np.shape(a), axis, returned)
+    w = _reshape_tail(_einsum1(weights, ins, ordered), before, after)
+    axes = _axes(axis, np.ndim(a))
+    scl = _sum(w, axes, keepdims)
+    _check_weights(scl)
+    return _sum(a * w, axes, keepdims) / scl
+
+
+@defpython(np.cumsum, keywords=("axis", "dtype", "out"))
+def cumsum_(a, axis=None, dtype=None, out=None):
+    _unsupported("cumsum", dtype=dtype, out_=out)
+    if axis is None:
+        return _cumsum(_reshape_tail(a, np.shape(a), (np.size(a),)), -1)
+    return _cumsum(a, _axis(axis, np.ndim(a)))
+
+
+@defpython(np.ndarray.cumsum)
+def ndarray_cumsum(self, axis=None, dtype=None, out=None):
+    return cumsum_(self, axis, dtype, out)
+
+
+@defpython(np.diff, keywords=("n", "axis", "prepend", "append"))
+def diff_(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
+    _unsupported("diff", prepend=prepend, append=append)
+    if n == 0:
+        return a
+    return _diff(a, n, _axis(axis, np.ndim(a)))
+
+
+@defpython(np.trace, keywords=("offset", "axis1", "axis2", "dtype", "out"))
+def trace_(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    _unsupported("trace", dtype=dtype, out_=out)
+    nd = np.ndim(a)
+    return _trace(a, offset, (_axis(axis1, nd), _axis(axis2, nd)))
+
+
+@defpython(np.ndarray.trace)
+def ndarray_trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    return trace_(self, offset, axis1, axis2, dtype, out)
+
+
+# ======================================================== the NumPy spellings: extremes
+
+
+@defpython(np.max, keywords=("axis", "out", "keepdims", "initial", "where"))
+def max_(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
+    _unsupported("max", out_=out, initial=initial, where=where)
+    return _max(a, _axes(axis, np.ndim(a)), _flag(keepdims))
+
+
+@defpython(np.min, keywords=("axis", "out", "keepdims", "initial", "where"))
+def min_(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
+    _unsupported("min", out_=out, initial=initial, where=where)
+    return _min(a, _axes(axis, np.ndim(a)), _flag(keepdims))
+
+
+defpython(np.amax, keywords=("axis", "out", "keepdims", "initial", "where"))(max_)
+defpython(np.amin, keywords=("axis", "out", "keepdims", "initial", "where"))(min_)
+
+
+@defpython(np.ndarray.max)
+def ndarray_max(self, axis=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
+    return max_(self, axis, out, keepdims, initial, where)
+
+
+@defpython(np.ndarray.min)
+def ndarray_min(self, axis=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
+    return min_(self, axis, out, keepdims, initial, where)
+
+
+@defpython(np.ptp, keywords=("axis", "out", "keepdims"))
+def ptp_(a, axis=None, out=None, keepdims=False):
+    _unsupported("ptp", out_=out)
+    axes = _axes(axis, np.ndim(a))
+    keep = _flag(keepdims)
+    return _max(a, axes, keep) - _min(a, axes, keep)
+
+
+@defpython(np.ndarray.argmax)
+def ndarray_argmax(self, axis=None, out=None, *, keepdims=False):
+    return np.argmax(self, axis, out, keepdims=keepdims)
+
+
+@defpython(np.ndarray.argmin)
+def ndarray_argmin(self, axis=None, out=None, *, keepdims=False):
+    return np.argmin(self, axis, out, keepdims=keepdims)
+
+
+@defpython(np.ndarray.argsort)
+def ndarray_argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+    return np.argsort(self, axis, kind, order, stable=stable)
+
+
+# ======================================================== the NumPy spellings: products
+
+
+@defpython(np.prod, keywords=("axis", "dtype", "out", "keepdims", "initial", "where"))
+def prod_(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
+          where=_NoValue):
+    _unsupported("prod", dtype=dtype, out_=out, initial=initial, where=where)
+    axes = _axes(axis, np.ndim(a))
+    p = _prod_last(_to_last(a, axes))
+    if _flag(keepdims):
+        return _expand(p, axes)
+    return p
+
+
+@defpython(np.ndarray.prod)
+def ndarray_prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
+                 where=_NoValue):
+    return prod_(self, axis, dtype, out, keepdims, initial, where)
+
+
+@defpython(np.cumprod, keywords=("axis", "dtype", "out"))
+def cumprod_(a, axis=None, dtype=None, out=None):
+    _unsupported("cumprod", dtype=dtype, out_=out)
+    if axis is None:
+        a = _reshape_tail(a, np.shape(a), (np.size(a),))
+        axis = -1
+    ax = (_axis(axis, np.ndim(a)),)
+    return _from_last(_cumprod_last(_to_last(a, ax)), ax, np.shape(a))
+
+
+@defpython(np.ndarray.cumprod)
+def ndarray_cumprod(self, axis=None, dtype=None, out=None):
+    return cumprod_(self, axis, dtype, out)
+
+
+# ==================================================== the NumPy spellings: contractions
+
+
+@defpython(np.dot, keywords=("out",))
+def dot_(a, b, out=None):
+    _unsupported("dot", out_=out)
+    na = np.ndim(a)
+    nb = np.ndim(b)
+    if na == 0 or nb == 0:
         return a * b
-    if np.ndim(b) > 2:
-        raise NotImplementedError("wengert: np.dot of an array of more than 2 dimensions")
-    return a @ b
+    if nb <= 2:
+        return a @ b  # the same contraction as matmul for these shapes
+    return _einsum2(a, b, _dot_spec(na, nb))
 
+
+@defpython(np.ndarray.dot)
+def ndarray_dot(self, b, out=None):
+    return dot_(self, b, out)
+
+
+@defpython(np.matmul, keywords=("out",))
+def matmul_(x1, x2, out=None):
+    _unsupported("matmul", out_=out)
+    return x1 @ x2
+
+
+@defpython(np.vdot)
+def vdot_(a, b):
+    return _reshape_tail(a, np.shape(a), (np.size(a),)) @ \
+        _reshape_tail(b, np.shape(b), (np.size(b),))
+
+
+@defpython(np.inner)
+def inner_(a, b):
+    na = np.ndim(a)
+    nb = np.ndim(b)
+    if na == 0 or nb == 0:
+        return a * b
+    return _einsum2(a, b, _inner_spec(na, nb))
+
+
+@defpython(np.outer, keywords=("out",))
+def outer_(a, b, out=None):
+    _unsupported("outer", out_=out)
+    return _reshape_tail(a, np.shape(a), (np.size(a), 1)) * \
+        _reshape_tail(b, np.shape(b), (np.size(b),))
+
+
+@defpython(np.tensordot, keywords=("axes",))
+def tensordot_(a, b, axes=2):
+    return _einsum2(a, b, _tensordot_spec(np.ndim(a), np.ndim(b), axes))
+
+
+@defpython(np.kron)
+def kron_(a, b):
+    sa, sb, spec, shape = _kron_plan(np.shape(a), np.shape(b))
+    t = _einsum2(_reshape_tail(a, np.shape(a), sa), _reshape_tail(b, np.shape(b), sb), spec)
+    return _reshape_tail(t, np.shape(t), shape)
+
+
+@defpython(np.einsum, keywords=("out", "optimize"))
+def einsum_(*operands, out=None, optimize=False):
+    # Each step appends its result to ``ops`` (the subscripts, the operands, a 1).
+    ops = operands + (_einsum_one(operands),)
+    for i, j, spec in _einsum_plan(operands, out):
+        ops = ops + (_einsum2(ops[i], ops[j], spec),)
+    return ops[-1]
+
+
+# ============================================================ the NumPy spellings: norms
+
+
+@defpython(np.linalg.norm, keywords=("ord", "axis", "keepdims"))
+def norm_(x, ord=None, axis=None, keepdims=False):
+    matrix, p, first, second, both = _norm_plan(np.ndim(x), ord, axis)
+    if matrix:
+        return _matrix_norm(x, p > 0, first, second, both, keepdims)
+    return _vector_norm(x, p, first, keepdims)
+
+
+def _vector_norm(x, p, axes, keepdims):
+    """The vector ``p``-norm over ``axes`` (a helper of :func:`norm_`, inlined with it)."""
+    if p == _INF:
+        return _max(np.abs(x), axes, keepdims)
+    if p == -_INF:
+        return _min(np.abs(x), axes, keepdims)
+    if p == 0:
+        return _nonzero_count(x, axes, keepdims)
+    return _root(_sum(_abs_pow(x, p), axes, keepdims), p)
+
+
+def _matrix_norm(x, largest, first, second, both, keepdims):
+    """The matrix norms 1, -1, inf, -inf: ``|x|`` summed over ``first``, then the max or
+    min over ``second`` (a helper of :func:`norm_`, inlined with it)."""
+    sums = _sum(np.abs(x), first, True)
+    if largest:
+        out = _max(sums, second, True)
+    else:
+        out = _min(sums, second, True)
+    if keepdims:
+        return out
+    return _squeeze_axes(out, both)
+
+
+# ================================================================================ cases
 
 _A = np.arange(24.0).reshape(2, 3, 4) / 10.0
+_V = np.array([0.7, -1.3, 2.1, 0.4])
+_M = np.array([[0.3, -1.2, 0.8], [1.5, 0.2, -0.6]])
+_Z = np.array([[0.5, 0.0, 1.5, -2.0], [0.0, 1.2, 0.0, 0.7], [1.1, -0.3, 0.9, 2.0]])
+
 cases(_sum, (_A, (-3, -1), False), (_A, (-2,), True), (_A[0], (-2, -1), False))
 cases(_unsum, (np.ones(3), (2, 3, 4), (-3, -1), False),
       (np.ones((1, 3, 1)), (2, 3, 4), (-3, -1), True))
 cases(_sum_back, (_A, (2, 3, 4), (-3, -1), False))
+cases(_to_last, (_A, (-3, -1)), (_A, (-2,)), (_M, (-2, -1)), (_V, ()))
+cases(_from_last, (np.ones((3, 8)), (-3, -1), (2, 3, 4)), (_M.T.copy(), (-2,), (2, 3)))
+cases(_expand, (_M, (-3, -1)), (_V, (-2,)))
+cases(_squeeze_axes, (_A[:1, :, :1], (-3, -1)), (_M[:1], (-2,)))
+cases(_reshape_tail, (_A, (3, 4), (12,)), (_V, (4,), (2, 1, 2)))
+cases(_cumsum, (_A, -2), (_V, -1))
+cases(_rcumsum, (_A, -3), (_V, -1))
+cases(_diff, (_A, 1, -1), (_A, 2, -2), (_V, 3, -1))
+cases(_diff_T, (_M, 1, -1), (_A, 2, -3))
+cases(_trace, (_A, 0, (-2, -1)), (_A, 1, (-3, -1)), (_M, -1, (-1, -2)), (_M, 0, (-2, -1)))
+cases(_trace_T, (np.array([0.5, -1.0, 2.0]), (2, 3, 4), 0, (-3, -1)),
+      (np.array(0.7), (2, 3), 1, (-2, -1)))
+cases(_einsum1, (_A, "ijk", "ki"), (_A[:, :2, :2].copy(), "ijj", "j"),
+      (_A[0, :, :3].copy(), "ii", ""), (_M, "ij", "ji"))
+cases(_einsum_expand, (_V[:3], "j", "jj", (3, 3)), (_M, "ij", "ijk", (2, 3, 2)),
+      (np.array(1.5), "", "ii", (3, 3)))
+cases(_einsum2, (_M, _M.T.copy(), ("ij", "jk", "ik")), (_A, _V, ("ijk", "k", "ij")),
+      (_A[0], _M, ("jk", "ij", "ki")), (_A[0, :, :3].copy(), _V[:3], ("ii", "i", "i")),
+      (_M, _V, ("ij", "k", "jk")), (_M, np.array(1.5), ("ij", "", "ji")))
+cases(_max, (_A, (-3, -1), False), (_M, (-1,), True), (_V, (-1,), False))
+cases(_min, (_A, (-2,), False), (_M, (-2, -1), True))
+cases(_prod_last, (_Z,), (_V,), (_A,))
+cases(_others, (_Z,), (_V,), (np.array([0.0, 2.0, 0.0, 3.0]),))
+cases(_cumprod_last, (_Z,), (_V,), (_A,))
+cases(_cumprod_t, (_V, _V[::-1].copy()), (_Z, _Z[::-1].copy()))
+cases(_cumprod_c, (_V, _V[::-1].copy()), (_Z, _Z[::-1].copy()))
+cases(_abs_pow, (_M, 2), (_M, 3), (_M, 1), (-0.7, 2))
+cases(_sgn_pow, (_M, 1), (_M, 2), (_M, 0))
+cases(_root, (np.array([4.0, 0.5, 2.0]), 2), (np.array([4.0, 0.5, 2.0]), 3), (2.5, 2))
+cases(_nonzero_recip, (_M,), (0.4,))

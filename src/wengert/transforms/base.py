@@ -348,6 +348,18 @@ class Transform:
         return self.call_dynamic(op, method if isinstance(method, n.GetAttr) and
                                  not self.is_module_attr(method) else None, b)
 
+    def check_active_index(self, op: n.GetItem) -> None:
+        """Refuse ``obj[k]`` where ``k`` holds a value being differentiated (``np.r_[x, y]``,
+        an object whose ``__getitem__`` computes with the key): an index only selects,
+        and the derivative through what ``__getitem__`` does with it would be lost."""
+        if self.active(op.index) and self.type_of(op.index) not in (int, bool, str, slice) \
+                and self.type_of(op.obj) not in (list, tuple, dict, str):
+            raise NonDifferentiableError(
+                "a value being differentiated is used as an index (inside the brackets); "
+                "its derivative through the indexing cannot be followed", op.loc,
+                hint="build the array with a function (np.concatenate([x, y]) for "
+                     "np.r_[x, y], np.stack for np.c_), or call the method directly")
+
     def check_rule_keywords(self, op: n.Call, rule_fn: Any) -> None:
         """Refuse, at the user's line, keyword arguments a primitive's rule does not take
         (``np.sin(x, out=buf)``, ``np.sum(x, dtype=...)``): a call passing them could

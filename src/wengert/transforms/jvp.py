@@ -654,6 +654,7 @@ class JVP(Transform):
     # -- containers and objects ----------------------------------------------------------
 
     def on_GetItem(self, op: n.GetItem, b: Builder) -> None:
+        self.check_active_index(op)
         b.emit(op)
         t = self.get(op.obj)
         if t is None:

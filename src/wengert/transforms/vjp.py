@@ -692,6 +692,7 @@ class VJP(Transform, ReverseControlFlow, LoopRecords):
             hint="build the list with append(), indexing or a comprehension")
 
     def on_GetItem(self, op: n.GetItem, b: Builder) -> Action:
+        self.check_active_index(op)
         b.emit(op)
         obj, index, y, loc = op.obj, op.index, op.result, op.loc
         size = None
