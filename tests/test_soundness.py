@@ -585,3 +585,30 @@ def test_a_value_being_differentiated_used_as_an_index_is_refused():
             wengert.grad(f)(x)
         with pytest.raises(wengert.NonDifferentiableError, match="used as an index"):
             wengert.jvp(f, (x,), (x,))
+
+
+# A list made by a call (``list(t)``, ``sorted(...)``, ``xs + []``) that grows by appends,
+# with items read between the appends: the adjoint of each read has the list's length
+# at the read (it was the final length, and the reverse of an append took the wrong item).
+def _grown(make):
+    def f(a, b):
+        ops = make(a, b)
+        ops.append(a * b)
+        t = ops[2]
+        ops.append(t * b)
+        return t * b
+    return f
+
+
+@pytest.mark.parametrize("make", [
+    lambda a, b: list((a, b)),
+    lambda a, b: list([a, b]),
+    lambda a, b: sorted([a, b]),
+    lambda a, b: [a] + [b],
+    lambda a, b: [a, b][:],
+    lambda a, b: list(reversed([b, a])),
+    lambda a, b: [x for x in (a, b)],
+], ids=["list_of_tuple", "list_of_list", "sorted", "concatenated", "sliced", "reversed",
+        "comprehension"])
+def test_a_list_made_by_a_call_then_grown_reads_items_as_they_were(make):
+    check_grads(_grown(make), (2.0, 3.0), order=2, modes=("rev", "fwd"))

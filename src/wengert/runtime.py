@@ -72,6 +72,8 @@ def nonzero(a: Any, like: Any) -> Any:
     """``a``, or a materialised zero shaped like the primal ``like`` when ``a`` is ``None``."""
     if a is not None:
         return a
+    if hasattr(like, "__next__"):
+        return []  # an iterator's adjoint is the list of its items' (none here)
     from wengert.tangents import zeros_like
 
     z = zeros_like(like)

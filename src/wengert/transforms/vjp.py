@@ -90,6 +90,11 @@ class VJP(Transform, ReverseControlFlow, LoopRecords):
         self.check_stored_then_changed()
         self.check_nested_writes()
 
+    def is_mutated(self, v: n.Value) -> bool:
+        """Whether the program changes ``v`` in place somewhere (by its own name, or by the
+        name a call it stands for was given: ``ops = list(t)`` is the rule's result)."""
+        return v.id in self.mutated or self.resolve(v).id in self.mutated
+
     def check_nested_writes(self) -> None:
         """Refuse writes into an object that was itself read out of a container or object.
 
@@ -364,7 +369,7 @@ class VJP(Transform, ReverseControlFlow, LoopRecords):
         snap = []
         for a in args:
             # A float ``s`` in ``s += t`` is rebound, not changed: nothing to copy.
-            if self.resolve(a).id in self.mutated and \
+            if self.is_mutated(a) and \
                     self.type_of(a) not in (float, int, bool, str, tuple):
                 s = b.call(self.const_fn(runtime.snapshot), a, hint=a.hint)
                 snap.append(s)
@@ -696,7 +701,7 @@ class VJP(Transform, ReverseControlFlow, LoopRecords):
         b.emit(op)
         obj, index, y, loc = op.obj, op.index, op.result, op.loc
         size = None
-        if self.resolve(obj).id in self.mutated:
+        if self.is_mutated(obj):
             size = b.call(len, obj, hint=f"{obj.hint or 'n'}_len")
 
         def reverse(scope: Scope) -> None:
