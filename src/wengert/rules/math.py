@@ -44,6 +44,34 @@ def _quotient(a: float, b: float, r: float) -> float:
 
 nondifferentiable(_quotient, warn=False, pure=True)
 
+#: Bernoulli numbers B_2, B_4, ..., B_14 (the asymptotic series of the polygamma functions).
+_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6)
+
+
+def _polygamma(n: int, x: float) -> float:
+    """The polygamma function ψ⁽ⁿ⁾(x), the (n+1)-th derivative of ``lgamma`` (n = 0: the
+    digamma function), for any real ``x`` that is not a pole (0, -1, -2, ...).
+
+    The recurrence ψ⁽ⁿ⁾(x) = ψ⁽ⁿ⁾(x + 1) − (−1)ⁿ n! / x^(n+1) moves ``x`` up to 20, where
+    the asymptotic series in the Bernoulli numbers is accurate to about 1e-15."""
+    if x <= 0.0 and x == math.floor(x):
+        return math.nan  # a pole of lgamma: its derivatives do not exist
+    fact = math.factorial(n)
+    sign = -1.0 if n % 2 else 1.0
+    shift = 0.0
+    while x < 20.0:
+        shift -= sign * fact / x ** (n + 1)
+        x += 1.0
+    if n == 0:
+        series = math.log(x) - 0.5 / x
+        for k, b in enumerate(_BERNOULLI, start=1):
+            series -= b / (2 * k * x ** (2 * k))
+        return series + shift
+    series = math.factorial(n - 1) / x ** n + fact / (2.0 * x ** (n + 1))
+    for k, b in enumerate(_BERNOULLI, start=1):
+        series += b * math.factorial(2 * k + n - 1) / (math.factorial(2 * k) * x ** (2 * k + n))
+    return -sign * series + shift
+
 # Trigonometric and hyperbolic functions.
 defderiv(math.sin, lambda x: math.cos(x))
 defderiv(math.cos, lambda x: -math.sin(x))
@@ -83,6 +111,10 @@ pow_vjp, pow_jvp = _pow_rules(math.pow)
 # Special functions.
 defderiv(math.erf, lambda x: _TWO_OVER_SQRT_PI * math.exp(-x * x))
 defderiv(math.erfc, lambda x: -_TWO_OVER_SQRT_PI * math.exp(-x * x))
+defderiv(math.lgamma, lambda x: _polygamma(0, x))
+defderiv(math.gamma, lambda x, *, ans: ans * _polygamma(0, x))
+# Each derivative of the digamma function is the next polygamma function.
+defderiv(_polygamma, None, lambda n, x: _polygamma(n + 1, x))
 
 # Absolute value and sign: slope +-1 in x (0 at x == 0), piecewise constant in the sign.
 defderiv(math.fabs, lambda x: (x > 0) * 1.0 - (x < 0) * 1.0)
@@ -121,6 +153,9 @@ if hasattr(math, "cbrt"):
 cases(math.ldexp, (0.7, 3), (-1.5, -2))
 cases(math.erf, (0.5,), (-1.2,))
 cases(math.erfc, (0.5,), (-1.2,))
+cases(math.lgamma, (0.5,), (3.7,), (-2.5,), (30.0,))
+cases(math.gamma, (0.5,), (3.7,), (-2.5,))
+cases(_polygamma, (0, 0.7), (1, 2.5), (2, -1.5), (3, 25.0))
 cases(math.fabs, (0.5,), (-1.2,))
 cases(math.copysign, (0.5, -2.0), (-1.2, 3.0))
 cases(math.fmod, (5.3, 1.7), (-5.3, 1.7))

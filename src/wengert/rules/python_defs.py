@@ -7,6 +7,9 @@ Python instead, they are inlined into the function being differentiated (like a 
 user helper), and their calls of ``f`` are calls of a known function there, which both
 modes differentiate with its captures, to any order.
 
+The :mod:`statistics` functions people use on floats (``mean``, ``fmean``, ``variance``,
+``pvariance``, ``stdev``, ``pstdev``) are defined here too, in floating point.
+
 Each definition computes what the builtin computes. The laziness of ``map`` and
 ``filter`` is not kept (their results are iterators over lists made at once), as for
 generator expressions, which wengert also evaluates eagerly. The key a ``sorted``,
@@ -18,9 +21,11 @@ from __future__ import annotations
 
 import builtins
 import functools
+import math
+import statistics
 
 from wengert import runtime
-from wengert.rules.registry import defpython
+from wengert.rules.registry import defpython, nondifferentiable
 
 
 @defpython(builtins.map)
@@ -58,3 +63,60 @@ def sorted_(iterable, key=None, reverse=False):
     items = list(iterable)
     order = runtime.keyed_order(items, key, reverse)
     return [items[i] for i in order]
+
+
+# The statistics module computes with exact fractions (and try/except), which no derivative
+# follows; these definitions compute the same in floating point. An empty (or too short)
+# sample calls the module itself, which raises its own error.
+
+
+def _too_short(fn, items, n):
+    """Let ``fn`` raise its own error for a sample of fewer than ``n`` items."""
+    if len(items) < n:
+        fn(items)
+
+
+nondifferentiable(_too_short)
+
+
+@defpython(statistics.mean)
+def mean_(data):
+    items = list(data)
+    _too_short(statistics.mean, items, 1)
+    return sum(items) / len(items)
+
+
+@defpython(statistics.fmean, keywords=("weights",))
+def fmean_(data, weights=None):
+    items = list(data)
+    if weights is None:
+        _too_short(statistics.fmean, items, 1)
+        return sum(items) / len(items)
+    ws = list(weights)
+    return sum([w * x for w, x in zip(ws, items)]) / sum(ws)
+
+
+@defpython(statistics.variance, keywords=("xbar",))
+def variance_(data, xbar=None):
+    items = list(data)
+    _too_short(statistics.variance, items, 2)
+    m = sum(items) / len(items) if xbar is None else xbar
+    return sum([(x - m) * (x - m) for x in items]) / (len(items) - 1)
+
+
+@defpython(statistics.pvariance, keywords=("mu",))
+def pvariance_(data, mu=None):
+    items = list(data)
+    _too_short(statistics.pvariance, items, 1)
+    m = sum(items) / len(items) if mu is None else mu
+    return sum([(x - m) * (x - m) for x in items]) / len(items)
+
+
+@defpython(statistics.stdev, keywords=("xbar",))
+def stdev_(data, xbar=None):
+    return math.sqrt(variance_(data, xbar))
+
+
+@defpython(statistics.pstdev, keywords=("mu",))
+def pstdev_(data, mu=None):
+    return math.sqrt(pvariance_(data, mu))
