@@ -37,6 +37,10 @@ def check_global_writes(fn: n.Function, act: Activity) -> None:
             if not isinstance(m, n.GetAttr) or m.name in READONLY_METHODS:
                 continue
             target, values = m.obj, [*op.args, *(v for _, v in op.kwargs)]
+            holder = consts.get(target.id)
+            attr = getattr(holder, m.name, None) if target.id in consts else None
+            if attr is not None and getattr(attr, "__self__", None) is not holder:
+                continue  # a function the object holds, not a method of it: no write
         else:
             continue
         if target.id not in consts or isinstance(consts[target.id], _IMMUTABLE):

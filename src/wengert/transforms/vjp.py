@@ -77,6 +77,9 @@ class VJP(Transform, ReverseControlFlow, LoopRecords):
         self.records: list[tuple[n.Region, n.Build, n.Region, n.Unpack]] = []
         #: Loop bodies and the ops that push their record (``loop.append``, the call).
         self.pushes: list[tuple[n.Region, n.GetAttr, n.Call]] = []
+        #: Loops with a record list: (forward loop, the list's op, the region holding them,
+        #: the reverse loop, the region holding it).
+        self.stacks: list[tuple[n.Op, n.Build, n.Region, n.For, n.Region]] = []
         for op in n.walk(fn.body):
             if isinstance(op, (n.SetItem, n.SetAttr)):
                 self.mutated.add(op.obj.id)
@@ -285,6 +288,7 @@ class VJP(Transform, ReverseControlFlow, LoopRecords):
         cleanup(pb_fn, drop_pure_calls=True)  # what recomputing made unused
         self.prune_records(vjp_fn)
         if not getattr(self.linker, "differentiated_again", False):
+            self.count_only_loops(vjp_fn, pb_fn)
             # A record pushed before a list it holds is filled aliases that list: fine
             # when run, but code differentiated again must not write into stored lists.
             self.hoist_pushes()

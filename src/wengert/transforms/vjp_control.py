@@ -171,6 +171,7 @@ class ReverseControlFlow:
                 not isinstance(ops[at - 1], (n.For, n.While, n.If, n.With)):
             at -= 1
         ops.insert(at, stack_op)
+        fwd_ops, fwd_region = ops, b.region
         b.emit(op)
         actions = self.forward_region(op.body)
         stack = stack_op.result
@@ -258,28 +259,45 @@ class ReverseControlFlow:
                     pass
             else:
                 record = None
-            push_arg = record
-            if push_arg is None:
-                none = n.Const(None, [n.Value()])
-                op.body.ops.insert(len(op.body.ops) - 1, none)
-                push_arg = none.result
-            append = n.GetAttr(stack, "append", [n.Value()])
-            push = n.Call(append.result, [push_arg], [], [n.Value()])
-            at = len(op.body.ops) - 1
-            if record is not None and record is not fields[0]:
-                at -= 1  # Python evaluates ``loop.append`` before building the record
-            op.body.ops.insert(at, append)
-            op.body.ops.insert(len(op.body.ops) - 1, push)
-            self.pushes.append((op.body, append, push))
+            count = None
+            if record is None and is_for and not op.exit_flags and fwd_region is self.fn.body \
+                    and self.type_of(op.iterable) in (range, list, tuple) and stack_op in fwd_ops:
+                # Nothing to record: the reverse loop only runs as many times, and a loop
+                # over a sized iterable without ``break`` runs len(iterable) times. (At the
+                # top level only: the pullback reads the count where the forward code made it.)
+                fwd_ops.remove(stack_op)
+                size = n.Const(len, [n.Value()])
+                count = n.Call(size.result, [op.iterable], [], [n.Value("steps")], loc=loc)
+                k = fwd_ops.index(op)
+                fwd_ops[k:k] = [size, count]
+            else:
+                push_arg = record
+                if push_arg is None:
+                    none = n.Const(None, [n.Value()])
+                    op.body.ops.insert(len(op.body.ops) - 1, none)
+                    push_arg = none.result
+                append = n.GetAttr(stack, "append", [n.Value()])
+                push = n.Call(append.result, [push_arg], [], [n.Value()])
+                at = len(op.body.ops) - 1
+                if record is not None and record is not fields[0]:
+                    at -= 1  # Python evaluates ``loop.append`` before building the record
+                op.body.ops.insert(at, append)
+                op.body.ops.insert(len(op.body.ops) - 1, push)
+                self.pushes.append((op.body, append, push))
             for vid, v in child.requested.items():
                 if vid not in child.fwd_defs:
                     mapping[child.placeholders[vid].id] = scope.res(v)
             substitute(body, mapping)
-            rev_iter = scope.b.call(reversed, scope.res(stack))
+            if count is not None:
+                rev_iter = scope.b.call(range, scope.res(count.result))
+            else:
+                rev_iter = scope.b.call(reversed, scope.res(stack))
             rfor = n.For(rev_iter, inits, body, [n.Value(_bar(v) if kind != "items"
                                                           else "items_bar")
                                                  for kind, v in slots], loc=loc)
             scope.b.emit(rfor)
+            if count is None:
+                self.stacks.append((op, stack_op, fwd_region, rfor, scope.b.region))
             results = list(zip(slots, rfor.results))
             # Free values first: their slot holds the whole adjoint, carried inits add to it.
             for (kind, v), r in results:

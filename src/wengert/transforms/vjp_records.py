@@ -138,3 +138,36 @@ class LoopRecords:
             record_op.items = [record_op.items[k] for k in keep]
             unpack.results = [unpack.results[k] for k in keep]
         replace_uses(vjp_fn, mapping)
+
+    def count_only_loops(self, vjp_fn: n.Function, pb_fn: n.Function) -> None:
+        """A top-level loop whose reverse reads nothing of its records only needs to run as
+        many times: over a sized iterable without ``break`` that is ``len(iterable)``, so
+        nothing is pushed (``for _ in range(steps)`` instead of ``reversed(loop)``)."""
+        used: set[int] = set()
+        for op in n.walk(vjp_fn.body):
+            used.update(v.id for v in op.operands())
+            if isinstance(op, n.MakeFunction):
+                used.update(v.id for o in n.walk(op.func.body) for v in o.operands())
+        for loop, stack_op, fwd, rfor, rev in self.stacks:
+            if rfor.body.args[0].id in used or not isinstance(loop, n.For) or \
+                    loop.exit_flags or self.type_of(loop.iterable) not in (range, list, tuple) \
+                    or fwd is not vjp_fn.body or rev is not pb_fn.body or \
+                    stack_op not in fwd.ops or loop not in fwd.ops or rfor not in rev.ops:
+                continue
+            for entry in [e for e in self.pushes if e[0] is loop.body]:
+                body, append, push = entry
+                body.ops = [o for o in body.ops if o is not append and o is not push]
+                self.pushes.remove(entry)
+            fwd.ops.remove(stack_op)
+            size = n.Const(len, [n.Value()])
+            steps = n.Call(size.result, [loop.iterable], [], [n.Value("steps")], loc=loop.loc)
+            k = fwd.ops.index(loop)
+            fwd.ops[k:k] = [size, steps]
+            upto = n.Const(range, [n.Value()])
+            it = n.Call(upto.result, [steps.result], [], [n.Value()], loc=loop.loc)
+            old = rfor.iterable
+            rev.ops = [o for o in rev.ops if old not in o.results]  # ``reversed(loop)``
+            k = rev.ops.index(rfor)
+            rev.ops[k:k] = [upto, it]
+            rfor.iterable = it.result
+
