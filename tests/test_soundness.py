@@ -612,3 +612,14 @@ def _grown(make):
         "comprehension"])
 def test_a_list_made_by_a_call_then_grown_reads_items_as_they_were(make):
     check_grads(_grown(make), (2.0, 3.0), order=2, modes=("rev", "fwd"))
+
+
+def test_membership_in_a_dict_of_values_being_differentiated():
+    # ``"c" in kw`` where ``kw`` holds a value being differentiated: a truth value (it was a
+    # stack overflow: the test itself was differentiated through its own lowering).
+    def h(x, **kw):
+        return x * kw["c"] if "c" in kw else x
+
+    assert wengert.grad(lambda x: h(x, c=x))(1.5) == pytest.approx(3.0)
+    assert wengert.grad(lambda x: h(x, d=x) if x not in [2.0] else x)(1.5) == pytest.approx(1.0)
+    check_grads(lambda x: h(x, c=x), (1.5,), order=2, modes=("rev", "fwd"))

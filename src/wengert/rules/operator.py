@@ -814,6 +814,8 @@ nondifferentiable(
     operator.lshift, operator.rshift, operator.floordiv, operator.ifloordiv, operator.index,
     operator.iand, operator.ior, operator.ixor, operator.ilshift, operator.irshift,
     operator.countOf, operator.indexOf, operator.length_hint,
+    # ``x in xs`` and ``x not in xs`` (as the frontend lowers them): truth values.
+    runtime.contained_in, runtime.not_contained_in,
     warn=False, pure=True,
 )
 for _name in ("is_none", "is_not_none"):  # Python 3.14+
