@@ -112,7 +112,9 @@ def jacfwd(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> A
             tl = []
             for leaf, o in zip(leaves, offsets[i]):
                 size = int(numpy.size(leaf))
-                t = numpy.zeros((k, size), dtype=numpy.result_type(leaf, float))
+                # A float32 array gets float32 tangents (and a float32 Jacobian), as in JAX.
+                dtype = numpy.result_type(leaf)
+                t = numpy.zeros((k, size), dtype=dtype if dtype.kind == "f" else float)
                 t[o:o + size] = numpy.eye(size)
                 tl.append(t.reshape((k, *numpy.shape(leaf))))
             dots[i] = internal(args[i], tangents.materialize(
