@@ -43,7 +43,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from wengert.locate import find_node, parse_file
+from wengert.locate import find_node
 from wengert.rules import shapes
 from wengert.rules.registry import defjvp, defvjp, lookup, mark_pure
 
@@ -200,6 +200,23 @@ def _swap(params: list[str], k: int, name: str) -> list[str]:
     return [name if i == k else p for i, p in enumerate(params)]
 
 
+#: The parsed modules the partials of the rules being declared come from: kept only while
+#: the rule modules are imported (:func:`forget_sources`), not for the life of the process.
+_TREES: dict[str, ast.Module | None] = {}
+
+
+def _tree(filename: str) -> ast.Module | None:
+    if filename not in _TREES:
+        text = "".join(linecache.getlines(filename))
+        _TREES[filename] = ast.parse(text, filename) if text else None
+    return _TREES[filename]
+
+
+def forget_sources() -> None:
+    """Drop the parsed rule modules (a large tree each) once their rules are declared."""
+    _TREES.clear()
+
+
 def _signature(p: Callable) -> list[inspect.Parameter]:
     """The positional parameters of ``p`` (a partial, a transpose, a primitive)."""
     return [q for q in inspect.signature(p).parameters.values()
@@ -231,7 +248,7 @@ def _expression(partial: Callable, params: list[str], reads: tuple[str, ...] = (
     """The source of ``partial``'s body with its parameters renamed to ``params``; of the
     names the generated rule defines, it may read only ``reads``."""
     code = getattr(partial, "__code__", None)
-    tree = parse_file(code.co_filename) if code is not None else None
+    tree = _tree(code.co_filename) if code is not None else None
     node = find_node(tree, partial) if tree is not None else None
     if not isinstance(node, ast.Lambda):
         raise ValueError(f"a partial derivative must be a lambda written in a file, "
