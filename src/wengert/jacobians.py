@@ -46,6 +46,11 @@ def layout(out: Any, parts: list[tuple[list[Any], Any, list[int]]], single: bool
                 part = numpy.asarray(rows[j])[o:o + size]
                 part = numpy.moveaxis(part.reshape((size, *numpy.shape(ol))), 0, -1)
                 part = part.reshape((*numpy.shape(ol), *numpy.shape(xl)))
+                # The block has the precision of what it differentiates (float32 in, float32
+                # out), as in JAX, whatever the derivative code computed in.
+                kinds = [numpy.result_type(v) for v in (ol, xl) if isinstance(v, numpy.ndarray)]
+                if kinds and all(k.kind == "f" for k in kinds) and part.dtype.kind == "f":
+                    part = part.astype(numpy.result_type(*kinds), copy=False)
                 per_x.append(float(part) if part.ndim == 0 and not isinstance(
                     xl, numpy.ndarray) and not isinstance(ol, numpy.ndarray) else part)
             per_arg.append(tangents.unflatten(x_def, per_x) if x_leaves else None)
