@@ -90,8 +90,15 @@ def _data() -> dict[str, tuple[Any, ...]]:
     ode = (rng.uniform(-1.0, 1.0, 16), rng.uniform(0.5, 1.5, 16))
     B = rng.standard_normal((30, 30)) / math.sqrt(30)
     gauss = (B, 0.1 * rng.standard_normal(30), rng.standard_normal((50, 30)) @ B.T)
-    return {"mlp_loss": mlp, "logistic_nll": logistic, "logistic_nll_lse": logistic,
-            "softmax_xent": softmax, "ode_loop": ode, "gaussian_nll": gauss}
+    Xs = rng.standard_normal((32, 64))
+    mlp_small = (rng.standard_normal((64, 64)) / 8.0, 0.1 * rng.standard_normal(64),
+                 rng.standard_normal((64, 1)) / 8.0, np.array([0.1]), Xs,
+                 np.sin(Xs[:, :1]))
+    Xg = rng.standard_normal((1000, 8))
+    gmm = (rng.standard_normal((10, 8)), np.log(np.full(10, 0.1)), Xg)
+    return {"mlp_loss": mlp, "mlp_small": mlp_small, "logistic_nll": logistic,
+            "logistic_nll_lse": logistic, "softmax_xent": softmax, "ode_loop": ode,
+            "gaussian_nll": gauss, "gmm_loglik": gmm}
 
 
 def _torch_programs(torch: Any) -> dict[str, Callable[..., Any]]:
@@ -131,8 +138,14 @@ def _torch_programs(torch: Any) -> dict[str, Callable[..., Any]]:
         sign, logdet = torch.linalg.slogdet(S)
         return 0.5 * torch.sum(R.T * sol) + 0.5 * n * logdet + 0.5 * n * d * math.log(2 * math.pi)
 
-    return {f.__name__: f for f in (mlp_loss, logistic_nll, logistic_nll_lse, softmax_xent,
-                                    ode_loop, gaussian_nll)}
+    def gmm_loglik(means, log_w, X):
+        d2 = torch.sum((X[:, None, :] - means[None, :, :]) ** 2, dim=2)
+        return torch.sum(torch.logsumexp(log_w - 0.5 * d2, dim=1))
+
+    out = {f.__name__: f for f in (mlp_loss, logistic_nll, logistic_nll_lse, softmax_xent,
+                                   ode_loop, gaussian_nll, gmm_loglik)}
+    out["mlp_small"] = mlp_loss
+    return out
 
 
 @dataclass(frozen=True)
@@ -151,6 +164,8 @@ PROGRAMS: tuple[Program, ...] = (
     Program("softmax cross-entropy (128×10)", "softmax_xent", (0,)),
     Program("200-step loop on a 16-vector", "ode_loop", (0, 1)),
     Program("Gaussian NLL, solve + slogdet (30×30)", "gaussian_nll", (0, 1)),
+    Program("MLP small (batch 32, 64 → 64 → 1)", "mlp_small", (0, 1, 2, 3)),
+    Program("GMM log-sum-exp (N 1000, K 10, d 8)", "gmm_loglik", (0, 1)),
 )
 
 

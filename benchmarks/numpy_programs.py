@@ -46,6 +46,13 @@ def ode_loop(x, w):
     return np.sum(x ** 2)
 
 
+def mlp_small(W1, b1, W2, b2, X, y):
+    """The MLP loss at the issue's small size (the same maths as ``mlp_loss``)."""
+    h = np.tanh(X @ W1 + b1)
+    out = h @ W2 + b2
+    return np.mean((out - y) ** 2)
+
+
 def gaussian_nll(B, mu, Y):
     """Negative log-likelihood of the rows of ``Y`` under N(mu, B B^T + I / 2)."""
     n, d = Y.shape
@@ -54,3 +61,11 @@ def gaussian_nll(B, mu, Y):
     sol = np.linalg.solve(S, R.T)
     sign, logdet = np.linalg.slogdet(S)
     return 0.5 * np.sum(R.T * sol) + 0.5 * n * logdet + 0.5 * n * d * np.log(2.0 * np.pi)
+
+
+def gmm_loglik(means, log_w, X):
+    """Log-likelihood of a Gaussian mixture (unit variances), log-sum-exp over components."""
+    d2 = np.sum((X[:, None, :] - means[None, :, :]) ** 2, axis=2)
+    logp = log_w - 0.5 * d2
+    m = np.max(logp, axis=1, keepdims=True)
+    return np.sum(m[:, 0] + np.log(np.sum(np.exp(logp - m), axis=1)))
