@@ -260,3 +260,31 @@ def test_a_list_passed_on_keeps_its_appends_and_length():
     fn, compiled = _bound(escapes, 1, [float])
     assert len in _callees(fn)
     assert compiled(1.5) == escapes(1.5)
+
+
+def test_a_rule_made_by_a_function_in_a_dotted_module_names_its_primitive(tmp_path, monkeypatch):
+    # The rule reads its primitive from its closure; generated code spells it through the
+    # module's own name (it bound ``pkg`` to ``pkg.sub.mod`` and failed with AttributeError).
+    import importlib
+
+    import wengert
+    (tmp_path / "dotpkg" / "sub").mkdir(parents=True)
+    (tmp_path / "dotpkg" / "__init__.py").write_text("")
+    (tmp_path / "dotpkg" / "sub" / "__init__.py").write_text("")
+    (tmp_path / "dotpkg" / "sub" / "mod.py").write_text(
+        "from wengert.rules.registry import defjvp, defvjp\n\n\n"
+        "def double(a):\n    return 2.0 * a\n\n\n"
+        "def make_rules(prim, k):\n"
+        "    def vjp(a):\n        return prim(a), lambda g: (g * k,)\n\n"
+        "    def jvp(a):\n        return prim(a), lambda a_dot: a_dot * k\n\n"
+        "    defvjp(prim)(vjp)\n    defjvp(prim)(jvp)\n\n\n"
+        "make_rules(double, 2.0)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    double = importlib.import_module("dotpkg.sub.mod").double
+
+    def f(a):
+        return double(a) * a
+
+    assert wengert.grad(f)(1.5) == pytest.approx(6.0)
+    assert wengert.jvp(f, (1.5,), (1.0,))[1] == pytest.approx(6.0)
+    assert wengert.hessian(f)(1.5) == pytest.approx(4.0)

@@ -168,7 +168,9 @@ def _public_name(value: Any) -> tuple[str | None, Any]:
         return name, value
     if module and name and not module.startswith("_") and \
             getattr(sys.modules.get(module), name, None) is value:
-        return f"{module}.{name}", sys.modules[module]
+        # Spelled through the module's own (last) name, which is bound to the module: a
+        # dotted module (``pkg.sub.mod``) would otherwise bind ``pkg`` to ``mod``.
+        return f"{module.rsplit('.', 1)[-1]}.{name}", sys.modules[module]
     return None, None
 
 
