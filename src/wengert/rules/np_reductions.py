@@ -67,7 +67,14 @@ from wengert.rules.np_reduction_plans import (
     _upper,
     _weight_layout,
 )
-from wengert.rules.registry import defjvp, defpython, defvjp, mark_pure, nondifferentiable
+from wengert.rules.registry import (
+    defjvp,
+    defpython,
+    defrules,
+    defvjp,
+    mark_pure,
+    nondifferentiable,
+)
 from wengert.rules.shapes import unsqueeze as _unsqueeze
 
 _NoValue = np._NoValue
@@ -300,52 +307,35 @@ def _min(a: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
 # is piecewise constant, so it adds no second-order term.
 
 
-@defvjp(_max)
-def _max_vjp(a, axes, keepdims):
-    ans = _max(a, axes, keepdims)
-    w = _tie_weights(a, axes, True)
+def _extreme_rules(extreme: Any, largest: bool) -> None:
+    """The rules of ``_max`` (``largest``) or ``_min``: one pair of bodies, the primitive and
+    the side of the ties read from the closure."""
 
-    def _max_pullback(ans_bar):
-        return _unsum(ans_bar, np.shape(a), axes, keepdims) * w, None, None
+    def extreme_vjp(a, axes, keepdims):
+        ans = extreme(a, axes, keepdims)
+        w = _tie_weights(a, axes, largest)
 
-    return ans, _max_pullback
+        def extreme_pullback(ans_bar):
+            return _unsum(ans_bar, np.shape(a), axes, keepdims) * w, None, None
 
+        return ans, extreme_pullback
 
-@defjvp(_max)
-def _max_jvp(a, axes, keepdims):
-    ans = _max(a, axes, keepdims)
-    w = _tie_weights(a, axes, True)
+    def extreme_jvp(a, axes, keepdims):
+        ans = extreme(a, axes, keepdims)
+        w = _tie_weights(a, axes, largest)
 
-    def _max_differential(a_dot, axes_dot, keepdims_dot):
-        if a_dot is None:
-            return None
-        return _sum(a_dot * w, axes, keepdims)
+        def extreme_differential(a_dot, axes_dot, keepdims_dot):
+            if a_dot is None:
+                return None
+            return _sum(a_dot * w, axes, keepdims)
 
-    return ans, _max_differential
+        return ans, extreme_differential
 
-
-@defvjp(_min)
-def _min_vjp(a, axes, keepdims):
-    ans = _min(a, axes, keepdims)
-    w = _tie_weights(a, axes, False)
-
-    def _min_pullback(ans_bar):
-        return _unsum(ans_bar, np.shape(a), axes, keepdims) * w, None, None
-
-    return ans, _min_pullback
+    defrules(extreme, extreme_vjp, extreme_jvp)
 
 
-@defjvp(_min)
-def _min_jvp(a, axes, keepdims):
-    ans = _min(a, axes, keepdims)
-    w = _tie_weights(a, axes, False)
-
-    def _min_differential(a_dot, axes_dot, keepdims_dot):
-        if a_dot is None:
-            return None
-        return _sum(a_dot * w, axes, keepdims)
-
-    return ans, _min_differential
+_extreme_rules(_max, True)
+_extreme_rules(_min, False)
 
 
 # ============================================================================ products
