@@ -11,6 +11,7 @@ import pytest
 
 import wengert
 import wengert.rules  # noqa: F401  (registers the rules)
+from wengert import runtime
 from wengert.rules import registry
 from wengert.rules.form import cases, defderiv, deflinear
 from wengert.testing import check_grads, check_rule
@@ -35,7 +36,22 @@ def _calling(fn, n: int):
         return lambda a, b: fn(a, b)
     if n == 3:
         return lambda a, b, c: fn(a, b, c)
-    return lambda a, b, c, d: fn(a, b, c, d)
+    if n == 4:
+        return lambda a, b, c, d: fn(a, b, c, d)
+    return lambda a, b, c, d, e: fn(a, b, c, d, e)
+
+
+def _user_values(x) -> bool:
+    """Whether ``x`` is a value a user's function takes: the run-time helpers' cases also
+    hold adjoints (``None`` for a zero, ``runtime.Attrs``), whose second derivatives the
+    helpers' own tests check (tests/rules/test_adjoints.py)."""
+    if x is None or isinstance(x, runtime.Attrs):
+        return False
+    if isinstance(x, (list, tuple)):
+        return all(_user_values(v) for v in x)
+    if isinstance(x, dict):
+        return all(_user_values(v) for v in x.values())
+    return True
 
 
 @pytest.mark.parametrize(("fn", "args"), CASES,
@@ -45,8 +61,9 @@ def test_rule_case(fn, args):
     # identity and batched tangents and cotangents.
     check_rule(fn, *args)
     # Through wengert (inlined), in both modes and to second order.
-    check_grads(_calling(fn, len(args)), args, order=2, modes=("rev", "fwd"),
-                rtol=1e-4, atol=1e-5)
+    if _user_values(args):
+        check_grads(_calling(fn, len(args)), args, order=2, modes=("rev", "fwd"),
+                    rtol=1e-4, atol=1e-5)
 
 
 def test_every_declared_rule_has_cases():

@@ -15,34 +15,14 @@ from typing import Any
 import numpy
 
 from wengert import runtime, tangents
-from wengert.rules.registry import defjvp, defvjp, mark_pure, nondifferentiable
+from wengert.rules.form import ans_bar, cases, deflinear
+from wengert.rules.registry import mark_pure, nondifferentiable
+from wengert.rules.shapes import const as _const
+from wengert.rules.shapes import skeleton as _skeleton
 
 # --------------------------------------------------------------------------------------
 # Structure: what a pullback may keep of a value being differentiated.
 # --------------------------------------------------------------------------------------
-
-
-def _skeleton(x: Any) -> Any:
-    """A stand-in for ``x`` with its structure and none of its values: a zero array view of
-    its shape, a dict of its keys, a list or tuple of ``None`` of its length (``None`` for
-    ``None``; an empty list for an iterator, whose adjoint is a list)."""
-    if x is None:
-        return None
-    if isinstance(x, numpy.ndarray):
-        return numpy.broadcast_to(numpy.zeros((), dtype=x.dtype), x.shape)
-    if isinstance(x, dict):
-        return dict.fromkeys(x)
-    if isinstance(x, tuple):
-        return (None,) * len(x)
-    if hasattr(x, "__len__"):
-        return [None] * len(x)
-    return []
-
-
-def _const(v: Any) -> Any:
-    """``v`` itself, as a constant to the transforms: an index, a key, a name or a count
-    says where an adjoint goes and carries no derivative of its own."""
-    return v
 
 
 def _layout(layout: Any) -> tuple[Any, ...]:
@@ -186,265 +166,59 @@ def _append(items: Any, g: Any, n: int) -> Any:
     return out
 
 
-@defvjp(_take)
-def _take_vjp(t, x, index):
-    y = _take(t, x, index)
-    t_like = _skeleton(t)
-    x_like = _skeleton(x)
-    where = _const(index)
-
-    def _take_pullback(y_bar):
-        t_bar = None
-        if isinstance(x_like, numpy.ndarray):
-            if t_like is not None:
-                t_bar = _add_at(None, x_like, where, y_bar)
-        elif t_like is not None and y_bar is not None:
-            t_bar = runtime.getitem_adjoint(t_like, t_like, where, y_bar)
-        return t_bar, None, None
-
-    return y, _take_pullback
-
-
-@defjvp(_take)
-def _take_jvp(t, x, index):
-    y = _take(t, x, index)
-    x_like = _skeleton(x)
-    where = _const(index)
-
-    def _take_differential(t_dot, x_dot, index_dot):
-        return _take(t_dot, x_like, where)
-
-    return y, _take_differential
-
-
-@defvjp(_add_at)
-def _add_at_vjp(t, x, index, g):
-    y = _add_at(t, x, index, g)
-    t_zero = t is None
-    g_zero = g is None
-    x_like = _skeleton(x)
-    where = _const(index)
-
-    def _add_at_pullback(y_bar):
-        t_bar = None
-        if not t_zero:
-            t_bar = y_bar
-        g_bar = None
-        if not g_zero:
-            g_bar = _take(y_bar, x_like, where)
-        return t_bar, None, None, g_bar
-
-    return y, _add_at_pullback
-
-
-@defjvp(_add_at)
-def _add_at_jvp(t, x, index, g):
-    y = _add_at(t, x, index, g)
-    x_like = _skeleton(x)
-    where = _const(index)
-
-    def _add_at_differential(t_dot, x_dot, index_dot, g_dot):
-        return _add_at(t_dot, x_like, where, g_dot)
-
-    return y, _add_at_differential
-
-
-@defvjp(_stack)
-def _stack_vjp(ts, x):
-    y = _stack(ts, x)
-    zero = y is None
-    n = 0 if ts is None else len(ts)
-    as_tuple = isinstance(ts, tuple)
-    x_like = _skeleton(x)
-
-    def _stack_pullback(y_bar):
-        ts_bar = None
-        if not zero and y_bar is not None:
-            ts_bar = _items(y_bar, x_like, n)
-            if as_tuple:
-                ts_bar = tuple(ts_bar)
-        return ts_bar, None
-
-    return y, _stack_pullback
-
-
-@defjvp(_stack)
-def _stack_jvp(ts, x):
-    y = _stack(ts, x)
-    x_like = _skeleton(x)
-
-    def _stack_differential(ts_dot, x_dot):
-        return _stack(ts_dot, x_like)
-
-    return y, _stack_differential
-
-
-@defvjp(_items)
-def _items_vjp(t, x, n):
-    y = _items(t, x, n)
-    t_zero = t is None
-    x_like = _skeleton(x)
-
-    def _items_pullback(y_bar):
-        t_bar = None
-        if not t_zero:
-            t_bar = _stack(y_bar, x_like)
-        return t_bar, None, None
-
-    return y, _items_pullback
-
-
-@defjvp(_items)
-def _items_jvp(t, x, n):
-    y = _items(t, x, n)
-    x_like = _skeleton(x)
-    count = _const(n)
-
-    def _items_differential(t_dot, x_dot, n_dot):
-        return _items(t_dot, x_like, count)
-
-    return y, _items_differential
-
-
-@defvjp(_pack)
-def _pack_vjp(parts, x, star):
-    y = _pack(parts, x, star)
-    zero = y is None
-    n = 0 if parts is None else len(parts)
-    x_like = _skeleton(x)
-    starred = _const(star)
-
-    def _pack_pullback(y_bar):
-        parts_bar = None
-        if not zero:
-            parts_bar = _unpack(y_bar, x_like, n, starred)
-        return parts_bar, None, None
-
-    return y, _pack_pullback
-
-
-@defjvp(_pack)
-def _pack_jvp(parts, x, star):
-    y = _pack(parts, x, star)
-    x_like = _skeleton(x)
-    starred = _const(star)
-
-    def _pack_differential(parts_dot, x_dot, star_dot):
-        return _pack(parts_dot, x_like, starred)
-
-    return y, _pack_differential
-
-
-@defvjp(_unpack)
-def _unpack_vjp(t, x, n, star):
-    y = _unpack(t, x, n, star)
-    t_zero = t is None
-    x_like = _skeleton(x)
-    starred = _const(star)
-
-    def _unpack_pullback(y_bar):
-        t_bar = None
-        if not t_zero:
-            t_bar = _pack(y_bar, x_like, starred)
-        return t_bar, None, None, None
-
-    return y, _unpack_pullback
-
-
-@defjvp(_unpack)
-def _unpack_jvp(t, x, n, star):
-    y = _unpack(t, x, n, star)
-    x_like = _skeleton(x)
-    count = _const(n)
-    starred = _const(star)
-
-    def _unpack_differential(t_dot, x_dot, n_dot, star_dot):
-        return _unpack(t_dot, x_like, count, starred)
-
-    return y, _unpack_differential
-
-
-@defvjp(_join)
-def _join_vjp(parts, lens, as_tuple):
-    y = _join(parts, lens, as_tuple)
-    parts_zero = parts is None
-    sizes = _const(lens)
-
-    def _join_pullback(y_bar):
-        parts_bar = None
-        if not parts_zero:
-            parts_bar = runtime.split_adjoint(y_bar, sizes)
-        return parts_bar, None, None
-
-    return y, _join_pullback
-
-
-@defjvp(_join)
-def _join_jvp(parts, lens, as_tuple):
-    y = _join(parts, lens, as_tuple)
-    sizes = _const(lens)
-    tupled = _const(as_tuple)
-
-    def _join_differential(parts_dot, lens_dot, as_tuple_dot):
-        return _join(parts_dot, sizes, tupled)
-
-    return y, _join_differential
-
-
-@defvjp(_ungroup)
-def _ungroup_vjp(res, layout):
-    y = _ungroup(res, layout)
-    res_zero = res is None
-    shape = _layout(layout)
-
-    def _ungroup_pullback(y_bar):
-        res_bar = None
-        if not res_zero and y_bar is not None:
-            res_bar = runtime.regroup(y_bar, shape)
-        return res_bar, None
-
-    return y, _ungroup_pullback
-
-
-@defjvp(_ungroup)
-def _ungroup_jvp(res, layout):
-    y = _ungroup(res, layout)
-    shape = _layout(layout)
-
-    def _ungroup_differential(res_dot, layout_dot):
-        return _ungroup(res_dot, shape)
-
-    return y, _ungroup_differential
-
-
-@defvjp(_append)
-def _append_vjp(items, g, n):
-    y = _append(items, g, n)
-    items_zero = items is None
-    g_zero = g is None
-
-    def _append_pullback(y_bar):
-        items_bar, g_bar = runtime.pop_adjoint(y_bar)
-        if items_zero:
-            items_bar = None
-        if g_zero:
-            g_bar = None
-        return items_bar, g_bar, None
-
-    return y, _append_pullback
-
-
-@defjvp(_append)
-def _append_jvp(items, g, n):
-    y = _append(items, g, n)
-    count = _const(n)
-
-    def _append_differential(items_dot, g_dot, n_dot):
-        return _append(items_dot, g_dot, count)
-
-    return y, _append_differential
-
+# Each helper's rules from its transposes (the helpers come in transposed pairs); what a
+# transpose reads of an argument is its skeleton or a constant, never its values.
+deflinear(_take, lambda t, x, index: (
+    _add_at(None, x, index, ans_bar) if isinstance(x, numpy.ndarray)
+    else None if ans_bar is None else runtime.getitem_adjoint(t, t, index, ans_bar)),
+    keep={"t": _skeleton, "x": _skeleton, "index": _const}, zeros=True)
+deflinear(_add_at, lambda t, x, index, g: ans_bar, lambda t, x, index, g: _take(ans_bar, x, index),
+          arg=(0, 3), keep={"x": _skeleton, "index": _const}, zeros=True)
+deflinear(_stack, lambda ts, x: (tuple(_items(ans_bar, x, len(ts))) if isinstance(ts, tuple)
+                                 else _items(ans_bar, x, len(ts))),
+          keep={"ts": _skeleton, "x": _skeleton}, zeros="ans")
+deflinear(_items, lambda t, x, n: _stack(ans_bar, x), keep={"x": _skeleton, "n": _const},
+          zeros=True)
+deflinear(_pack, lambda parts, x, star: _unpack(ans_bar, x, len(parts), star),
+          keep={"parts": _skeleton, "x": _skeleton, "star": _const}, zeros="ans")
+deflinear(_unpack, lambda t, x, n, star: _pack(ans_bar, x, star),
+          keep={"x": _skeleton, "n": _const, "star": _const}, zeros=True)
+deflinear(_join, lambda parts, lens, as_tuple: runtime.split_adjoint(ans_bar, lens),
+          keep={"lens": _const, "as_tuple": _const}, zeros=True)
+deflinear(_ungroup, lambda res, layout: (
+    None if ans_bar is None else runtime.regroup(ans_bar, layout)),
+    keep={"layout": _layout}, zeros=True)
+deflinear(_append, lambda items, g, n: runtime.pop_adjoint(ans_bar)[0],
+          lambda items, g, n: runtime.pop_adjoint(ans_bar)[1], arg=(0, 1),
+          keep={"n": _const}, zeros=True)
 
 mark_pure(_take, _add_at, _stack, _items, _pack, _unpack, _join, _ungroup, _append)
 # A zero adjoint materialised in generated code is a constant.
 nondifferentiable(tangents.zeros_like, runtime.last_writes, _skeleton, _const, _layout, _past_batch)
+
+
+# Sample points of the rules above, checked by tests/rules/test_form.py.
+_V4 = numpy.array([0.3, -1.2, 0.8, 0.5])
+_M32 = numpy.array([[0.5, -1.0], [1.5, 0.25], [-0.75, 2.0]])
+_X3 = [1.0, 2.0, 3.0]
+cases(_take,
+      ([0.1, 0.2, 0.3], _skeleton(_X3), 1),
+      ((0.1, 0.2, 0.3), _skeleton((1.0, 2.0, 3.0)), slice(0, 2)),
+      ({"a": 0.1, "b": 0.2}, _skeleton({"a": 1.0, "b": 2.0}), "a"),
+      (_M32.copy(), _skeleton(_M32), (slice(None), 0)),
+      (_M32.copy(), _skeleton(_M32), numpy.array([2, 0, 2])))
+cases(_add_at,
+      (_M32.copy(), _skeleton(_M32), numpy.array([2, 0, 2]), _M32[::-1].copy()),
+      (None, _skeleton(_M32), 1, _V4[:2].copy()))
+cases(_stack,
+      ([0.1, 0.2], _skeleton([1.0, 2.0])),
+      ((0.1, 0.2), _skeleton((1.0, 2.0))),
+      ([_V4[:2].copy(), None, _V4[2:].copy()], _skeleton(_M32)))
+cases(_items, (_M32.copy(), _skeleton(_M32), 3), ([0.1, 0.2], _skeleton([1.0, 2.0]), 2))
+cases(_pack, ((0.1, [0.2, 0.3]), _skeleton((1.0, 2.0, 3.0)), 1))
+cases(_unpack, (_M32.copy(), _skeleton(_M32), 2, 1))
+cases(_join,
+      ([0.1, [0.2, 0.3], 0.4], (None, 2, None), False),
+      ([0.1, [0.2, 0.3], 0.4], (None, 2, None), True))
+cases(_ungroup, ([0.1, (0.2, 0.3), 0.4], (None, (None, None), None)))
+cases(_append, ([0.1, 0.2], 0.3, 2), (None, 0.3, 2))

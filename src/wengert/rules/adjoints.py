@@ -45,97 +45,12 @@ from wengert.rules.adjoint_parts import (
     _ungroup,
     _unpack,
 )
-from wengert.rules.registry import defjvp, defvjp, mark_pure, nondifferentiable
+from wengert.rules.form import ans_bar, cases, deflinear
+from wengert.rules.registry import defjvp, defrules, defvjp, lookup, mark_pure, nondifferentiable
 
 # --------------------------------------------------------------------------------------
 # The runtime helpers.
 # --------------------------------------------------------------------------------------
-
-
-@defvjp(runtime.add_adjoint)
-def add_adjoint_vjp(a, b):
-    # ``None`` is a zero: the sum's adjoint flows to both terms unchanged.
-    y = runtime.add_adjoint(a, b)
-
-    # It reads neither term, so it stays a plain function where the terms' types are
-    # unknown (maybe ``None``) and the rule is called, not inlined. A dict adjoint passes
-    # whole to both terms: entries for keys a term lacks are adjoints of nothing.
-    def add_adjoint_pullback(y_bar):
-        return y_bar, y_bar
-
-    return y, add_adjoint_pullback
-
-
-@defjvp(runtime.add_adjoint)
-def add_adjoint_jvp(a, b):
-    y = runtime.add_adjoint(a, b)
-
-    def add_adjoint_differential(a_dot, b_dot):
-        return runtime.add_adjoint(a_dot, b_dot)
-
-    return y, add_adjoint_differential
-
-
-@defvjp(runtime.snapshot)
-def snapshot_vjp(x):
-    y = runtime.snapshot(x)
-
-    def snapshot_pullback(y_bar):
-        return (y_bar,)
-
-    return y, snapshot_pullback
-
-
-@defjvp(runtime.snapshot)
-def snapshot_jvp(x):
-    y = runtime.snapshot(x)
-
-    def snapshot_differential(x_dot):
-        # The tangent of a list or array is updated in place with it: the copy keeps its own.
-        return runtime.snapshot(x_dot)
-
-    return y, snapshot_differential
-
-
-@defvjp(runtime.getitem_adjoint)
-def getitem_adjoint_vjp(prev, x, index, g, *size):
-    out = runtime.getitem_adjoint(prev, x, index, g, *size)
-    prev_like = _skeleton(prev)
-    x_like = _skeleton(x)
-    where = _const(index)
-    g_zero = g is None
-    size_bar = (None,) * len(size)
-
-    def getitem_adjoint_pullback(out_bar):
-        prev_bar = None
-        if isinstance(prev_like, dict):
-            # Entries ``out`` has and ``prev`` lacks are not ``prev``'s.
-            prev_bar = runtime.subdict_adjoint(out_bar, prev_like)
-        elif prev_like is not None:
-            prev_bar = out_bar
-        g_bar = None
-        if not g_zero:
-            g_bar = _take(out_bar, x_like, where)
-        return (prev_bar, None, None, g_bar) + size_bar
-
-    return out, getitem_adjoint_pullback
-
-
-@defjvp(runtime.getitem_adjoint)
-def getitem_adjoint_jvp(prev, x, index, g, *size):
-    out = runtime.getitem_adjoint(prev, x, index, g, *size)
-    x_like = _skeleton(x)
-    where = _const(index)
-    sizes = _const(size)
-
-    def getitem_adjoint_differential(prev_dot, x_dot, index_dot, g_dot, *size_dot):
-        if isinstance(x_like, numpy.ndarray):
-            out_dot = _add_at(prev_dot, x_like, where, g_dot)
-        else:
-            out_dot = runtime.getitem_adjoint(prev_dot, x_like, where, g_dot, *sizes)
-        return out_dot
-
-    return out, getitem_adjoint_differential
 
 
 @defvjp(runtime.setitem_adjoint)
@@ -183,32 +98,6 @@ def setitem_adjoint_jvp(prev, index):
     return pair, setitem_adjoint_differential
 
 
-@defvjp(runtime.pop_adjoint)
-def pop_adjoint_vjp(prev):
-    pair = runtime.pop_adjoint(prev)
-    prev_zero = prev is None
-    n = 0 if prev_zero else len(prev) - 1
-
-    def pop_adjoint_pullback(pair_bar):
-        prev_bar = None
-        if not prev_zero:
-            prev_bar = _append(runtime.item_adjoint(pair_bar, 0),
-                               runtime.item_adjoint(pair_bar, 1), n)
-        return (prev_bar,)
-
-    return pair, pop_adjoint_pullback
-
-
-@defjvp(runtime.pop_adjoint)
-def pop_adjoint_jvp(prev):
-    pair = runtime.pop_adjoint(prev)
-
-    def pop_adjoint_differential(prev_dot):
-        return runtime.pop_adjoint(prev_dot)
-
-    return pair, pop_adjoint_differential
-
-
 @defvjp(runtime.getattr_adjoint)
 def getattr_adjoint_vjp(prev, obj, name, g):
     out = runtime.getattr_adjoint(prev, obj, name, g)
@@ -249,32 +138,6 @@ def getattr_adjoint_jvp(prev, obj, name, g):
     return out, getattr_adjoint_differential
 
 
-@defvjp(runtime.field_adjoint)
-def field_adjoint_vjp(g, name):
-    y = runtime.field_adjoint(g, name)
-    g_like = _skeleton(g)
-    field = _const(name)
-
-    def field_adjoint_pullback(y_bar):
-        g_bar = None
-        if g_like is not None and y_bar is not None:
-            g_bar = runtime.getattr_adjoint(g_like, None, field, y_bar)
-        return g_bar, None
-
-    return y, field_adjoint_pullback
-
-
-@defjvp(runtime.field_adjoint)
-def field_adjoint_jvp(g, name):
-    y = runtime.field_adjoint(g, name)
-    field = _const(name)
-
-    def field_adjoint_differential(g_dot, name_dot):
-        return runtime.field_adjoint(g_dot, field)
-
-    return y, field_adjoint_differential
-
-
 @defvjp(runtime.setattr_adjoint)
 def setattr_adjoint_vjp(prev, name):
     pair = runtime.setattr_adjoint(prev, name)
@@ -303,140 +166,6 @@ def setattr_adjoint_jvp(prev, name):
         return runtime.setattr_adjoint(prev_dot, field)
 
     return pair, setattr_adjoint_differential
-
-
-@defvjp(runtime.item_adjoint)
-def item_adjoint_vjp(g, k):
-    y = runtime.item_adjoint(g, k)
-    g_like = _skeleton(g)
-    where = _const(k)
-
-    def item_adjoint_pullback(y_bar):
-        g_bar = None
-        if g_like is not None:
-            g_bar = runtime.getitem_adjoint(None, g_like, where, y_bar)
-        return g_bar, None
-
-    return y, item_adjoint_pullback
-
-
-@defjvp(runtime.item_adjoint)
-def item_adjoint_jvp(g, k):
-    y = runtime.item_adjoint(g, k)
-    where = _const(k)
-
-    def item_adjoint_differential(g_dot, k_dot):
-        return runtime.item_adjoint(g_dot, where)
-
-    return y, item_adjoint_differential
-
-
-@defvjp(runtime.split_adjoint)
-def split_adjoint_vjp(g, lens):
-    parts = runtime.split_adjoint(g, lens)
-    g_zero = g is None
-    as_tuple = isinstance(g, tuple)
-    sizes = _const(lens)
-
-    def split_adjoint_pullback(parts_bar):
-        g_bar = None
-        if not g_zero:
-            g_bar = _join(parts_bar, sizes, as_tuple)
-        return g_bar, None
-
-    return parts, split_adjoint_pullback
-
-
-@defjvp(runtime.split_adjoint)
-def split_adjoint_jvp(g, lens):
-    parts = runtime.split_adjoint(g, lens)
-    sizes = _const(lens)
-
-    def split_adjoint_differential(g_dot, lens_dot):
-        return runtime.split_adjoint(g_dot, sizes)
-
-    return parts, split_adjoint_differential
-
-
-@defvjp(runtime.key_adjoint)
-def key_adjoint_vjp(g, key):
-    y = runtime.key_adjoint(g, key)
-    g_like = _skeleton(g)
-    where = _const(key)
-
-    def key_adjoint_pullback(y_bar):
-        g_bar = None
-        if g_like is not None and y_bar is not None:
-            g_bar = runtime.getitem_adjoint(g_like, g_like, where, y_bar)
-        return g_bar, None
-
-    return y, key_adjoint_pullback
-
-
-@defjvp(runtime.key_adjoint)
-def key_adjoint_jvp(g, key):
-    y = runtime.key_adjoint(g, key)
-    where = _const(key)
-
-    def key_adjoint_differential(g_dot, key_dot):
-        return runtime.key_adjoint(g_dot, where)
-
-    return y, key_adjoint_differential
-
-
-@defvjp(runtime.subdict_adjoint)
-def subdict_adjoint_vjp(g, sub):
-    # The entries of ``g`` at the keys of ``sub``: their adjoints go back to those keys.
-    y = runtime.subdict_adjoint(g, sub)
-    g_like = _skeleton(g)
-
-    def subdict_adjoint_pullback(y_bar):
-        g_bar = None
-        if g_like is not None:
-            g_bar = runtime.subdict_adjoint(y_bar, g_like)
-        return g_bar, None
-
-    return y, subdict_adjoint_pullback
-
-
-@defjvp(runtime.subdict_adjoint)
-def subdict_adjoint_jvp(g, sub):
-    y = runtime.subdict_adjoint(g, sub)
-    keys = _skeleton(sub)
-
-    def subdict_adjoint_differential(g_dot, sub_dot):
-        return runtime.subdict_adjoint(g_dot, keys)
-
-    return y, subdict_adjoint_differential
-
-
-@defvjp(runtime.unpack_adjoint)
-def unpack_adjoint_vjp(parts, value, star):
-    out = runtime.unpack_adjoint(parts, value, star)
-    zero = out is None
-    n = len(parts)
-    value_like = _skeleton(value)
-    starred = _const(star)
-
-    def unpack_adjoint_pullback(out_bar):
-        parts_bar = None
-        if not zero:
-            parts_bar = _unpack(out_bar, value_like, n, starred)
-        return parts_bar, None, None
-
-    return out, unpack_adjoint_pullback
-
-
-@defjvp(runtime.unpack_adjoint)
-def unpack_adjoint_jvp(parts, value, star):
-    out = runtime.unpack_adjoint(parts, value, star)
-    value_like = _skeleton(value)
-    starred = _const(star)
-
-    def unpack_adjoint_differential(parts_dot, value_dot, star_dot):
-        return _pack(parts_dot, value_like, starred)
-
-    return out, unpack_adjoint_differential
 
 
 @defvjp(runtime.push)
@@ -502,32 +231,6 @@ def reversed_adjoint_jvp(collected, iterable):
     return out, reversed_adjoint_differential
 
 
-@defvjp(runtime.inout)
-def inout_vjp(inouts, i):
-    y = runtime.inout(inouts, i)
-    inouts_like = _skeleton(inouts)
-    where = _const(i)
-
-    def inout_pullback(y_bar):
-        inouts_bar = None
-        if inouts_like is not None:
-            inouts_bar = runtime.getitem_adjoint(None, inouts_like, where, y_bar)
-        return inouts_bar, None
-
-    return y, inout_pullback
-
-
-@defjvp(runtime.inout)
-def inout_jvp(inouts, i):
-    y = runtime.inout(inouts, i)
-    where = _const(i)
-
-    def inout_differential(inouts_dot, i_dot):
-        return runtime.inout(inouts_dot, where)
-
-    return y, inout_differential
-
-
 @defvjp(runtime.as_tuple)
 def as_tuple_vjp(x):
     y = runtime.as_tuple(x)
@@ -551,84 +254,56 @@ def as_tuple_jvp(x):
     return y, as_tuple_differential
 
 
-@defvjp(runtime.regroup)
-def regroup_vjp(outs, layout):
-    res = runtime.regroup(outs, layout)
-    shape = _layout(layout)
-
-    def regroup_pullback(res_bar):
-        return _ungroup(res_bar, shape), None
-
-    return res, regroup_pullback
-
-
-@defjvp(runtime.regroup)
-def regroup_jvp(outs, layout):
-    res = runtime.regroup(outs, layout)
-    shape = _layout(layout)
-
-    def regroup_differential(outs_dot, layout_dot):
-        res_dot = None
-        if outs_dot is not None:
-            res_dot = runtime.regroup(outs_dot, shape)
-        return res_dot
-
-    return res, regroup_differential
-
-
-@defvjp(runtime.like_structure)
-def like_structure_vjp(adj, x):
-    out = runtime.like_structure(adj, x)
-    zero = out is None
-    n = len(adj)
-    x_like = _skeleton(x)
-
-    def like_structure_pullback(out_bar):
-        adj_bar = None
-        if not zero:
-            adj_bar = tuple(_items(out_bar, x_like, n))
-        return adj_bar, None
-
-    return out, like_structure_pullback
-
-
-@defjvp(runtime.like_structure)
-def like_structure_jvp(adj, x):
-    out = runtime.like_structure(adj, x)
-    x_like = _skeleton(x)
-
-    def like_structure_differential(adj_dot, x_dot):
-        return _stack(adj_dot, x_like)
-
-    return out, like_structure_differential
-
-
-@defvjp(runtime.finish_adjoint)
-def finish_adjoint_vjp(adj, x):
-    # Zeros made explicit: the identity on the adjoint, whatever its form.
-    out = runtime.finish_adjoint(adj, x)
-
-    def finish_adjoint_pullback(out_bar):
-        return out_bar, None
-
-    return out, finish_adjoint_pullback
-
-
-@defjvp(runtime.finish_adjoint)
-def finish_adjoint_jvp(adj, x):
-    out = runtime.finish_adjoint(adj, x)
-    x_like = _const(x)
-
-    def finish_adjoint_differential(adj_dot, x_dot):
-        return runtime.finish_adjoint(adj_dot, x_like)
-
-    return out, finish_adjoint_differential
+# The rules of the linear helpers, from their transposes (see ``deflinear``): what a
+# transpose reads of an argument is its skeleton or a constant, never its values.
+_PREV_X_INDEX = {"prev": _skeleton, "x": _skeleton, "index": _const}
+deflinear(runtime.add_adjoint, lambda a, b: ans_bar, lambda a, b: ans_bar, arg=(0, 1))
+deflinear(runtime.snapshot, lambda x: ans_bar)
+deflinear(runtime.getitem_adjoint,
+          lambda prev, x, index, g, *size: (
+              runtime.subdict_adjoint(ans_bar, prev) if isinstance(prev, dict) else ans_bar),
+          lambda prev, x, index, g, *size: _take(ans_bar, x, index),
+          arg=(0, 3), keep=_PREV_X_INDEX, zeros=True,
+          # An array's tangents may carry leading batch axes.
+          tangent=lambda prev, x, index, g, *size: (
+              _add_at(prev, x, index, g) if isinstance(x, numpy.ndarray)
+              else runtime.getitem_adjoint(prev, x, index, g, *size)))
+deflinear(runtime.pop_adjoint, lambda prev: _append(
+    runtime.item_adjoint(ans_bar, 0), runtime.item_adjoint(ans_bar, 1), len(prev) - 1),
+    keep={"prev": _skeleton}, zeros=True)
+deflinear(runtime.field_adjoint, lambda g, name: (
+    None if ans_bar is None else runtime.getattr_adjoint(g, None, name, ans_bar)),
+    keep={"g": _skeleton, "name": _const}, zeros=True)
+deflinear(runtime.item_adjoint, lambda g, k: runtime.getitem_adjoint(None, g, k, ans_bar),
+          keep={"g": _skeleton, "k": _const}, zeros=True)
+deflinear(runtime.split_adjoint, lambda g, lens: _join(ans_bar, lens, isinstance(g, tuple)),
+          keep={"g": _skeleton, "lens": _const}, zeros=True)
+deflinear(runtime.key_adjoint, lambda g, key: (
+    None if ans_bar is None else runtime.getitem_adjoint(g, g, key, ans_bar)),
+    keep={"g": _skeleton, "key": _const}, zeros=True)
+# The entries of ``g`` at the keys of ``sub``: their adjoints go back to those keys.
+deflinear(runtime.subdict_adjoint, lambda g, sub: runtime.subdict_adjoint(ans_bar, g),
+          keep={"g": _skeleton, "sub": _skeleton}, zeros=True)
+deflinear(runtime.unpack_adjoint, lambda parts, value, star: _unpack(
+    ans_bar, value, len(parts), star), keep={"parts": _skeleton, "value": _skeleton,
+                                            "star": _const}, zeros="ans",
+          tangent=lambda parts, value, star: _pack(parts, value, star))
+deflinear(runtime.inout, lambda inouts, i: runtime.getitem_adjoint(None, inouts, i, ans_bar),
+          keep={"inouts": _skeleton, "i": _const}, zeros=True)
+deflinear(runtime.regroup, lambda outs, layout: _ungroup(ans_bar, layout),
+          keep={"layout": _layout})
+deflinear(runtime.like_structure, lambda adj, x: tuple(_items(ans_bar, x, len(adj))),
+          keep={"adj": _skeleton, "x": _skeleton}, zeros="ans",
+          tangent=lambda adj, x: _stack(adj, x))
+# Zeros made explicit: the identity on the adjoint, whatever its form (a zero tangent too).
+deflinear(runtime.finish_adjoint, lambda adj, x: ans_bar, keep={"x": _const},
+          tangent=lambda adj, x: runtime.finish_adjoint(adj, x))
 
 
 # The in-place variant computes the same function of its arguments (its caller never
 # reads ``prev`` again): a pullback differentiated again gets the functional rules.
-defvjp(runtime.getitem_adjoint_owned)(getitem_adjoint_vjp)
-defjvp(runtime.getitem_adjoint_owned)(getitem_adjoint_jvp)
+_owned = lookup(runtime.getitem_adjoint)
+defrules(runtime.getitem_adjoint_owned, _owned.vjp, _owned.jvp)
 
 # ``push`` appends to its list: not pure, an unused call of it still has its effect.
 mark_pure(
@@ -647,3 +322,58 @@ nondifferentiable(runtime.structure)
 nondifferentiable(runtime.check_rebinding, runtime.check_plain_setattr, pure=False)
 # Which item max/min picks by key, the order sorted puts items in: piecewise constant.
 nondifferentiable(runtime.keyed_extreme, runtime.keyed_order, runtime.field_index)
+
+
+# Sample points of the rules above, checked by tests/rules/test_form.py.
+_V4 = numpy.array([0.3, -1.2, 0.8, 0.5])
+_M32 = numpy.array([[0.5, -1.0], [1.5, 0.25], [-0.75, 2.0]])
+_X3 = [1.0, 2.0, 3.0]
+cases(runtime.add_adjoint, ([0.1, None], [0.3, 0.4]))
+cases(runtime.snapshot, ([1.0, 2.0],), (_V4,))
+cases(runtime.getitem_adjoint,
+      (None, _X3, 1, 0.5),
+      ([0.1, None, 0.3], _X3, 1, 0.5),
+      ([0.1, 0.2, 0.3], _X3, slice(0, 2), [0.5, 0.7]),
+      (None, (1.0, 2.0, 3.0), 2, 0.5),
+      (None, _V4, 2, 0.5),
+      (_M32.copy(), _M32, 1, _V4[:2].copy()),
+      (_M32.copy(), _M32, (slice(None), 1), _V4[:3].copy()),
+      (_M32.copy(), _M32, numpy.array([0, 0, 2]), _M32[::-1].copy()),
+      ({"a": 1.0}, {"a": 1.0, "b": 2.0}, "b", 0.5),
+      ([0.1, 0.2], [1.0, 2.0, 3.0, 4.0], 1, 0.5, 2))
+cases(runtime.setitem_adjoint,
+      ([0.1, 0.2, 0.3], 1),
+      ([0.1, 0.2, 0.3], slice(1, 3)),
+      (_V4.copy(), 1),
+      (_M32.copy(), (slice(None), 0)),
+      (_M32.copy(), numpy.array([0, 2])),
+      ({"a": 1.0, "b": 2.0}, "a"))
+cases(runtime.pop_adjoint, ([0.1, 0.2, 0.3],))
+cases(runtime.getattr_adjoint,
+      (None, None, "w", 0.5),
+      (runtime.Attrs(w=0.1, b=0.2), None, "w", 0.5),
+      (runtime.Attrs(b=0.2), None, "w", 0.5))
+cases(runtime.field_adjoint, (runtime.Attrs(w=0.1, b=0.2), "w"))
+cases(runtime.setattr_adjoint, (runtime.Attrs(w=0.1, b=0.2), "w"))
+cases(runtime.item_adjoint, ([0.1, 0.2, _V4], 2), ((0.1, 0.2), 0))
+cases(runtime.split_adjoint, ([0.1, 0.2, 0.3, 0.4], (None, 2, None)))
+cases(runtime.key_adjoint, ({"a": 0.1, "b": 0.2}, "b"))
+cases(runtime.subdict_adjoint, ({"a": 0.1, "b": 0.2, "c": 0.3}, {"a": 1, "c": 2}))
+cases(runtime.unpack_adjoint,
+      ((0.1, 0.2, 0.3), _X3, None),
+      ((0.1, [0.2, 0.3], 0.4), (1.0, 2.0, 3.0, 4.0), 1),
+      ((0.1, 0.2, 0.3), _V4[:3].copy(), None),
+      ((_V4[:2].copy(), [_V4[2:].copy(), _V4[1:3].copy()]), _M32, 1))
+cases(runtime.reversed_adjoint,
+      ([0.1, 0.2, 0.3], _X3),
+      ([0.1, 0.2, 0.3], (1.0, 2.0, 3.0)),
+      ([0.1, 0.2, 0.3], _V4[:3].copy()),
+      ([_V4[:2].copy(), _V4[2:].copy(), _V4[1:3].copy()], _M32))
+cases(runtime.inout, ((0.1, [0.2, 0.3]), 1))
+cases(runtime.as_tuple, ([1.0, 2.0],), (_M32.copy(),))
+cases(runtime.regroup, ((0.1, 0.2, 0.3, 0.4), (None, (1.0, 2.0), None)))
+cases(runtime.like_structure,
+      ((0.1, 0.2), [1.0, 2.0]),
+      ((0.1, 0.2), (1.0, 2.0)),
+      ((0.1, 0.2, 0.3), _V4[:3].copy()))
+cases(runtime.finish_adjoint, ([0.1, 0.2], [1.0, 2.0]), (_V4.copy(), _V4 * 2.0))

@@ -43,11 +43,16 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from wengert import runtime
 from wengert.locate import find_node
 from wengert.rules import shapes
 from wengert.rules.registry import defjvp, defvjp, lookup, mark_pure
 
-__all__ = ["cases", "defderiv", "deflinear"]
+__all__ = ["ans_bar", "cases", "defderiv", "deflinear", "defrule"]
+
+#: The name a transpose reads for the result's cotangent (``lambda x: ans_bar * 2.0``):
+#: importable so that the declarations read as plain Python; the generated rule binds it.
+ans_bar: Any = None
 
 _serial = itertools.count(1)
 
@@ -76,16 +81,22 @@ def defderiv(fn: Any, *partials: Callable | None, name: str | None = None,
     ns = _namespace(given)
     head = _head(sig, base, ns)
     call = f"{_spelling(fn, ns)}({', '.join(params)})"
-    slopes = [None if p is None else _expression(p, params) for p in partials]
+    # An in-place operator changes its first argument: the partials read a copy made
+    # before (they may not read the result, which later code may change in turn).
+    read = params if pure else [f"{params[0]}_old", *params[1:]]
+    slopes = [None if p is None else _expression(p, read, pure=pure) for p in partials]
     slopes += [None] * (len(params) - len(slopes))
     # An elementwise function of one argument has its argument's shape: nothing to unbroadcast.
     active = [p for p, d in zip(params, slopes, strict=True) if d is not None]
     spread = broadcast and len(partials) > 1
     plain = [_scaled("ans_bar", d) for d in slopes]
-    # An in-place operator changes its first argument: its shape is read before.
-    first = [f"    {params[0]}_shape = _shape({params[0]})"] if spread and not pure else []
+    first = []
+    if not pure and any(d is not None and read[0] in d for d in slopes):
+        first = [f"    {read[0]} = _snapshot({params[0]})"]
+    if spread and not pure:
+        first.append(f"    {params[0]}_shape = _shape({params[0]})")
     shape_of = {p: f"_shape({p})" for p in params}
-    if first:
+    if spread and not pure:
         shape_of[params[0]] = f"{params[0]}_shape"
     vjp = [f"def {base}_vjp({head}):", *first, f"    ans = {call}"]
     if spread:
@@ -103,12 +114,12 @@ def defderiv(fn: Any, *partials: Callable | None, name: str | None = None,
     # A static argument a call leaves out (its default) comes with no tangent either.
     dot_params = ", ".join(d if q.default is q.empty else f"{d}=None" for d, q in zip(dots, sig))
     if len(params) == 1:
-        jvp = [f"def {base}_jvp({head}):",
+        jvp = [f"def {base}_jvp({head}):", *first,
                f"    ans = {call}",
                f"    return ans, lambda {dots[0]}: {_scaled(dots[0], slopes[0])}"]
     elif len(active) == 1 and not spread:
         k = params.index(active[0])
-        jvp = [f"def {base}_jvp({head}):",
+        jvp = [f"def {base}_jvp({head}):", *first,
                f"    ans = {call}",
                f"    return ans, lambda {dot_params}: "
                f"None if {dots[k]} is None else {_scaled(dots[k], slopes[k])}"]
@@ -130,43 +141,116 @@ def defderiv(fn: Any, *partials: Callable | None, name: str | None = None,
     _register(fn, base, vjp, jvp, ns, pure, "defderiv")
 
 
-def deflinear(fn: Any, transpose: Callable, arg: int = 0, name: str | None = None,
+def deflinear(fn: Any, *transposes: Callable, arg: int | tuple[int, ...] = 0,
+              keep: dict[str, Callable] | None = None, tangent: Callable | None = None,
+              zeros: bool | str = False, name: str | None = None,
               pure: bool = True) -> None:
-    """Register the rules of ``fn``, linear in its argument at position ``arg`` (the others
-    are static: shapes, axes, indices). ``transpose`` gives the cotangent of that argument
-    from the result's, ``ans_bar``: either a lambda of ``fn``'s arguments reading
-    ``ans_bar`` (its expression is substituted; its parameters and defaults are the
-    rule's; it may read the linear argument's structure, not its values), or a function
-    called like ``fn`` with ``ans_bar`` in place of the linear argument, with rules of its
-    own (usually ``fn`` is declared its transpose in turn). Either way the body calls only
-    functions with rules, so that the rule differentiates again. The tangent is ``fn``
-    applied to the argument's tangent, which may carry leading batch axes: a linear
-    function with axes takes them counted from the right."""
-    ns = _namespace([transpose])
-    if _is_lambda(transpose):
-        sig = _signature(transpose)
-        params = [q.name for q in sig]
-        bar = _expression(transpose, params, reads=("ans_bar",))
-    else:
-        sig = _signature(fn)
-        params = [q.name for q in sig]
-        bar = f"{_spelling(transpose, ns)}({', '.join(_swap(params, arg, 'ans_bar'))})"
-    base = name or _name(fn)
-    head = _head(sig, base, ns)
+    """Register the rules of ``fn``, linear in its argument at position ``arg`` (or jointly
+    in the arguments at the positions ``arg`` names; the others are static: shapes, axes,
+    indices). ``transposes`` (one per linear argument) give that argument's cotangent from
+    the result's, ``ans_bar``: either a lambda of ``fn``'s arguments reading ``ans_bar``
+    (its expression is substituted; its parameters and defaults are the rule's), or a
+    function called like ``fn`` with ``ans_bar`` in place of the linear argument, with rules
+    of its own (usually ``fn`` is declared its transpose in turn). Either way the body calls
+    only functions with rules (or Python helpers of this package), so that the rule
+    differentiates again. The tangent is ``fn`` applied to the arguments' tangents (or the
+    expression of ``tangent``, a lambda of the same parameters, the linear ones standing
+    for their tangents), which may carry leading batch axes: a linear function with axes
+    takes them counted from the right.
+
+    A transpose must not read a value being differentiated, only its structure (the rule
+    may be called, not inlined, in code differentiated again, and a closure over such a
+    value cannot be): ``keep`` maps argument names to the non-differentiable function whose
+    result the transposes and the tangent read in the argument's place (``shapes.skeleton``:
+    its shape, length or keys; ``shapes.const``: an index, a key, a name, as a constant).
+    ``zeros=True``: a linear argument that is ``None`` (a symbolic zero) gets ``None`` as its
+    cotangent; ``zeros="ans"``: every linear argument does when the result is ``None``.
+    """
+    linear = (arg,) if isinstance(arg, int) else tuple(arg)
+    if len(transposes) != len(linear):
+        raise ValueError(f"deflinear({_name(fn)}): {len(linear)} linear arguments but "
+                         f"{len(transposes)} transposes")
+    lambdas = [t for t in (*transposes, tangent) if t is not None and _is_lambda(t)]
+    ns = _namespace([*transposes, *([tangent] if tangent is not None else [])])
+    source = lambdas[0] if lambdas else fn
+    sig = _signature(source)
+    params = [q.name for q in sig]
+    star = _star(source)
+    rest = [f"*{star}"] if star else []
     spell = _spelling(fn, ns)
+    bars = []
+    for k, t in zip(linear, transposes, strict=True):
+        if _is_lambda(t):
+            bars.append(_expression(t, params, reads=("ans_bar",)))
+        else:
+            bars.append(f"{_spelling(t, ns)}({', '.join(_swap(params, k, 'ans_bar') + rest)})")
+    base = name or _name(fn)
+    head = ", ".join([_head(sig, base, ns), *rest])
+    call = f"{spell}({', '.join(params + rest)})"
+    kept = [f"    {p} = {_spelling(f, ns)}({p})" for p, f in (keep or {}).items()]
+    tests = {k: f"{params[k]}_zero" for k in linear} if zeros is True else {}
+    if zeros == "ans":
+        tests = dict.fromkeys(linear, "ans_zero")
     cotangents = ["None"] * len(params)
-    cotangents[arg] = bar
-    dots = [f"{p}_dot" for p in params]
-    dot_params = ", ".join(d if q.default is q.empty else f"{d}=None" for d, q in zip(dots, sig))
-    vjp = [f"def {base}_vjp({head}):",
-           f"    ans = {spell}({', '.join(params)})",
-           f"    return ans, lambda ans_bar: {_tuple(cotangents)}"]
-    jvp = [f"def {base}_jvp({head}):",
-           f"    ans = {spell}({', '.join(params)})",
-           f"    return ans, lambda {dot_params}: "
-           + (f"None if {dots[arg]} is None else " if len(params) > 1 else "")
-           + f"{spell}({', '.join(_swap(params, arg, dots[arg]))})"]
+    for k, bar in zip(linear, bars, strict=True):
+        cotangents[k] = f"None if {tests[k]} else {bar}" if tests else bar
+    vjp = [f"def {base}_vjp({head}):", f"    ans = {call}",
+           *(f"    {t} = {t[:-5]} is None" for t in dict.fromkeys(tests.values())),
+           *kept,
+           f"    return ans, lambda ans_bar: {_tuple(cotangents)}"
+           + (f" + (None,) * len({star})" if star else "")]
+    dots = [f"{p}_dot" if k in linear else p for k, p in enumerate(params)]
+    if tangent is not None:
+        value = _expression(tangent, dots, reads=tuple(dots[k] for k in linear))
+    else:
+        value = f"{spell}({', '.join(dots + rest)})"
+        if len(params) > 1 and len(linear) == 1:
+            value = f"None if {dots[linear[0]]} is None else {value}"
+    dot_params = ", ".join(f"{p}_dot" if q.default is q.empty else f"{p}_dot=None"
+                           for p, q in zip(params, sig, strict=True))
+    if star:
+        dot_params += f", *{star}_dot"
+    jvp = [f"def {base}_jvp({head}):", f"    ans = {call}",
+           *(line for line in kept if line.split(" = ")[0].strip() not in
+             {params[k] for k in linear}),
+           f"    return ans, lambda {dot_params}: {value}"]
     _register(fn, base, vjp, jvp, ns, pure, "deflinear")
+
+
+def defrule(fn: Any, pure: bool = False) -> Callable[[Callable], Callable]:
+    """Register both of ``fn``'s rules from one function written like ``fn``'s reverse
+    rule, but returning ``value, pullback, differential``: the escape hatch for what
+    :func:`defderiv` and :func:`deflinear` cannot say (sequences, several results, in-place
+    updates, run-time choices), with the part both modes share (the primal, what the
+    derivatives read of it) written once. The reverse rule is the function without the
+    ``def`` of the differential, the forward rule the function without that of the
+    pullback, each compiled from source in the shape the inliner reads."""
+
+    def register(rule: Callable) -> Callable:
+        tree = _tree(rule.__code__.co_filename)
+        node = find_node(tree, rule) if tree is not None else None
+        last = node.body[-1] if isinstance(node, ast.FunctionDef) else None
+        if not (isinstance(last, ast.Return) and isinstance(last.value, ast.Tuple)
+                and len(last.value.elts) == 3
+                and all(isinstance(e, ast.Name) for e in last.value.elts[1:])):
+            raise ValueError(f"defrule({_name(fn)}): the rule must end with "
+                             f"'return value, pullback, differential'")
+        value, back, forth = last.value.elts
+        base = _name(fn)
+        ns = _namespace([rule])
+        sources = []
+        for mode, keep, drop in (("vjp", back, forth), ("jvp", forth, back)):
+            body = [st for st in node.body[:-1]
+                    if not (isinstance(st, ast.FunctionDef) and st.name == drop.id)]
+            ret = ast.Return(ast.Tuple([value, keep], ast.Load()))
+            made = ast.FunctionDef(name=f"{base}_{mode}", args=node.args, body=[*body, ret],
+                                   decorator_list=[], returns=None, type_comment=None)
+            made.type_params = []  # Python 3.12+ reads it
+            sources.append(ast.unparse(ast.fix_missing_locations(ast.Module([made], []))))
+        _register(fn, base, sources[0].splitlines(), sources[1].splitlines(), ns, pure, None)
+        return rule
+
+    return register
 
 
 def cases(fn: Any, *args: tuple) -> None:
@@ -223,6 +307,12 @@ def _signature(p: Callable) -> list[inspect.Parameter]:
             if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
 
 
+def _star(p: Callable) -> str | None:
+    """The name of ``p``'s ``*args`` parameter, if it has one."""
+    return next((q.name for q in inspect.signature(p).parameters.values()
+                 if q.kind is q.VAR_POSITIONAL), None)
+
+
 def _positional(p: Callable) -> list[str]:
     return [q.name for q in _signature(p)]
 
@@ -244,9 +334,11 @@ def _is_lambda(f: Any) -> bool:
     return getattr(getattr(f, "__code__", None), "co_name", None) == "<lambda>"
 
 
-def _expression(partial: Callable, params: list[str], reads: tuple[str, ...] = ()) -> str:
+def _expression(partial: Callable, params: list[str], reads: tuple[str, ...] = (),
+                pure: bool = True) -> str:
     """The source of ``partial``'s body with its parameters renamed to ``params``; of the
-    names the generated rule defines, it may read only ``reads``."""
+    names the generated rule defines, it may read only ``reads`` (and ``ans`` unless the
+    rule is of an in-place operator)."""
     code = getattr(partial, "__code__", None)
     tree = _tree(code.co_filename) if code is not None else None
     node = find_node(tree, partial) if tree is not None else None
@@ -255,6 +347,8 @@ def _expression(partial: Callable, params: list[str], reads: tuple[str, ...] = (
                          f"got {partial!r}")
     rename = dict(zip(_positional(partial), params, strict=True))
     reserved = {"ans_bar", "ans_dot", "term", *(p + "_dot" for p in params)} - set(reads)
+    if not pure:
+        reserved.add("ans")
 
     class Rename(ast.NodeTransformer):
         def visit_Name(self, name: ast.Name) -> ast.Name:
@@ -276,7 +370,8 @@ def _namespace(fns: list[Callable]) -> dict[str, Any]:
         closure = getattr(f, "__closure__", None) or ()
         for var, cell in zip(getattr(code, "co_freevars", ()), closure, strict=True):
             ns[var] = cell.cell_contents
-    ns.update(_sum_to=shapes.sum_to, _broadcast_to=shapes.broadcast_to, _shape=shapes.shape)
+    ns.update(_sum_to=shapes.sum_to, _broadcast_to=shapes.broadcast_to, _shape=shapes.shape,
+              _skeleton=shapes.skeleton, _const=shapes.const, _snapshot=runtime.snapshot)
     return ns
 
 

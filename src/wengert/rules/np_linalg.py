@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from wengert.rules.form import cases, defderiv, deflinear
+from wengert.rules.form import ans_bar, cases, defderiv, deflinear
 from wengert.rules.np_reductions import _sum
 from wengert.rules.registry import defjvp, defpython, defvjp, mark_pure, nondifferentiable
 from wengert.rules.shapes import broadcast_to as _broadcast_to
@@ -829,8 +829,8 @@ def _unkeep(g: Any, k: int, keep: bool) -> Any:
     return np.zeros(g.shape[:-1] + (k,), dtype=g.dtype)
 
 
-deflinear(_keep, lambda x, keep: _unkeep(ans_bar, np.shape(x)[-1], keep))  # noqa: F821
-deflinear(_unkeep, lambda g, k, keep: _keep(ans_bar, keep))  # noqa: F821
+deflinear(_keep, lambda x, keep: _unkeep(ans_bar, np.shape(x)[-1], keep))
+deflinear(_unkeep, lambda g, k, keep: _keep(ans_bar, keep))
 mark_pure(_keep, _unkeep)
 
 

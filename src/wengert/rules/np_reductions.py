@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from wengert.rules.form import cases, defderiv, deflinear
+from wengert.rules.form import ans_bar, cases, defderiv, deflinear
 from wengert.rules.np_reduction_plans import (
     _axes,
     _axis,
@@ -104,9 +104,9 @@ def _sum_back(g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: b
     return np.sum(g, axis=axes, keepdims=keepdims)
 
 
-deflinear(_sum, lambda a, axes, keepdims: _unsum(ans_bar, np.shape(a), axes, keepdims))  # noqa: F821
-deflinear(_unsum, lambda g, shape, axes, keepdims: _sum_back(ans_bar, shape, axes, keepdims))  # noqa: F821
-deflinear(_sum_back, lambda g, shape, axes, keepdims: _unsum(ans_bar, shape, axes, keepdims))  # noqa: F821
+deflinear(_sum, lambda a, axes, keepdims: _unsum(ans_bar, np.shape(a), axes, keepdims))
+deflinear(_unsum, lambda g, shape, axes, keepdims: _sum_back(ans_bar, shape, axes, keepdims))
+deflinear(_sum_back, lambda g, shape, axes, keepdims: _unsum(ans_bar, shape, axes, keepdims))
 
 
 def _to_last(a: Any, axes: tuple[int, ...]) -> Any:
@@ -128,8 +128,8 @@ def _from_last(g: Any, axes: tuple[int, ...], shape: tuple[int, ...]) -> Any:
     return np.moveaxis(g, tuple(range(-k, 0)), axes)
 
 
-deflinear(_to_last, lambda a, axes: _from_last(ans_bar, axes, np.shape(a)))  # noqa: F821
-deflinear(_from_last, lambda g, axes, shape: _to_last(ans_bar, axes))  # noqa: F821
+deflinear(_to_last, lambda a, axes: _from_last(ans_bar, axes, np.shape(a)))
+deflinear(_from_last, lambda g, axes, shape: _to_last(ans_bar, axes))
 
 
 def _expand(a: Any, axes: tuple[int, ...]) -> Any:
@@ -142,8 +142,8 @@ def _squeeze_axes(a: Any, axes: tuple[int, ...]) -> Any:
     return np.squeeze(a, axes)
 
 
-deflinear(_expand, lambda a, axes: _squeeze_axes(ans_bar, axes))  # noqa: F821
-deflinear(_squeeze_axes, lambda a, axes: _expand(ans_bar, axes))  # noqa: F821
+deflinear(_expand, lambda a, axes: _squeeze_axes(ans_bar, axes))
+deflinear(_squeeze_axes, lambda a, axes: _expand(ans_bar, axes))
 
 
 def _reshape_tail(x: Any, old: tuple[int, ...], new: tuple[int, ...]) -> Any:
@@ -152,7 +152,7 @@ def _reshape_tail(x: Any, old: tuple[int, ...], new: tuple[int, ...]) -> Any:
     return x.reshape(x.shape[:x.ndim - len(old)] + tuple(new))
 
 
-deflinear(_reshape_tail, lambda x, old, new: _reshape_tail(ans_bar, new, old))  # noqa: F821
+deflinear(_reshape_tail, lambda x, old, new: _reshape_tail(ans_bar, new, old))
 
 
 def _cumsum(a: Any, axis: int) -> Any:
@@ -165,8 +165,8 @@ def _rcumsum(g: Any, axis: int) -> Any:
     return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis)
 
 
-deflinear(_cumsum, lambda a, axis: _rcumsum(ans_bar, axis))  # noqa: F821
-deflinear(_rcumsum, lambda g, axis: _cumsum(ans_bar, axis))  # noqa: F821
+deflinear(_cumsum, lambda a, axis: _rcumsum(ans_bar, axis))
+deflinear(_rcumsum, lambda g, axis: _cumsum(ans_bar, axis))
 
 
 def _diff(a: Any, n: int, axis: int) -> Any:
@@ -187,8 +187,8 @@ def _diff_T(g: Any, n: int, axis: int) -> Any:
     return g
 
 
-deflinear(_diff, lambda a, n, axis: _diff_T(ans_bar, n, axis))  # noqa: F821
-deflinear(_diff_T, lambda g, n, axis: _diff(ans_bar, n, axis))  # noqa: F821
+deflinear(_diff, lambda a, n, axis: _diff_T(ans_bar, n, axis))
+deflinear(_diff_T, lambda g, n, axis: _diff(ans_bar, n, axis))
 
 
 def _trace(a: Any, offset: int, axes: tuple[int, int]) -> Any:
@@ -213,8 +213,8 @@ def _trace_T(g: Any, shape: tuple[int, ...], offset: int, axes: tuple[int, int])
     return out
 
 
-deflinear(_trace, lambda a, offset, axes: _trace_T(ans_bar, np.shape(a), offset, axes))  # noqa: F821
-deflinear(_trace_T, lambda g, shape, offset, axes: _trace(ans_bar, offset, axes))  # noqa: F821
+deflinear(_trace, lambda a, offset, axes: _trace_T(ans_bar, np.shape(a), offset, axes))
+deflinear(_trace_T, lambda g, shape, offset, axes: _trace(ans_bar, offset, axes))
 
 
 def _einsum1(a: Any, ins: str, out: str) -> Any:
@@ -242,8 +242,8 @@ def _einsum_expand(v: Any, frm: str, to: str, shape: tuple[int, ...]) -> Any:
     return out
 
 
-deflinear(_einsum1, lambda a, ins, out: _einsum_expand(ans_bar, out, ins, np.shape(a)))  # noqa: F821
-deflinear(_einsum_expand, lambda v, frm, to, shape: _einsum1(ans_bar, to, frm))  # noqa: F821
+deflinear(_einsum1, lambda a, ins, out: _einsum_expand(ans_bar, out, ins, np.shape(a)))
+deflinear(_einsum_expand, lambda v, frm, to, shape: _einsum1(ans_bar, to, frm))
 
 
 # ==================================================================== the bilinear einsum

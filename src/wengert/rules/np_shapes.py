@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from wengert.rules.form import cases, defderiv, deflinear
+from wengert.rules.form import ans_bar, cases, defderiv, deflinear
 from wengert.rules.np_plans import (
     _UNSET,
     _along_plan,
@@ -354,11 +354,11 @@ def _arange(start: Any, stop: Any, step: Any, dtype: Any) -> Any:
     return np.asarray(np.arange(start, stop, step, dtype=dtype))
 
 
-deflinear(_permute, lambda a, perm: _permute(ans_bar, _inverse(perm)))  # noqa: F821
-deflinear(_reshape, lambda a, old, new: _reshape(ans_bar, new, old))  # noqa: F821
-deflinear(_reshape_f, lambda a, old, new: _reshape_f(ans_bar, new, old))  # noqa: F821
-deflinear(_index, lambda a, index: _unindex(ans_bar, index, np.shape(a)))  # noqa: F821
-deflinear(_unindex, lambda g, index, shape: _index(ans_bar, index))  # noqa: F821
+deflinear(_permute, lambda a, perm: _permute(ans_bar, _inverse(perm)))
+deflinear(_reshape, lambda a, old, new: _reshape(ans_bar, new, old))
+deflinear(_reshape_f, lambda a, old, new: _reshape_f(ans_bar, new, old))
+deflinear(_index, lambda a, index: _unindex(ans_bar, index, np.shape(a)))
+deflinear(_unindex, lambda g, index, shape: _index(ans_bar, index))
 deflinear(_pack, _unpack)
 deflinear(_unpack, _pack)
 deflinear(_concat, _split)
@@ -366,9 +366,9 @@ deflinear(_split, _concat)
 deflinear(_broadcast, _unbroadcast)
 deflinear(_unbroadcast, _broadcast)
 deflinear(_mask, _mask)
-deflinear(_spread, lambda c, mask, dtype: _spread_sum(ans_bar, mask, _dtype(c)))  # noqa: F821
-deflinear(_spread_sum, lambda g, mask, dtype: _spread(ans_bar, mask, _dtype(g)))  # noqa: F821
-deflinear(_convert, lambda t, to, result: _convert(ans_bar, _dtype(t), result))  # noqa: F821
+deflinear(_spread, lambda c, mask, dtype: _spread_sum(ans_bar, mask, _dtype(c)))
+deflinear(_spread_sum, lambda g, mask, dtype: _spread(ans_bar, mask, _dtype(g)))
+deflinear(_convert, lambda t, to, result: _convert(ans_bar, _dtype(t), result))
 
 
 # A cast is linear or piecewise constant by its dtype, known only when it runs: one
@@ -387,10 +387,10 @@ def _cast_jvp(a, dtype):
 
 mark_pure(_cast)
 deflinear(_copy, _copy)
-deflinear(_item, lambda a, shape, k: _unindex(ans_bar, _entry(k, shape), shape))  # noqa: F821
+deflinear(_item, lambda a, shape, k: _unindex(ans_bar, _entry(k, shape), shape))
 # np.float64(x) and np.float32(x) of a number are casts: the cotangent is cast back.
-deflinear(np.float64, lambda x: _cast(ans_bar, _dtype(x)))  # noqa: F821
-deflinear(np.float32, lambda x: _cast(ans_bar, _dtype(x)))  # noqa: F821
+deflinear(np.float64, lambda x: _cast(ans_bar, _dtype(x)))
+deflinear(np.float32, lambda x: _cast(ans_bar, _dtype(x)))
 # linspace is affine in (start, stop): each sample weighs stop by a fixed ramp.
 defderiv(_linspace,
          lambda start, stop, num, endpoint, *, ans:

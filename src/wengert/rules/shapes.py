@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy
 
-__all__ = ["broadcast_to", "mT", "shape", "squeeze", "sum_to", "unsqueeze"]
+__all__ = ["broadcast_to", "const", "mT", "shape", "skeleton", "squeeze", "sum_to", "unsqueeze"]
 
 
 def shape(x: Any) -> tuple[int, ...]:
@@ -73,3 +73,26 @@ def unsqueeze(x: Any, axis: int) -> Any:
 def squeeze(x: Any, axis: int) -> Any:
     """Remove the size-1 axis at negative position ``axis``."""
     return numpy.squeeze(x, axis)
+
+
+def skeleton(x: Any) -> Any:
+    """A stand-in for ``x`` with its structure and none of its values: a zero array view of
+    its shape, a dict of its keys, a list or tuple of ``None`` of its length (``None`` for
+    ``None``; an empty list for an iterator, whose adjoint is a list)."""
+    if x is None:
+        return None
+    if isinstance(x, numpy.ndarray):
+        return numpy.broadcast_to(numpy.zeros((), dtype=x.dtype), x.shape)
+    if isinstance(x, dict):
+        return dict.fromkeys(x)
+    if isinstance(x, tuple):
+        return (None,) * len(x)
+    if hasattr(x, "__len__"):
+        return [None] * len(x)
+    return []
+
+
+def const(v: Any) -> Any:
+    """``v`` itself, as a constant to the transforms: an index, a key, a name or a count
+    says where an adjoint goes and carries no derivative of its own."""
+    return v
