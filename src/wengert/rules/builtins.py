@@ -171,7 +171,7 @@ def sum_jvp(xs, *start):
 
 
 # pow(base, exp[, mod]) is base ** exp, or (ints only, no derivative) a modular power.
-pow_vjp, pow_jvp = _pow_rules(builtins.pow)
+_pow_rules(builtins.pow)
 
 
 # --------------------------------------------------------------------------------------

@@ -273,6 +273,11 @@ def _scaled(cotangent: str, slope: str | None) -> str:
         return cotangent
     if slope in ("-1", "-1.0", "(-1.0)", "(-1)"):
         return f"-{cotangent}"
+    tree = ast.parse(slope, mode="eval").body
+    if isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.Div) and \
+            isinstance(tree.left, ast.Constant) and tree.left.value == 1:
+        # A slope 1 / d: divide by d rather than multiply by its reciprocal.
+        return ast.unparse(ast.BinOp(ast.Name(cotangent), ast.Div(), tree.right))
     return f"{cotangent} * ({slope})"
 
 

@@ -106,7 +106,7 @@ if hasattr(math, "cbrt"):  # Python 3.11+
 # x * 2**i with an int exponent: linear in x.
 defderiv(math.ldexp, lambda x, i: math.ldexp(1.0, i), None)
 # The conventions of operator.pow (JAX's): see rules/operator.py.
-pow_vjp, pow_jvp = _pow_rules(math.pow)
+_pow_rules(math.pow)
 
 # Special functions.
 defderiv(math.erf, lambda x: _TWO_OVER_SQRT_PI * math.exp(-x * x))

@@ -32,29 +32,19 @@ from typing import Any
 import numpy
 
 from wengert import runtime
-from wengert.rules.form import cases, defderiv, deflinear
-from wengert.rules.registry import defjvp, defrules, defvjp, mark_pure, nondifferentiable
+from wengert.rules.form import cases, defderiv, deflinear, defrule
+from wengert.rules.registry import defjvp, defrules, defvjp, lookup, mark_pure, nondifferentiable
 from wengert.rules.shapes import broadcast_to as _broadcast_to
 from wengert.rules.shapes import mT as _mT
 from wengert.rules.shapes import shape as _shape
 from wengert.rules.shapes import squeeze as _squeeze
 from wengert.rules.shapes import sum_to as _sum_to
 from wengert.rules.shapes import unsqueeze as _unsqueeze
+from wengert.runtime import snapshot as _snapshot
 
 # --------------------------------------------------------------------------------------
 # Linear and shape helpers used inside rule bodies.  Each is a primitive with rules.
 # --------------------------------------------------------------------------------------
-
-
-def _snapshot(x: Any) -> Any:
-    """A copy of a mutable array about to be updated in place; other values as they are.
-
-    In-place operators on arrays overwrite their left operand, which a pullback
-    may still need.
-    """
-    if isinstance(x, numpy.ndarray):
-        return x.copy()
-    return x
 
 
 def _log_base(a: Any) -> Any:
@@ -105,7 +95,7 @@ def _nones_like(seq: Any) -> Any:
 
 
 nondifferentiable(_shape, _nones_like)
-mark_pure(_sum_to, _broadcast_to, _mT, _unsqueeze, _squeeze, _snapshot, _log_base, _pos_recip,
+mark_pure(_sum_to, _broadcast_to, _mT, _unsqueeze, _squeeze, _log_base, _pos_recip,
           _sum_cotangents)
 
 
@@ -116,7 +106,6 @@ deflinear(_broadcast_to, _sum_to)
 deflinear(_mT, _mT)
 deflinear(_unsqueeze, _squeeze)
 deflinear(_squeeze, _unsqueeze)
-defderiv(_snapshot, lambda x: 1.0)
 defderiv(_log_base, lambda a: _pos_recip(a))
 defderiv(_pos_recip, lambda a, *, ans: -(ans * ans))
 _A23 = numpy.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
@@ -125,7 +114,6 @@ cases(_broadcast_to, (_A23[:1], (1, 3), (2, 3)), (numpy.array(0.5), (), (2, 3)))
 cases(_mT, (_A23,))
 cases(_unsqueeze, (_A23, -2))
 cases(_squeeze, (_A23[:1], -2))
-cases(_snapshot, (0.5,), (_A23,))
 cases(_log_base, (0.5,), (_A23 + 2.0,))
 cases(_pos_recip, (0.5,), (_A23 + 2.0,))
 
@@ -177,6 +165,12 @@ def _repeat_adjoint_jvp(y_bar, n):
 mark_pure(_repeat_adjoint)
 
 
+def _alias(fn: Any, of: Any) -> None:
+    """Give ``fn`` the rules of ``of``, which computes the same function."""
+    rule = lookup(of)
+    defrules(fn, rule.vjp, rule.jvp)
+
+
 # --------------------------------------------------------------------------------------
 # Addition and subtraction.
 # --------------------------------------------------------------------------------------
@@ -187,7 +181,8 @@ def _add_rules(add):
     closure constant the inliner reads): numbers, arrays with broadcasting, and sequence
     concatenation, where each operand gets its slice of the cotangent."""
 
-    def add_vjp(a, b):
+    @defrule(add)
+    def add_rule(a, b):
         # A list operand may be extended in place: remember where the split is first.
         n = 0
         if isinstance(a, (list, tuple)):
@@ -206,14 +201,6 @@ def _add_rules(add):
                 a_bar = _sum_to(y_bar, _shape(a), y_shape)
                 b_bar = _sum_to(y_bar, _shape(b), y_shape)
             return a_bar, b_bar
-
-        return y, add_pullback
-
-    def add_jvp(a, b):
-        n = 0
-        if isinstance(a, (list, tuple)):
-            n = len(a)
-        y = add(a, b)
 
         def add_differential(a_dot, b_dot):
             if a_dot is None and b_dot is None:
@@ -237,304 +224,151 @@ def _add_rules(add):
                     y_dot = a_dot + b_dot
             return y_dot
 
-        return y, add_differential
-
-    defrules(add, add_vjp, add_jvp)
-    return add_vjp, add_jvp
+        return y, add_pullback, add_differential
 
 
-add_vjp, add_jvp = _add_rules(operator.add)
-iadd_vjp, iadd_jvp = _add_rules(operator.iadd)
+_add_rules(operator.add)
+_add_rules(operator.iadd)
 
 
-# The in-place form too: its partials read neither operand, which it may have overwritten.
+# The in-place forms too (``pure=False``): their partials read a copy of the left operand
+# made before the operator overwrites it.
 defderiv(operator.sub, lambda a, b: 1.0, lambda a, b: -1.0, broadcast=True)
 defderiv(operator.isub, lambda a, b: 1.0, lambda a, b: -1.0, broadcast=True, pure=False)
-cases(operator.sub, (0.5, 2.0), (numpy.ones((2, 3)), numpy.arange(3.0)))
-cases(operator.isub, (0.5, 2.0), (numpy.ones((2, 3)), numpy.arange(3.0)))
+defderiv(operator.truediv, lambda a, b: 1.0 / b, lambda a, b, *, ans: -ans / b, broadcast=True)
+defderiv(operator.itruediv, lambda a, b: 1.0 / b, lambda a, b: -a / (b * b), broadcast=True,
+         pure=False)
+_B3 = numpy.arange(1.0, 4.0)
+for _f in (operator.sub, operator.isub, operator.truediv, operator.itruediv):
+    cases(_f, (0.5, 2.0), (numpy.ones((2, 3)), _B3), (_A23 + 2.0, 1.5))
+cases(operator.truediv, (1.5, _A23 + 2.0))
 
 
 # --------------------------------------------------------------------------------------
-# Multiplication (numbers, arrays, and sequence repetition ``seq * n``).
+# Multiplication (numbers, arrays, and sequence repetition ``seq * n``), remainder,
+# powers and matrix products, each with its in-place form (``inplace``, a closure
+# constant): an in-place operator overwrites an array or list operand, so the
+# derivatives read a copy ``a0`` of it (the branch folds away in the other form).
 # --------------------------------------------------------------------------------------
 
 
-@defvjp(operator.mul)
-def mul_vjp(a, b):
-    y = a * b
+def _mul_rules(mul, inplace):
+    @defrule(mul, pure=not inplace)
+    def mul_rule(a, b):
+        a0 = a
+        if inplace:
+            a0 = _snapshot(a)
+        y = mul(a, b)
 
-    def mul_pullback(y_bar):
-        if isinstance(y, float):
-            a_bar = y_bar * b
-            b_bar = y_bar * a
-        elif isinstance(y, (list, tuple)):
-            # ``seq * n``: each entry of seq appears n times; the int count has no adjoint.
-            if isinstance(a, (list, tuple)):
-                a_bar = _repeat_adjoint(y_bar, len(a))
-                b_bar = None
-            else:
-                a_bar = None
-                b_bar = _repeat_adjoint(y_bar, len(b))
-        else:
-            y_shape = _shape(y)
-            a_bar = _sum_to(y_bar * b, _shape(a), y_shape)
-            b_bar = _sum_to(y_bar * a, _shape(b), y_shape)
-        return a_bar, b_bar
-
-    return y, mul_pullback
-
-
-@defjvp(operator.mul)
-def mul_jvp(a, b):
-    y = a * b
-
-    def mul_differential(a_dot, b_dot):
-        if isinstance(y, (list, tuple)):
-            # Repeat the tangent of the sequence operand; the count is an int.
-            if isinstance(a, (list, tuple)):
-                y_dot = None
-                if a_dot is not None:
-                    y_dot = a_dot * b
-            else:
-                y_dot = None
-                if b_dot is not None:
-                    y_dot = a * b_dot
-        else:
-            if not isinstance(y, float):
-                y_shape = _shape(y)
-                a_dot = _broadcast_to(a_dot, _shape(a), y_shape)
-                b_dot = _broadcast_to(b_dot, _shape(b), y_shape)
-            if a_dot is None:
-                if b_dot is None:
-                    y_dot = None
+        def mul_pullback(y_bar):
+            if isinstance(y, float):
+                a_bar = y_bar * b
+                b_bar = y_bar * a0
+            elif isinstance(y, (list, tuple)):
+                # ``seq * n``: each entry of seq appears n times; the int count has no adjoint.
+                if isinstance(a0, (list, tuple)):
+                    a_bar = _repeat_adjoint(y_bar, len(a0))
+                    b_bar = None
                 else:
-                    y_dot = a * b_dot
-            elif b_dot is None:
-                y_dot = a_dot * b
+                    a_bar = None
+                    b_bar = _repeat_adjoint(y_bar, len(b))
             else:
-                y_dot = a_dot * b + a * b_dot
-        return y_dot
+                y_shape = _shape(y)
+                a_bar = _sum_to(y_bar * b, _shape(a0), y_shape)
+                b_bar = _sum_to(y_bar * a0, _shape(b), y_shape)
+            return a_bar, b_bar
 
-    return y, mul_differential
+        def mul_differential(a_dot, b_dot):
+            if isinstance(y, (list, tuple)):
+                # Repeat the tangent of the sequence operand; the count is an int.
+                y_dot = None
+                if isinstance(a0, (list, tuple)):
+                    if a_dot is not None:
+                        y_dot = a_dot * b
+                elif b_dot is not None:
+                    y_dot = a0 * b_dot
+            else:
+                if not isinstance(y, float):
+                    y_shape = _shape(y)
+                    a_dot = _broadcast_to(a_dot, _shape(a0), y_shape)
+                    b_dot = _broadcast_to(b_dot, _shape(b), y_shape)
+                if a_dot is None:
+                    if b_dot is None:
+                        y_dot = None
+                    else:
+                        y_dot = a0 * b_dot
+                elif b_dot is None:
+                    y_dot = a_dot * b
+                else:
+                    y_dot = a_dot * b + a0 * b_dot
+            return y_dot
+
+        return y, mul_pullback, mul_differential
 
 
-@defvjp(operator.imul)
-def imul_vjp(a, b):
-    # The left operand is overwritten when it is an array or a list: keep what the
-    # pullback reads.
-    a0 = _snapshot(a)
-    n = 0
-    if isinstance(a, (list, tuple)):
-        n = len(a)
-    y = a
-    y *= b
+_mul_rules(operator.mul, False)
+_mul_rules(operator.imul, True)
 
-    def imul_pullback(y_bar):
-        if isinstance(y, float):
-            a_bar = y_bar * b
-            b_bar = y_bar * a0
-        elif isinstance(y, (list, tuple)):
-            a_bar = _repeat_adjoint(y_bar, n)
-            b_bar = None
-        else:
+
+def _mod_rules(mod, inplace):
+    @defrule(mod, pure=not inplace)
+    def mod_rule(a, b):
+        # a % b == a - b * (a // b) with a // b piecewise constant; printf-style formatting
+        # (a string) has no derivative.
+        text = isinstance(a, (str, bytes))
+        a0 = a
+        if inplace:
+            a0 = _snapshot(a)
+        y = mod(a, b)
+
+        def mod_pullback(y_bar):
+            if text:
+                return None, None
+            if isinstance(y, float):
+                return y_bar, -y_bar * (a0 // b)
             y_shape = _shape(y)
-            a_bar = _sum_to(y_bar * b, _shape(a0), y_shape)
-            b_bar = _sum_to(y_bar * a0, _shape(b), y_shape)
-        return a_bar, b_bar
+            return (_sum_to(y_bar, _shape(a0), y_shape),
+                    _sum_to(-y_bar * (a0 // b), _shape(b), y_shape))
 
-    return y, imul_pullback
-
-
-@defjvp(operator.imul)
-def imul_jvp(a, b):
-    a0 = _snapshot(a)
-    y = a
-    y *= b
-
-    def imul_differential(a_dot, b_dot):
-        if isinstance(y, (list, tuple)):
-            y_dot = None
-            if a_dot is not None:
-                y_dot = a_dot * b
-        else:
+        def mod_differential(a_dot, b_dot):
+            if text:
+                return None
             if not isinstance(y, float):
                 y_shape = _shape(y)
                 a_dot = _broadcast_to(a_dot, _shape(a0), y_shape)
                 b_dot = _broadcast_to(b_dot, _shape(b), y_shape)
-            if a_dot is None:
-                if b_dot is None:
-                    y_dot = None
-                else:
-                    y_dot = a0 * b_dot
-            elif b_dot is None:
-                y_dot = a_dot * b
-            else:
-                y_dot = a_dot * b + a0 * b_dot
-        return y_dot
-
-    return y, imul_differential
-
-
-# --------------------------------------------------------------------------------------
-# Division and remainder.
-# --------------------------------------------------------------------------------------
-
-
-defderiv(operator.truediv, lambda a, b: 1.0 / b, lambda a, b, *, ans: -ans / b, broadcast=True)
-cases(operator.truediv, (0.5, 2.0), (numpy.ones((2, 3)), numpy.arange(1.0, 4.0)), (1.5, _A23 + 2.0))
-
-
-@defvjp(operator.itruediv)
-def itruediv_vjp(a, b):
-    a0 = _snapshot(a)
-    y = a
-    y /= b
-
-    def itruediv_pullback(y_bar):
-        # y may be overwritten later, so the adjoint of b is written with a0.
-        if isinstance(y, float):
-            a_bar = y_bar / b
-            b_bar = -y_bar * (a0 / (b * b))
-        else:
-            y_shape = _shape(y)
-            a_bar = _sum_to(y_bar / b, _shape(a0), y_shape)
-            b_bar = _sum_to(-y_bar * (a0 / (b * b)), _shape(b), y_shape)
-        return a_bar, b_bar
-
-    return y, itruediv_pullback
-
-
-@defjvp(operator.itruediv)
-def itruediv_jvp(a, b):
-    a0 = _snapshot(a)
-    y = a
-    y /= b
-
-    def itruediv_differential(a_dot, b_dot):
-        if not isinstance(y, float):
-            y_shape = _shape(y)
-            a_dot = _broadcast_to(a_dot, _shape(a0), y_shape)
-            b_dot = _broadcast_to(b_dot, _shape(b), y_shape)
-        if a_dot is None:
             if b_dot is None:
-                y_dot = None
-            else:
-                y_dot = -b_dot * (a0 / (b * b))
-        elif b_dot is None:
-            y_dot = a_dot / b
-        else:
-            y_dot = a_dot / b - b_dot * (a0 / (b * b))
-        return y_dot
-
-    return y, itruediv_differential
-
-
-@defvjp(operator.mod)
-def mod_vjp(a, b):
-    y = a % b
-
-    def mod_pullback(y_bar):
-        # a % b == a - b * (a // b) with a // b piecewise constant.
-        if isinstance(y, float):
-            a_bar = y_bar
-            b_bar = -y_bar * (a // b)
-        elif isinstance(y, (str, bytes)):
-            # printf-style formatting: a string has no derivative.
-            a_bar = None
-            b_bar = None
-        else:
-            y_shape = _shape(y)
-            a_bar = _sum_to(y_bar, _shape(a), y_shape)
-            b_bar = _sum_to(-y_bar * (a // b), _shape(b), y_shape)
-        return a_bar, b_bar
-
-    return y, mod_pullback
-
-
-@defjvp(operator.mod)
-def mod_jvp(a, b):
-    y = a % b
-
-    def mod_differential(a_dot, b_dot):
-        if isinstance(y, (str, bytes)):
-            y_dot = None
-        else:
-            if not isinstance(y, float):
-                y_shape = _shape(y)
-                a_dot = _broadcast_to(a_dot, _shape(a), y_shape)
-                b_dot = _broadcast_to(b_dot, _shape(b), y_shape)
+                return a_dot
             if a_dot is None:
-                if b_dot is None:
-                    y_dot = None
-                else:
-                    y_dot = -b_dot * (a // b)
-            elif b_dot is None:
-                y_dot = a_dot
-            else:
-                y_dot = a_dot - b_dot * (a // b)
-        return y_dot
+                return -b_dot * (a0 // b)
+            return a_dot - b_dot * (a0 // b)
 
-    return y, mod_differential
+        return y, mod_pullback, mod_differential
 
 
-@defvjp(operator.imod)
-def imod_vjp(a, b):
-    q = a // b
-    y = a
-    y %= b
-
-    def imod_pullback(y_bar):
-        if isinstance(y, float):
-            a_bar = y_bar
-            b_bar = -y_bar * q
-        else:
-            y_shape = _shape(y)
-            a_bar = _sum_to(y_bar, _shape(a), y_shape)
-            b_bar = _sum_to(-y_bar * q, _shape(b), y_shape)
-        return a_bar, b_bar
-
-    return y, imod_pullback
+_mod_rules(operator.mod, False)
+_mod_rules(operator.imod, True)
 
 
-@defjvp(operator.imod)
-def imod_jvp(a, b):
-    q = a // b
-    y = a
-    y %= b
-
-    def imod_differential(a_dot, b_dot):
-        if not isinstance(y, float):
-            y_shape = _shape(y)
-            a_dot = _broadcast_to(a_dot, _shape(a), y_shape)
-            b_dot = _broadcast_to(b_dot, _shape(b), y_shape)
-        if a_dot is None:
-            if b_dot is None:
-                y_dot = None
-            else:
-                y_dot = -b_dot * q
-        elif b_dot is None:
-            y_dot = a_dot
-        else:
-            y_dot = a_dot - b_dot * q
-        return y_dot
-
-    return y, imod_differential
+# d(a**b)/da = b * a**(b-1), taken as 0 when b == 0 (even at a == 0) and as b * inf at
+# a == 0 with b < 1, like JAX; d(a**b)/db = log(a) * a**b with JAX's conventions at a <= 0
+# (see _log_base).  An int exponent gets no adjoint.
 
 
-# --------------------------------------------------------------------------------------
-# Powers.  d(a**b)/da = b * a**(b-1), taken as 0 when b == 0 (even at a == 0) and as
-# b * inf at a == 0 with b < 1, like JAX; d(a**b)/db = log(a) * a**b with JAX's
-# conventions at a <= 0 (see _log_base).  An int exponent gets no adjoint.
-# --------------------------------------------------------------------------------------
+def _pow_rules(power, inplace=False):
+    """The rules of ``a ** b``, ``a **= b``, ``pow(a, b[, mod])`` and ``math.pow(a, b)``
+    (``power``, a closure constant the inliner reads).  ``pow(a, b, mod)`` works on ints
+    only and has no derivative; the other calls pass no ``mod``, and its tests fold away."""
 
-
-def _pow_rules(power):
-    """The rules of ``a ** b``, ``pow(a, b[, mod])`` and ``math.pow(a, b)`` (``power``,
-    a closure constant the inliner reads).  ``pow(a, b, mod)`` works on ints only and
-    has no derivative; the other calls pass no ``mod``, and its tests fold away."""
-
-    def pow_vjp(a, b, *mod):
+    @defrule(power, pure=not inplace)
+    def pow_rule(a, b, *mod):
+        a0 = a
+        if inplace:
+            a0 = _snapshot(a)
         y = power(a, b, *mod)
+        y0 = y
+        if inplace:
+            y0 = _snapshot(y)
 
         def pow_pullback(y_bar):
             if len(mod) > 0:
@@ -542,26 +376,21 @@ def _pow_rules(power):
             if isinstance(y, float):
                 if b == 0:
                     a_bar = None
-                elif a == 0 and b < 1:
+                elif a0 == 0 and b < 1:
                     a_bar = y_bar * (b * math.inf)
                 else:
-                    a_bar = y_bar * (b * power(a, b - 1))
+                    a_bar = y_bar * (b * a0 ** (b - 1))
                 b_bar = None
                 if not isinstance(b, int):
-                    b_bar = y_bar * (_log_base(a) * y)
+                    b_bar = y_bar * (_log_base(a0) * y0)
             else:
                 y_shape = _shape(y)
                 # (b == 0) bumps the exponent to 0 where b == 0, so 0 * 0**-1 never makes a NaN.
-                a_bar = _sum_to(y_bar * (b * power(a, b - 1 + (b == 0))), _shape(a), y_shape)
+                a_bar = _sum_to(y_bar * (b * a0 ** (b - 1 + (b == 0))), _shape(a0), y_shape)
                 b_bar = None
                 if not isinstance(b, int):
-                    b_bar = _sum_to(y_bar * (_log_base(a) * y), _shape(b), y_shape)
+                    b_bar = _sum_to(y_bar * (_log_base(a0) * y0), _shape(b), y_shape)
             return a_bar, b_bar
-
-        return y, pow_pullback
-
-    def pow_jvp(a, b, *mod):
-        y = power(a, b, *mod)
 
         def pow_differential(a_dot, b_dot, *mod_dot):
             if len(mod) > 0:
@@ -569,93 +398,28 @@ def _pow_rules(power):
             if isinstance(y, float):
                 if a_dot is None or b == 0:
                     a_term = None
-                elif a == 0 and b < 1:
+                elif a0 == 0 and b < 1:
                     a_term = a_dot * (b * math.inf)
                 else:
-                    a_term = a_dot * (b * power(a, b - 1))
+                    a_term = a_dot * (b * a0 ** (b - 1))
             else:
                 y_shape = _shape(y)
-                a_dot = _broadcast_to(a_dot, _shape(a), y_shape)
+                a_dot = _broadcast_to(a_dot, _shape(a0), y_shape)
                 b_dot = _broadcast_to(b_dot, _shape(b), y_shape)
                 a_term = None
                 if a_dot is not None:
-                    a_term = a_dot * (b * power(a, b - 1 + (b == 0)))
+                    a_term = a_dot * (b * a0 ** (b - 1 + (b == 0)))
             if b_dot is None:
-                y_dot = a_term
-            elif a_term is None:
-                y_dot = b_dot * (_log_base(a) * y)
-            else:
-                y_dot = a_term + b_dot * (_log_base(a) * y)
-            return y_dot
+                return a_term
+            if a_term is None:
+                return b_dot * (_log_base(a0) * y0)
+            return a_term + b_dot * (_log_base(a0) * y0)
 
-        return y, pow_differential
-
-    defrules(power, pow_vjp, pow_jvp)
-    return pow_vjp, pow_jvp
+        return y, pow_pullback, pow_differential
 
 
-pow_vjp, pow_jvp = _pow_rules(operator.pow)
-
-
-@defvjp(operator.ipow)
-def ipow_vjp(a, b):
-    a0 = _snapshot(a)
-    y = a
-    y **= b
-
-    def ipow_pullback(y_bar):
-        # Written with a0 only: y may be overwritten later.
-        if isinstance(y, float):
-            if b == 0:
-                a_bar = None
-            elif a0 == 0 and b < 1:
-                a_bar = y_bar * (b * math.inf)
-            else:
-                a_bar = y_bar * (b * a0 ** (b - 1))
-            b_bar = None
-            if not isinstance(b, int):
-                b_bar = y_bar * (_log_base(a0) * a0 ** b)
-        else:
-            y_shape = _shape(y)
-            a_bar = _sum_to(y_bar * (b * a0 ** (b - 1 + (b == 0))), _shape(a0), y_shape)
-            b_bar = None
-            if not isinstance(b, int):
-                b_bar = _sum_to(y_bar * (_log_base(a0) * a0 ** b), _shape(b), y_shape)
-        return a_bar, b_bar
-
-    return y, ipow_pullback
-
-
-@defjvp(operator.ipow)
-def ipow_jvp(a, b):
-    a0 = _snapshot(a)
-    y = a
-    y **= b
-
-    def ipow_differential(a_dot, b_dot):
-        if isinstance(y, float):
-            if a_dot is None or b == 0:
-                a_term = None
-            elif a0 == 0 and b < 1:
-                a_term = a_dot * (b * math.inf)
-            else:
-                a_term = a_dot * (b * a0 ** (b - 1))
-        else:
-            y_shape = _shape(y)
-            a_dot = _broadcast_to(a_dot, _shape(a0), y_shape)
-            b_dot = _broadcast_to(b_dot, _shape(b), y_shape)
-            a_term = None
-            if a_dot is not None:
-                a_term = a_dot * (b * a0 ** (b - 1 + (b == 0)))
-        if b_dot is None:
-            y_dot = a_term
-        elif a_term is None:
-            y_dot = b_dot * (_log_base(a0) * a0 ** b)
-        else:
-            y_dot = a_term + b_dot * (_log_base(a0) * a0 ** b)
-        return y_dot
-
-    return y, ipow_differential
+_pow_rules(operator.pow)
+_pow_rules(operator.ipow, True)
 
 
 # --------------------------------------------------------------------------------------
@@ -676,129 +440,83 @@ cases(operator.abs, (0.5,), (-2.0,), (_A23,))
 # Matrix multiplication.  A 1-D operand is promoted to a matrix (a row for the left,
 # a column for the right) with _unsqueeze, the matrix formulas are applied with
 # broadcasting over stacks, and the promoted axes are removed again, so one code path
-# covers 1-D, 2-D and stacked (N-D) operands and batched tangents.
+# covers 1-D, 2-D and stacked (N-D) operands and batched tangents.  ``a @= b`` keeps
+# ``a``'s shape (both are matrices).
 # --------------------------------------------------------------------------------------
 
 
-@defvjp(operator.matmul)
-def matmul_vjp(a, b):
-    y = a @ b
-
-    def matmul_pullback(y_bar):
-        a_shape = _shape(a)
-        b_shape = _shape(b)
-        y_shape = _shape(y)
-        stack = y_shape[: len(y_shape) - (len(a_shape) > 1) - (len(b_shape) > 1)]
-        a2 = a
-        b2 = b
-        g = y_bar
-        if len(b_shape) == 1:
-            b2 = _unsqueeze(b, -1)
-            g = _unsqueeze(g, -1)
-        if len(a_shape) == 1:
-            a2 = _unsqueeze(a, -2)
-            g = _unsqueeze(g, -2)
-        a2_shape = _shape(a2)
-        b2_shape = _shape(b2)
-        a_bar = _sum_to(g @ _mT(b2), a2_shape, stack + a2_shape[-2:])
-        b_bar = _sum_to(_mT(a2) @ g, b2_shape, stack + b2_shape[-2:])
-        if len(a_shape) == 1:
-            a_bar = _squeeze(a_bar, -2)
-        if len(b_shape) == 1:
-            b_bar = _squeeze(b_bar, -1)
-        return a_bar, b_bar
-
-    return y, matmul_pullback
-
-
-@defjvp(operator.matmul)
-def matmul_jvp(a, b):
-    y = a @ b
-
-    def matmul_differential(a_dot, b_dot):
-        a_shape = _shape(a)
-        b_shape = _shape(b)
-        y_shape = _shape(y)
-        stack = y_shape[: len(y_shape) - (len(a_shape) > 1) - (len(b_shape) > 1)]
-        a2 = a
-        b2 = b
-        if len(a_shape) == 1:
-            a2 = _unsqueeze(a, -2)
-            if a_dot is not None:
-                a_dot = _unsqueeze(a_dot, -2)
-        if len(b_shape) == 1:
-            b2 = _unsqueeze(b, -1)
-            if b_dot is not None:
-                b_dot = _unsqueeze(b_dot, -1)
-        a2_shape = _shape(a2)
-        b2_shape = _shape(b2)
-        # Broadcasting the tangent over the stack first keeps its batch axes in front.
-        a_dot = _broadcast_to(a_dot, a2_shape, stack + a2_shape[-2:])
-        b_dot = _broadcast_to(b_dot, b2_shape, stack + b2_shape[-2:])
-        if a_dot is None:
-            if b_dot is None:
-                y_dot = None
-            else:
-                y_dot = a2 @ b_dot
-        elif b_dot is None:
-            y_dot = a_dot @ b2
-        else:
-            y_dot = a_dot @ b2 + a2 @ b_dot
-        if y_dot is not None and len(a_shape) == 1:
-            y_dot = _squeeze(y_dot, -2)
-        if y_dot is not None and len(b_shape) == 1:
-            y_dot = _squeeze(y_dot, -1)
-        return y_dot
-
-    return y, matmul_differential
-
-
-@defvjp(operator.imatmul)
-def imatmul_vjp(a, b):
-    # NumPy multiplies in place (the result has a's shape, so both are matrices).
-    a0 = _snapshot(a)
-    y = a
-    y @= b
-
-    def imatmul_pullback(y_bar):
-        y_shape = _shape(y)
+def _matmul_rules(matmul, inplace):
+    @defrule(matmul, pure=not inplace)
+    def matmul_rule(a, b):
+        a0 = a
+        if inplace:
+            a0 = _snapshot(a)
+        y = matmul(a, b)
         a_shape = _shape(a0)
         b_shape = _shape(b)
-        a_bar = _sum_to(y_bar @ _mT(b), a_shape, y_shape[:-2] + a_shape[-2:])
-        b_bar = _sum_to(_mT(a0) @ y_bar, b_shape, y_shape[:-2] + b_shape[-2:])
-        return a_bar, b_bar
-
-    return y, imatmul_pullback
-
-
-@defjvp(operator.imatmul)
-def imatmul_jvp(a, b):
-    a0 = _snapshot(a)
-    y = a
-    y @= b
-
-    def imatmul_differential(a_dot, b_dot):
         y_shape = _shape(y)
-        b_dot = _broadcast_to(b_dot, _shape(b), y_shape[:-2] + _shape(b)[-2:])
-        if a_dot is None:
-            if b_dot is None:
-                y_dot = None
-            else:
-                y_dot = a0 @ b_dot
-        elif b_dot is None:
-            y_dot = a_dot @ b
-        else:
-            y_dot = a_dot @ b + a0 @ b_dot
-        return y_dot
+        stack = y_shape[: len(y_shape) - (len(a_shape) > 1) - (len(b_shape) > 1)]
 
-    return y, imatmul_differential
+        def matmul_pullback(y_bar):
+            a2 = a0
+            b2 = b
+            g = y_bar
+            if len(b_shape) == 1:
+                b2 = _unsqueeze(b, -1)
+                g = _unsqueeze(g, -1)
+            if len(a_shape) == 1:
+                a2 = _unsqueeze(a0, -2)
+                g = _unsqueeze(g, -2)
+            a2_shape = _shape(a2)
+            b2_shape = _shape(b2)
+            a_bar = _sum_to(g @ _mT(b2), a2_shape, stack + a2_shape[-2:])
+            b_bar = _sum_to(_mT(a2) @ g, b2_shape, stack + b2_shape[-2:])
+            if len(a_shape) == 1:
+                a_bar = _squeeze(a_bar, -2)
+            if len(b_shape) == 1:
+                b_bar = _squeeze(b_bar, -1)
+            return a_bar, b_bar
+
+        def matmul_differential(a_dot, b_dot):
+            a2 = a0
+            b2 = b
+            if len(a_shape) == 1:
+                a2 = _unsqueeze(a0, -2)
+                if a_dot is not None:
+                    a_dot = _unsqueeze(a_dot, -2)
+            if len(b_shape) == 1:
+                b2 = _unsqueeze(b, -1)
+                if b_dot is not None:
+                    b_dot = _unsqueeze(b_dot, -1)
+            a2_shape = _shape(a2)
+            b2_shape = _shape(b2)
+            # Broadcasting the tangent over the stack first keeps its batch axes in front.
+            a_dot = _broadcast_to(a_dot, a2_shape, stack + a2_shape[-2:])
+            b_dot = _broadcast_to(b_dot, b2_shape, stack + b2_shape[-2:])
+            if a_dot is None:
+                if b_dot is None:
+                    return None
+                y_dot = a2 @ b_dot
+            elif b_dot is None:
+                y_dot = a_dot @ b2
+            else:
+                y_dot = a_dot @ b2 + a2 @ b_dot
+            if len(a_shape) == 1:
+                y_dot = _squeeze(y_dot, -2)
+            if len(b_shape) == 1:
+                y_dot = _squeeze(y_dot, -1)
+            return y_dot
+
+        return y, matmul_pullback, matmul_differential
+
+
+_matmul_rules(operator.matmul, False)
+_matmul_rules(operator.imatmul, True)
 
 
 # Sequence concatenation spelled as a function: the same maths as ``+`` on sequences.
-defvjp(operator.concat)(add_vjp)
-defjvp(operator.concat)(add_jvp)
-defvjp(operator.iconcat)(iadd_vjp)
-defjvp(operator.iconcat)(iadd_jvp)
+_alias(operator.concat, operator.add)
+_alias(operator.iconcat, operator.iadd)
 
 # The in-place operators are deliberately not pure: on a list or an array they mutate
 # their left operand, which other names may alias, so an unused call cannot be dropped.
@@ -824,8 +542,7 @@ for _name in ("is_none", "is_not_none"):  # Python 3.14+
 
 # Float adjoints accumulate through ``runtime.add_floats`` (``+`` in generated code): the
 # same derivative as ``+``, so generated pullbacks differentiate again.
-defvjp(runtime.add_floats)(add_vjp)
-defjvp(runtime.add_floats)(add_jvp)
+_alias(runtime.add_floats, operator.add)
 mark_pure(runtime.add_floats)
 
 
