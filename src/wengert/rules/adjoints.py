@@ -45,16 +45,16 @@ from wengert.rules.adjoint_parts import (
     _ungroup,
     _unpack,
 )
-from wengert.rules.form import ans_bar, cases, deflinear
-from wengert.rules.registry import defjvp, defrules, defvjp, lookup, mark_pure, nondifferentiable
+from wengert.rules.form import ans_bar, cases, deflinear, defrule
+from wengert.rules.registry import defrules, lookup, mark_pure, nondifferentiable
 
 # --------------------------------------------------------------------------------------
 # The runtime helpers.
 # --------------------------------------------------------------------------------------
 
 
-@defvjp(runtime.setitem_adjoint)
-def setitem_adjoint_vjp(prev, index):
+@defrule(runtime.setitem_adjoint)
+def setitem_adjoint_rule(prev, index):
     # (prev with its slot cleared, the slot): the transpose puts the slot's adjoint back
     # into the cleared slot of the first part's adjoint.
     pair = runtime.setitem_adjoint(prev, index)
@@ -79,33 +79,23 @@ def setitem_adjoint_vjp(prev, index):
             prev_bar = runtime.getitem_adjoint(rest_bar, prev_like, where, item_bar)
         return prev_bar, None
 
-    return pair, setitem_adjoint_pullback
-
-
-@defjvp(runtime.setitem_adjoint)
-def setitem_adjoint_jvp(prev, index):
-    pair = runtime.setitem_adjoint(prev, index)
-    prev_like = _skeleton(prev)
-    where = _const(index)
-
     def setitem_adjoint_differential(prev_dot, index_dot):
         if isinstance(prev_like, numpy.ndarray):
-            pair_dot = runtime.setitem_adjoint(prev_dot, _past_batch(prev_dot, prev_like, where))
-        else:
-            pair_dot = runtime.setitem_adjoint(prev_dot, where)
-        return pair_dot
+            return runtime.setitem_adjoint(prev_dot, _past_batch(prev_dot, prev_like, where))
+        return runtime.setitem_adjoint(prev_dot, where)
 
-    return pair, setitem_adjoint_differential
+    return pair, setitem_adjoint_pullback, setitem_adjoint_differential
 
 
-@defvjp(runtime.getattr_adjoint)
-def getattr_adjoint_vjp(prev, obj, name, g):
+@defrule(runtime.getattr_adjoint)
+def getattr_adjoint_rule(prev, obj, name, g):
     out = runtime.getattr_adjoint(prev, obj, name, g)
     prev_like = _skeleton(prev)
     obj_like = _skeleton(obj)
     field = _const(name)
     # A named tuple's field is an item: its adjoint is the tuple's (runtime.getattr_adjoint).
     item = _const(runtime.field_index(obj, name))
+    named = obj if item is not None else None
     g_zero = g is None
 
     def getattr_adjoint_pullback(out_bar):
@@ -123,23 +113,14 @@ def getattr_adjoint_vjp(prev, obj, name, g):
             g_bar = runtime.field_adjoint(out_bar, field)
         return prev_bar, None, None, g_bar
 
-    return out, getattr_adjoint_pullback
-
-
-@defjvp(runtime.getattr_adjoint)
-def getattr_adjoint_jvp(prev, obj, name, g):
-    out = runtime.getattr_adjoint(prev, obj, name, g)
-    obj_like = obj if runtime.field_index(obj, name) is not None else None
-    field = _const(name)
-
     def getattr_adjoint_differential(prev_dot, obj_dot, name_dot, g_dot):
-        return runtime.getattr_adjoint(prev_dot, obj_like, field, g_dot)
+        return runtime.getattr_adjoint(prev_dot, named, field, g_dot)
 
-    return out, getattr_adjoint_differential
+    return out, getattr_adjoint_pullback, getattr_adjoint_differential
 
 
-@defvjp(runtime.setattr_adjoint)
-def setattr_adjoint_vjp(prev, name):
+@defrule(runtime.setattr_adjoint)
+def setattr_adjoint_rule(prev, name):
     pair = runtime.setattr_adjoint(prev, name)
     prev_like = _skeleton(prev)
     field = _const(name)
@@ -154,24 +135,17 @@ def setattr_adjoint_vjp(prev, name):
             prev_bar = runtime.getattr_adjoint(rest_bar, None, field, item_bar)
         return prev_bar, None
 
-    return pair, setattr_adjoint_pullback
-
-
-@defjvp(runtime.setattr_adjoint)
-def setattr_adjoint_jvp(prev, name):
-    pair = runtime.setattr_adjoint(prev, name)
-    field = _const(name)
-
     def setattr_adjoint_differential(prev_dot, name_dot):
         return runtime.setattr_adjoint(prev_dot, field)
 
-    return pair, setattr_adjoint_differential
+    return pair, setattr_adjoint_pullback, setattr_adjoint_differential
 
 
-@defvjp(runtime.push)
-def push_vjp(items, g):
+@defrule(runtime.push)
+def push_rule(items, g):
     # ``items`` is appended to in place and returned: the adjoint of the longer list
     # splits back into the shorter list's and the new entry's.
+    n = len(items)
     y = runtime.push(items, g)
     g_zero = g is None
 
@@ -181,25 +155,17 @@ def push_vjp(items, g):
             g_bar = None
         return items_bar, g_bar
 
-    return y, push_pullback
-
-
-@defjvp(runtime.push)
-def push_jvp(items, g):
-    n = len(items)
-    y = runtime.push(items, g)
-
     def push_differential(items_dot, g_dot):
         # The list's tangent grows in place with the list, as forward mode mirrors writes.
         if items_dot is None:
             items_dot = [None] * n
         return runtime.push(items_dot, g_dot)
 
-    return y, push_differential
+    return y, push_pullback, push_differential
 
 
-@defvjp(runtime.reversed_adjoint)
-def reversed_adjoint_vjp(collected, iterable):
+@defrule(runtime.reversed_adjoint)
+def reversed_adjoint_rule(collected, iterable):
     out = runtime.reversed_adjoint(collected, iterable)
     zero = out is None
     n = len(collected)
@@ -212,46 +178,29 @@ def reversed_adjoint_vjp(collected, iterable):
             collected_bar = _items(out_bar, iterable_like, m)[:n][::-1]
         return collected_bar, None
 
-    return out, reversed_adjoint_pullback
-
-
-@defjvp(runtime.reversed_adjoint)
-def reversed_adjoint_jvp(collected, iterable):
-    out = runtime.reversed_adjoint(collected, iterable)
-    zero = out is None
-    iterable_like = _skeleton(iterable)
-    pad = max(0, len(iterable_like) - len(collected))  # items a `break` never reached
-
     def reversed_adjoint_differential(collected_dot, iterable_dot):
         out_dot = None
         if not zero and collected_dot is not None:
+            pad = max(0, len(iterable_like) - n)  # items a `break` never reached
             out_dot = _stack(collected_dot[::-1] + [None] * pad, iterable_like)
         return out_dot
 
-    return out, reversed_adjoint_differential
+    return out, reversed_adjoint_pullback, reversed_adjoint_differential
 
 
-@defvjp(runtime.as_tuple)
-def as_tuple_vjp(x):
+@defrule(runtime.as_tuple)
+def as_tuple_rule(x):
     y = runtime.as_tuple(x)
+    n = len(y)
     x_like = _skeleton(x)
 
     def as_tuple_pullback(y_bar):
         return (_stack(y_bar, x_like),)
 
-    return y, as_tuple_pullback
-
-
-@defjvp(runtime.as_tuple)
-def as_tuple_jvp(x):
-    y = runtime.as_tuple(x)
-    n = len(y)
-    x_like = _skeleton(x)
-
     def as_tuple_differential(x_dot):
         return tuple(_items(x_dot, x_like, n))
 
-    return y, as_tuple_differential
+    return y, as_tuple_pullback, as_tuple_differential
 
 
 # The rules of the linear helpers, from their transposes (see ``deflinear``): what a

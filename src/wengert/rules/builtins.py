@@ -17,9 +17,9 @@ from collections.abc import Iterator
 import numpy
 
 from wengert import runtime
-from wengert.rules.form import cases, defderiv
+from wengert.rules.form import ans_bar, cases, defderiv, deflinear, defrule
 from wengert.rules.operator import _pow_rules
-from wengert.rules.registry import defjvp, defrules, defvjp, mark_pure, nondifferentiable
+from wengert.rules.registry import defjvp, defvjp, mark_pure, nondifferentiable
 from wengert.rules.shapes import broadcast_to as _broadcast_to
 from wengert.rules.shapes import shape as _shape
 from wengert.rules.shapes import sum_to as _sum_to
@@ -38,7 +38,8 @@ def _extreme_rules(extreme, beats):
     """The rules of ``max`` (``beats`` is ``>``) and ``min`` (``<``).  One body serves both;
     ``extreme`` and ``beats`` are closure constants the inliner reads like globals."""
 
-    def extreme_vjp(*args, **kwargs):
+    @defrule(extreme)
+    def extreme_rule(*args, **kwargs):
         if len(kwargs) > 0:
             raise TypeError(f"wengert: the derivative of {extreme.__name__}() does not support"
                             " key= or default=; select the element first, then differentiate it")
@@ -66,27 +67,6 @@ def _extreme_rules(extreme, beats):
                 return (xs_bar,)
             return tuple(y_bar if i == best else None for i in range(len(args)))
 
-        return y, extreme_pullback
-
-    def extreme_jvp(*args, **kwargs):
-        if len(kwargs) > 0:
-            raise TypeError(f"wengert: the derivative of {extreme.__name__}() does not support"
-                            " key= or default=; select the element first, then differentiate it")
-        if len(args) == 1:
-            xs = args[0]
-            if isinstance(xs, numpy.ndarray):
-                raise TypeError(f"wengert: the derivative of {extreme.__name__}() over an array"
-                                f" is not supported; use numpy.{extreme.__name__}")
-            if not isinstance(xs, (list, tuple)):
-                xs = list(xs)
-        else:
-            xs = args
-        y = extreme(xs)
-        best = 0
-        for i in range(1, len(xs)):
-            if beats(xs[i], xs[best]):
-                best = i
-
         def extreme_differential(*args_dot):
             if len(args) == 1:
                 if args_dot[0] is None:
@@ -94,14 +74,11 @@ def _extreme_rules(extreme, beats):
                 return args_dot[0][best]
             return args_dot[best]
 
-        return y, extreme_differential
-
-    defrules(extreme, extreme_vjp, extreme_jvp)
-    return extreme_vjp, extreme_jvp
+        return y, extreme_pullback, extreme_differential
 
 
-max_vjp, max_jvp = _extreme_rules(builtins.max, operator.gt)
-min_vjp, min_jvp = _extreme_rules(builtins.min, operator.lt)
+_extreme_rules(builtins.max, operator.gt)
+_extreme_rules(builtins.min, operator.lt)
 
 
 # --------------------------------------------------------------------------------------
@@ -110,8 +87,8 @@ min_vjp, min_jvp = _extreme_rules(builtins.min, operator.lt)
 # --------------------------------------------------------------------------------------
 
 
-@defvjp(builtins.sum)
-def sum_vjp(xs, *start):
+@defrule(builtins.sum)
+def sum_rule(xs, *start):
     if not isinstance(xs, (list, tuple, numpy.ndarray)):
         xs = list(xs)  # a one-shot iterable: keep its items
     if len(start) == 0:
@@ -132,18 +109,6 @@ def sum_vjp(xs, *start):
         if len(start) == 0:
             return (xs_bar,)
         return xs_bar, _sum_to(y_bar, _shape(start[0]), _shape(y))
-
-    return y, sum_pullback
-
-
-@defjvp(builtins.sum)
-def sum_jvp(xs, *start):
-    if not isinstance(xs, (list, tuple, numpy.ndarray)):
-        xs = list(xs)
-    if len(start) == 0:
-        y = sum(xs)
-    else:
-        y = sum(xs, start[0])
 
     def sum_differential(xs_dot, *start_dot):
         y_dot = None
@@ -167,7 +132,7 @@ def sum_jvp(xs, *start):
                 y_dot = y_dot + term
         return y_dot
 
-    return y, sum_differential
+    return y, sum_pullback, sum_differential
 
 
 # pow(base, exp[, mod]) is base ** exp, or (ints only, no derivative) a modular power.
@@ -179,20 +144,14 @@ _pow_rules(builtins.pow)
 # --------------------------------------------------------------------------------------
 
 
-@defvjp(builtins.float)
-def float_vjp(x):
-    # The identity on floats (a derivative-free conversion for ints and strings,
-    # which are never active).
-    return float(x), lambda y_bar: (y_bar,)
+# The identity on floats (a derivative-free conversion for ints and strings, which are
+# never active).
+deflinear(builtins.float, lambda x: ans_bar, tangent=lambda x: x)
+cases(builtins.float, (0.5,))
 
 
-@defjvp(builtins.float)
-def float_jvp(x):
-    return float(x), lambda x_dot: x_dot
-
-
-@defvjp(builtins.divmod)
-def divmod_vjp(a, b):
+@defrule(builtins.divmod)
+def divmod_rule(a, b):
     # (q, r) with q == a // b piecewise constant and r == a - q * b.
     y = divmod(a, b)
     q = y[0]
@@ -205,14 +164,6 @@ def divmod_vjp(a, b):
             return r_bar, -r_bar * q
         r_shape = _shape(y[1])
         return _sum_to(r_bar, _shape(a), r_shape), _sum_to(-r_bar * q, _shape(b), r_shape)
-
-    return y, divmod_pullback
-
-
-@defjvp(builtins.divmod)
-def divmod_jvp(a, b):
-    y = divmod(a, b)
-    q = y[0]
 
     def divmod_differential(a_dot, b_dot):
         if not isinstance(q, float):
@@ -230,7 +181,7 @@ def divmod_jvp(a, b):
             r_dot = a_dot - b_dot * q
         return None, r_dot
 
-    return y, divmod_differential
+    return y, divmod_pullback, divmod_differential
 
 
 mark_pure(builtins.abs, builtins.min, builtins.max, builtins.sum, builtins.pow, builtins.float,
@@ -443,8 +394,8 @@ def zip_jvp(*seqs, strict=False):
     return y, zip_differential
 
 
-@defvjp(builtins.enumerate)
-def enumerate_vjp(seq, *start):
+@defrule(builtins.enumerate)
+def enumerate_rule(seq, *start):
     items = list(seq)
     n = len(items)
     y = enumerate(items, *start)
@@ -452,26 +403,17 @@ def enumerate_vjp(seq, *start):
     def enumerate_pullback(y_bar):
         return (_seq_adjoint(seq, _column(_items_bar(y_bar, n), 1, 0)), *[None for s in start])
 
-    return y, enumerate_pullback
-
-
-@defjvp(builtins.enumerate)
-def enumerate_jvp(seq, *start):
-    items = list(seq)
-    n = len(items)
-    y = enumerate(items, *start)
-
     def enumerate_differential(seq_dot, *start_dot):
         dots = _item_dots(seq, seq_dot, n)
         if dots is None:
             return None
         return [(None, d) for d in dots]
 
-    return y, enumerate_differential
+    return y, enumerate_pullback, enumerate_differential
 
 
-@defvjp(builtins.iter)
-def iter_vjp(seq):
+@defrule(builtins.iter)
+def iter_rule(seq):
     items = list(seq)
     n = len(items)
     y = iter(items)
@@ -479,23 +421,14 @@ def iter_vjp(seq):
     def iter_pullback(y_bar):
         return (_seq_adjoint(seq, _items_bar(y_bar, n)),)
 
-    return y, iter_pullback
-
-
-@defjvp(builtins.iter)
-def iter_jvp(seq):
-    items = list(seq)
-    n = len(items)
-    y = iter(items)
-
     def iter_differential(seq_dot):
         return _item_dots(seq, seq_dot, n)
 
-    return y, iter_differential
+    return y, iter_pullback, iter_differential
 
 
-@defvjp(builtins.reversed)
-def reversed_vjp(seq):
+@defrule(builtins.reversed)
+def reversed_rule(seq):
     items = list(reversed(seq))
     n = len(items)
     if isinstance(seq, tuple):
@@ -506,29 +439,17 @@ def reversed_vjp(seq):
     def reversed_pullback(y_bar):
         return (_seq_adjoint(seq, _items_bar(y_bar, n)[::-1]),)
 
-    return y, reversed_pullback
-
-
-@defjvp(builtins.reversed)
-def reversed_jvp(seq):
-    items = list(reversed(seq))
-    n = len(items)
-    if isinstance(seq, tuple):
-        y = reversed(seq)
-    else:
-        y = reversed(items[::-1])
-
     def reversed_differential(seq_dot):
         dots = _item_dots(seq, seq_dot, n)
         if dots is None:
             return None
         return dots[::-1]
 
-    return y, reversed_differential
+    return y, reversed_pullback, reversed_differential
 
 
-@defvjp(builtins.list)
-def list_vjp(*args):
+@defrule(builtins.list)
+def list_rule(*args):
     y = list(*args)
     n = len(y)
 
@@ -537,24 +458,16 @@ def list_vjp(*args):
             return ()
         return (_seq_adjoint(args[0], _items_bar(y_bar, n)),)
 
-    return y, list_pullback
-
-
-@defjvp(builtins.list)
-def list_jvp(*args):
-    y = list(*args)
-    n = len(y)
-
     def list_differential(*args_dot):
         if len(args) == 0:
             return None
         return _item_dots(args[0], args_dot[0], n)
 
-    return y, list_differential
+    return y, list_pullback, list_differential
 
 
-@defvjp(builtins.tuple)
-def tuple_vjp(*args):
+@defrule(builtins.tuple)
+def tuple_rule(*args):
     y = tuple(*args)
     n = len(y)
 
@@ -562,14 +475,6 @@ def tuple_vjp(*args):
         if len(args) == 0:
             return ()
         return (_seq_adjoint(args[0], _items_bar(y_bar, n)),)
-
-    return y, tuple_pullback
-
-
-@defjvp(builtins.tuple)
-def tuple_jvp(*args):
-    y = tuple(*args)
-    n = len(y)
 
     def tuple_differential(*args_dot):
         if len(args) == 0:
@@ -579,11 +484,11 @@ def tuple_jvp(*args):
             return None
         return tuple(dots)
 
-    return y, tuple_differential
+    return y, tuple_pullback, tuple_differential
 
 
-@defvjp(builtins.sorted)
-def sorted_vjp(xs, *, key=None, reverse=False):
+@defrule(builtins.sorted)
+def sorted_rule(xs, *, key=None, reverse=False):
     # The permutation is piecewise constant: the adjoint of entry k of the result goes
     # back to the argument's entry it came from (ties keep their order).
     items = list(xs)
@@ -593,26 +498,17 @@ def sorted_vjp(xs, *, key=None, reverse=False):
     def sorted_pullback(y_bar):
         return (_seq_adjoint(xs, _unsort(perm, _items_bar(y_bar, len(perm)))),)
 
-    return y, sorted_pullback
-
-
-@defjvp(builtins.sorted)
-def sorted_jvp(xs, *, key=None, reverse=False):
-    items = list(xs)
-    perm = _sort_permutation(items, key, reverse)
-    y = [items[i] for i in perm]
-
     def sorted_differential(xs_dot):
         dots = _item_dots(xs, xs_dot, len(perm))
         if dots is None:
             return None
         return [dots[i] for i in perm]
 
-    return y, sorted_differential
+    return y, sorted_pullback, sorted_differential
 
 
-@defvjp(builtins.dict)
-def dict_vjp(*args):
+@defrule(builtins.dict)
+def dict_rule(*args):
     # dict(mapping): the adjoint is a dict with the mapping's keys.  dict(pairs): each
     # pair that sets a value of the result gets (None, value_bar), a later pair with the
     # same key overriding an earlier one (whose adjoint is zero).
@@ -630,18 +526,6 @@ def dict_vjp(*args):
             return (_mapping_adjoint(args[0], y_bar),)
         return (_pairs_adjoint(args[0], pairs, last, y_bar),)
 
-    return y, dict_pullback
-
-
-@defjvp(builtins.dict)
-def dict_jvp(*args):
-    if len(args) == 0 or _is_mapping(args[0]):
-        y = dict(*args)
-        pairs = None
-        last = None
-    else:
-        y, pairs, last = _dict_pairs(*args)
-
     def dict_differential(*args_dot):
         if len(args) == 0:
             return None
@@ -649,7 +533,7 @@ def dict_jvp(*args):
             return _mapping_tangent(y, args_dot[0])
         return _pairs_tangent(y, args[0], pairs, last, args_dot[0])
 
-    return y, dict_differential
+    return y, dict_pullback, dict_differential
 
 
 # zip, enumerate and reversed are lazy in Python: an unused call of them does nothing.

@@ -23,7 +23,7 @@ import math
 
 import numpy
 
-from wengert.rules.form import cases, defderiv
+from wengert.rules.form import cases, defderiv, defrule
 from wengert.rules.operator import _pow_rules
 from wengert.rules.registry import defjvp, defvjp, mark_pure, nondifferentiable
 from wengert.rules.shapes import broadcast_to as _broadcast_to
@@ -167,8 +167,8 @@ cases(math.remainder, (5.3, 1.7), (-4.1, 1.7))
 # --------------------------------------------------------------------------------------
 
 
-@defvjp(math.log)
-def log_vjp(x, *base):
+@defrule(math.log)
+def log_rule(x, *base):
     # math.log(x) or math.log(x, base) == log(x) / log(base).
     if len(base) == 0:
         y = math.log(x)
@@ -180,16 +180,6 @@ def log_vjp(x, *base):
             return (y_bar / x,)
         log_base = math.log(base[0])
         return y_bar / (x * log_base), -y_bar * (y / (base[0] * log_base))
-
-    return y, log_pullback
-
-
-@defjvp(math.log)
-def log_jvp(x, *base):
-    if len(base) == 0:
-        y = math.log(x)
-    else:
-        y = math.log(x, base[0])
 
     def log_differential(x_dot, *base_dot):
         if len(base) == 0:
@@ -203,7 +193,7 @@ def log_jvp(x, *base):
             return -base_dot[0] * (y / (base[0] * log_base))
         return x_dot / (x * log_base) - base_dot[0] * (y / (base[0] * log_base))
 
-    return y, log_differential
+    return y, log_pullback, log_differential
 
 
 
@@ -246,21 +236,14 @@ def modf_jvp(x):
 # --------------------------------------------------------------------------------------
 
 
-@defvjp(math.hypot)
-def hypot_vjp(*xs):
+@defrule(math.hypot)
+def hypot_rule(*xs):
     y = math.hypot(*xs)
 
     def hypot_pullback(y_bar):
         if y == 0.0:
             return tuple(None for x in xs)
         return tuple(y_bar * (x / y) for x in xs)
-
-    return y, hypot_pullback
-
-
-@defjvp(math.hypot)
-def hypot_jvp(*xs):
-    y = math.hypot(*xs)
 
     def hypot_differential(*xs_dot):
         y_dot = None
@@ -273,11 +256,11 @@ def hypot_jvp(*xs):
                         y_dot = y_dot + xs_dot[i] * (xs[i] / y)
         return y_dot
 
-    return y, hypot_differential
+    return y, hypot_pullback, hypot_differential
 
 
-@defvjp(math.dist)
-def dist_vjp(p, q):
+@defrule(math.dist)
+def dist_rule(p, q):
     y = math.dist(p, q)
 
     def dist_pullback(y_bar):
@@ -290,13 +273,6 @@ def dist_vjp(p, q):
         if isinstance(q, tuple):
             q_bar = tuple(q_bar)
         return p_bar, q_bar
-
-    return y, dist_pullback
-
-
-@defjvp(math.dist)
-def dist_jvp(p, q):
-    y = math.dist(p, q)
 
     def dist_differential(p_dot, q_dot):
         y_dot = None
@@ -316,11 +292,11 @@ def dist_jvp(p, q):
                         y_dot = y_dot + term
         return y_dot
 
-    return y, dist_differential
+    return y, dist_pullback, dist_differential
 
 
-@defvjp(math.fsum)
-def fsum_vjp(xs):
+@defrule(math.fsum)
+def fsum_rule(xs):
     if not isinstance(xs, (list, tuple, numpy.ndarray)):
         xs = list(xs)  # a one-shot iterable: keep its items for the pullback
     y = math.fsum(xs)
@@ -334,15 +310,6 @@ def fsum_vjp(xs):
             xs_bar = [y_bar for x in xs]
         return (xs_bar,)
 
-    return y, fsum_pullback
-
-
-@defjvp(math.fsum)
-def fsum_jvp(xs):
-    if not isinstance(xs, (list, tuple, numpy.ndarray)):
-        xs = list(xs)
-    y = math.fsum(xs)
-
     def fsum_differential(xs_dot):
         if isinstance(xs, numpy.ndarray):
             return _sum_to(xs_dot, (), _shape(xs))
@@ -355,11 +322,11 @@ def fsum_jvp(xs):
                     y_dot = y_dot + x_dot
         return y_dot
 
-    return y, fsum_differential
+    return y, fsum_pullback, fsum_differential
 
 
-@defvjp(math.prod)
-def prod_vjp(xs, *, start=1):
+@defrule(math.prod)
+def prod_rule(xs, *, start=1):
     if not isinstance(start, int):
         raise TypeError("wengert: the derivative of math.prod does not support a float start=;"
                         " multiply the product by it instead")
@@ -380,21 +347,6 @@ def prod_vjp(xs, *, start=1):
             xs_bar = tuple(xs_bar)
         return (xs_bar,)
 
-    return y, prod_pullback
-
-
-@defjvp(math.prod)
-def prod_jvp(xs, *, start=1):
-    if not isinstance(start, int):
-        raise TypeError("wengert: the derivative of math.prod does not support a float start=;"
-                        " multiply the product by it instead")
-    if isinstance(xs, numpy.ndarray):
-        raise TypeError("wengert: the derivative of math.prod takes a list or tuple; "
-                        "use numpy.prod for arrays")
-    if not isinstance(xs, (list, tuple)):
-        xs = list(xs)
-    y = math.prod(xs) if start == 1 else math.prod(xs, start=start)
-
     def prod_differential(xs_dot):
         y_dot = None
         for i in range(len(xs)):
@@ -406,7 +358,7 @@ def prod_jvp(xs, *, start=1):
                     y_dot = y_dot + term
         return y_dot
 
-    return y, prod_differential
+    return y, prod_pullback, prod_differential
 
 
 mark_pure(math.log, math.pow, math.hypot, math.modf, math.frexp, math.fsum, math.prod, math.dist)

@@ -45,9 +45,9 @@ from typing import Any
 
 import numpy as np
 
-from wengert.rules.form import cases, defderiv
+from wengert.rules.form import cases, defderiv, defrule
 from wengert.rules.operator import _log_base
-from wengert.rules.registry import defjvp, defpython, defvjp, mark_pure, nondifferentiable
+from wengert.rules.registry import defpython, mark_pure, nondifferentiable
 from wengert.rules.shapes import broadcast_to as _broadcast_to
 from wengert.rules.shapes import shape as _shape
 from wengert.rules.shapes import sum_to as _sum_to
@@ -257,8 +257,8 @@ defderiv(np.heaviside, lambda x1, x2, *, ans: _zero(ans),
 # ------------------------------------------------------------------------------ where
 
 
-@defvjp(np.where)
-def where_vjp(condition, *xy):
+@defrule(np.where)
+def where_rule(condition, *xy):
     ans = np.where(condition, *xy)
 
     def where_pullback(ans_bar):
@@ -269,13 +269,6 @@ def where_vjp(condition, *xy):
         x_bar = _sum_to(np.where(condition, ans_bar, 0.0), _shape(xy[0]), full)
         y_bar = _sum_to(np.where(condition, 0.0, ans_bar), _shape(xy[1]), full)
         return None, x_bar, y_bar
-
-    return ans, where_pullback
-
-
-@defjvp(np.where)
-def where_jvp(condition, *xy):
-    ans = np.where(condition, *xy)
 
     def where_differential(condition_dot, *xy_dot):
         ans_dot = None
@@ -291,7 +284,7 @@ def where_jvp(condition, *xy):
                 ans_dot = np.where(condition, 0.0, y_dot)
         return ans_dot
 
-    return ans, where_differential
+    return ans, where_pullback, where_differential
 
 
 mark_pure(np.where)

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from wengert.rules.form import ans_bar, cases, defderiv, deflinear
+from wengert.rules.form import ans_bar, cases, defderiv, deflinear, defrule
 from wengert.rules.np_reductions import _sum
 from wengert.rules.registry import defjvp, defpython, defvjp, mark_pure, nondifferentiable
 from wengert.rules.shapes import broadcast_to as _broadcast_to
@@ -174,30 +174,23 @@ def inv_jvp(a):
     return y, lambda a_dot: -(y @ a_dot @ y)
 
 
-@defvjp(np.linalg.det)
-def det_vjp(a):
+@defrule(np.linalg.det)
+def det_rule(a):
     # d det(A) = det(A) tr(A^-1 dA): the cotangent is d_bar det(A) A^-T.
     d = np.linalg.det(a)
 
     def det_pullback(d_bar):
         return (_unsqueeze(_unsqueeze(d_bar * d, -1), -1) * _mT(np.linalg.inv(a)),)
 
-    return d, det_pullback
-
-
-@defjvp(np.linalg.det)
-def det_jvp(a):
-    d = np.linalg.det(a)
-
     def det_differential(a_dot):
         # tr(A^-1 dA) is the sum of A^-T * dA over the matrix axes.
         return d * _sum(_mT(np.linalg.inv(a)) * a_dot, (-2, -1), False)
 
-    return d, det_differential
+    return d, det_pullback, det_differential
 
 
-@defvjp(np.linalg.slogdet)
-def slogdet_vjp(a):
+@defrule(np.linalg.slogdet)
+def slogdet_rule(a):
     # The sign is piecewise constant; log|det A| has the slope A^-T.
     y = np.linalg.slogdet(a)
 
@@ -207,17 +200,10 @@ def slogdet_vjp(a):
             return (None,)
         return (_unsqueeze(_unsqueeze(l_bar, -1), -1) * _mT(np.linalg.inv(a)),)
 
-    return y, slogdet_pullback
-
-
-@defjvp(np.linalg.slogdet)
-def slogdet_jvp(a):
-    y = np.linalg.slogdet(a)
-
     def slogdet_differential(a_dot):
         return None, _sum(_mT(np.linalg.inv(a)) * a_dot, (-2, -1), False)
 
-    return y, slogdet_differential
+    return y, slogdet_pullback, slogdet_differential
 
 
 mark_pure(np.linalg.inv, np.linalg.det, np.linalg.slogdet)
@@ -234,8 +220,8 @@ def _solve(a: Any, b: Any) -> Any:
     return np.linalg.solve(a, b)
 
 
-@defvjp(_solve)
-def _solve_vjp(a, b):
+@defrule(_solve)
+def _solve_rule(a, b):
     # X = A^-1 B: B_bar = A^-T X_bar and A_bar = -B_bar X^T, summed over broadcast stacks.
     x = _solve(a, b)
 
@@ -247,15 +233,6 @@ def _solve_vjp(a, b):
         a_bar = -(b_bar @ _mT(x))
         return (_sum_to(a_bar, a_shape, stack + a_shape[-2:]),
                 _sum_to(b_bar, b_shape, stack + b_shape[-2:]))
-
-    return x, _solve_pullback
-
-
-@defjvp(_solve)
-def _solve_jvp(a, b):
-    # dX = A^-1 (dB - dA X). The tangents are broadcast over the stack first, so that
-    # their batch axes stay in front of it.
-    x = _solve(a, b)
 
     def _solve_differential(a_dot, b_dot):
         stack = _shape(x)[:-2]
@@ -270,7 +247,7 @@ def _solve_jvp(a, b):
                 rhs = rhs - a_dot @ x
         return _solve(a, rhs)
 
-    return x, _solve_differential
+    return x, _solve_pullback, _solve_differential
 
 
 mark_pure(_solve)
@@ -294,8 +271,8 @@ def _cholesky(a: Any, upper: bool) -> Any:
     return np.linalg.cholesky(a, upper=upper)
 
 
-@defvjp(_cholesky)
-def _cholesky_vjp(a, upper):
+@defrule(_cholesky)
+def _cholesky_rule(a, upper):
     # With S the symmetric matrix the triangle read stands for, dS = L dL^T + dL L^T and
     # L^-1 dL is lower triangular, so dL = L Phi(L^-1 dS L^-T) (Phi: the lower triangle,
     # halved diagonal). Transposed: M = L^-T Phi(L^T L_bar) L^-1, and the cotangent of the
@@ -312,13 +289,6 @@ def _cholesky_vjp(a, upper):
         m = _mT(linv) @ ((_mT(low) @ low_bar) * _half_tri(a, False)) @ linv
         return (m + _mT(m)) * _half_tri(a, upper), None
 
-    return c, _cholesky_pullback
-
-
-@defjvp(_cholesky)
-def _cholesky_jvp(a, upper):
-    c = _cholesky(a, upper)
-
     def _cholesky_differential(a_dot, upper_dot):
         low = c
         if upper:
@@ -330,7 +300,7 @@ def _cholesky_jvp(a, upper):
             return _mT(low_dot)
         return low_dot
 
-    return c, _cholesky_differential
+    return c, _cholesky_pullback, _cholesky_differential
 
 
 mark_pure(_cholesky)
@@ -364,8 +334,8 @@ def _reads_upper(uplo: str) -> bool:
 nondifferentiable(_reads_upper)
 
 
-@defvjp(_eigh)
-def _eigh_vjp(a, uplo):
+@defrule(_eigh)
+def _eigh_rule(a, uplo):
     # With P = V^T dS V: dw = diag(P) and dV = V (F * P), F[i, j] = 1 / (w[j] - w[i]) off
     # the diagonal (distinct eigenvalues). Transposed: M = V (diag(w_bar) + F * V^T V_bar)
     # V^T, and the triangle read gets (M + M^T), halved on its diagonal.
@@ -389,24 +359,15 @@ def _eigh_vjp(a, uplo):
         m = v @ g @ _mT(v)
         return (m + _mT(m)) * _half_tri(a, _reads_upper(uplo)), None
 
-    return y, _eigh_pullback
-
-
-@defjvp(_eigh)
-def _eigh_jvp(a, uplo):
-    y = _eigh(a, uplo)
-    w = y[0]
-    v = y[1]
-
     def _eigh_differential(a_dot, uplo_dot):
         p = _mT(v) @ _symmetric_part(a_dot, _reads_upper(uplo)) @ v
         return _diagonal_of(p, a), v @ (_pairwise_recip(w) * p)
 
-    return y, _eigh_differential
+    return y, _eigh_pullback, _eigh_differential
 
 
-@defvjp(_eigvalsh)
-def _eigvalsh_vjp(a, uplo):
+@defrule(_eigvalsh)
+def _eigvalsh_rule(a, uplo):
     # dw[k] = v_k^T dS v_k: the cotangent is 2 V diag(w_bar) V^T on the triangle read.
     w = _eigvalsh(a, uplo)
 
@@ -415,18 +376,11 @@ def _eigvalsh_vjp(a, uplo):
         m = (v * _unsqueeze(w_bar, -2)) @ _mT(v)
         return (m + m) * _half_tri(a, _reads_upper(uplo)), None
 
-    return w, _eigvalsh_pullback
-
-
-@defjvp(_eigvalsh)
-def _eigvalsh_jvp(a, uplo):
-    w = _eigvalsh(a, uplo)
-
     def _eigvalsh_differential(a_dot, uplo_dot):
         v = _eigh(a, uplo)[1]
         return _sum(v * (_symmetric_part(a_dot, _reads_upper(uplo)) @ v), (-2,), False)
 
-    return w, _eigvalsh_differential
+    return w, _eigvalsh_pullback, _eigvalsh_differential
 
 
 mark_pure(_eigh, _eigvalsh)
@@ -477,8 +431,8 @@ def _qr_split(a: Any, y: Any, mode: str) -> tuple[Any, Any]:
     return y[0], y[1]
 
 
-@defvjp(_qr)
-def _qr_vjp(a, mode):
+@defrule(_qr)
+def _qr_rule(a, mode):
     # With C = Q^T dA R^-1 and U = triu(C) + tril(C, -1)^T (upper triangular, so that
     # Q^T dQ = C - U is antisymmetric): dR = U R and dQ = dA R^-1 - Q U. Transposed,
     # with G = R_bar R^T - Q^T Q_bar: A_bar = (Q_bar + Q (triu(G) + tril(G^T, -1))) R^-T.
@@ -507,15 +461,6 @@ def _qr_vjp(a, mode):
             h = h + q_bar
         return _mT(_solve(r, _mT(h))), None
 
-    return y, _qr_pullback
-
-
-@defjvp(_qr)
-def _qr_jvp(a, mode):
-    _qr_check(a, mode)
-    y = _qr(a, mode)
-    q, r = _qr_split(a, y, mode)
-
     def _qr_differential(a_dot, mode_dot):
         rinv = np.linalg.inv(r)
         c = _mT(q) @ a_dot @ rinv
@@ -526,7 +471,7 @@ def _qr_jvp(a, mode):
             return r_dot
         return a_dot @ rinv - q @ u, r_dot
 
-    return y, _qr_differential
+    return y, _qr_pullback, _qr_differential
 
 
 mark_pure(_qr)
@@ -562,8 +507,8 @@ def _svd_check(a: Any, full_matrices: bool, compute_uv: bool, hermitian: bool) -
 nondifferentiable(_svd_check, pure=False)
 
 
-@defvjp(_svd)
-def _svd_vjp(a, full_matrices, compute_uv, hermitian):
+@defrule(_svd)
+def _svd_rule(a, full_matrices, compute_uv, hermitian):
     # With P = U^T dA V (k x k, k = min(m, n)), F[i, j] = 1 / (s[j]^2 - s[i]^2) off the
     # diagonal (distinct singular values):
     #   ds = diag(P),
@@ -619,23 +564,6 @@ def _svd_vjp(a, full_matrices, compute_uv, hermitian):
             a_bar = main if a_bar is None else a_bar + main
         return a_bar, None, None, None
 
-    return y, _svd_pullback
-
-
-@defjvp(_svd)
-def _svd_jvp(a, full_matrices, compute_uv, hermitian):
-    _svd_check(a, full_matrices, compute_uv, hermitian)
-    y = _svd(a, full_matrices, compute_uv, hermitian)
-    if compute_uv:
-        u = y[0]
-        s = y[1]
-        vh = y[2]
-    else:
-        s = y
-        usv = _svd(a, False, True, False)
-        u = usv[0]
-        vh = usv[2]
-
     def _svd_differential(a_dot, full_matrices_dot, compute_uv_dot, hermitian_dot):
         m, n = _shape(a)[-2:]
         a_dot_v = a_dot @ _mT(vh)
@@ -656,7 +584,7 @@ def _svd_jvp(a, full_matrices, compute_uv, hermitian):
             vt_dot = vt_dot + (_mT(u) @ a_dot - p @ vh) * _recip(col)
         return u_dot, s_dot, vt_dot
 
-    return y, _svd_differential
+    return y, _svd_pullback, _svd_differential
 
 
 mark_pure(_svd)
@@ -691,8 +619,8 @@ def _pinv_check(hermitian: bool) -> None:
 nondifferentiable(_pinv_check, pure=False)
 
 
-@defvjp(_pinv)
-def _pinv_vjp(a, rcond, hermitian):
+@defrule(_pinv)
+def _pinv_rule(a, rcond, hermitian):
     # dY = -Y dA Y + Y Y^T dA^T (I - A Y) + (I - Y A) dA^T Y^T Y, transposed term by term
     # (A Y and Y A are symmetric projectors).
     _pinv_check(hermitian)
@@ -706,14 +634,6 @@ def _pinv_vjp(a, rcond, hermitian):
         a_bar = a_bar + (yt @ y) @ (ybt - (ybt @ y) @ a)
         return a_bar, None, None
 
-    return y, _pinv_pullback
-
-
-@defjvp(_pinv)
-def _pinv_jvp(a, rcond, hermitian):
-    _pinv_check(hermitian)
-    y = _pinv(a, rcond, hermitian)
-
     def _pinv_differential(a_dot, rcond_dot, hermitian_dot):
         yt = _mT(y)
         at_dot = _mT(a_dot)
@@ -722,7 +642,7 @@ def _pinv_jvp(a, rcond, hermitian):
         y_dot = y_dot + (at_dot - y @ (a @ at_dot)) @ (yt @ y)
         return y_dot
 
-    return y, _pinv_differential
+    return y, _pinv_pullback, _pinv_differential
 
 
 mark_pure(_pinv)
@@ -774,8 +694,8 @@ def _lstsq_rank(a: Any, b: Any, rcond: Any) -> int:
 nondifferentiable(_lstsq_cutoff, _lstsq_rank)
 
 
-@defvjp(_lstsq_solution)
-def _lstsq_solution_vjp(a, b, rcond):
+@defrule(_lstsq_solution)
+def _lstsq_solution_rule(a, b, rcond):
     # X = Y B with Y = A^+: B_bar = Y^T X_bar, and A_bar is pinv's cotangent for
     # Y_bar = X_bar B^T, which simplifies with E = B - A X to
     #   A_bar = -B_bar X^T + E (Y B_bar)^T + (Y^T X) ((I - Y A) X_bar)^T.
@@ -788,13 +708,6 @@ def _lstsq_solution_vjp(a, b, rcond):
         a_bar = -(b_bar @ _mT(x)) + e @ _mT(y @ b_bar)
         a_bar = a_bar + (_mT(y) @ x) @ _mT(x_bar - y @ (a @ x_bar))
         return a_bar, b_bar, None
-
-    return x, _lstsq_solution_pullback
-
-
-@defjvp(_lstsq_solution)
-def _lstsq_solution_jvp(a, b, rcond):
-    x = _lstsq_solution(a, b, rcond)
 
     def _lstsq_solution_differential(a_dot, b_dot, rcond_dot):
         # dX = dY B + Y dB with dY from pinv's differential, grouped to act on B.
@@ -810,7 +723,7 @@ def _lstsq_solution_jvp(a, b, rcond):
             x_dot = term if x_dot is None else x_dot + term
         return x_dot
 
-    return x, _lstsq_solution_differential
+    return x, _lstsq_solution_pullback, _lstsq_solution_differential
 
 
 mark_pure(_lstsq_solution)

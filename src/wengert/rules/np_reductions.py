@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from wengert.rules.form import ans_bar, cases, defderiv, deflinear
+from wengert.rules.form import ans_bar, cases, defderiv, deflinear, defrule
 from wengert.rules.np_reduction_plans import (
     _axes,
     _axis,
@@ -257,8 +257,8 @@ def _einsum2(a: Any, b: Any, spec: tuple[str, str, str]) -> Any:
     return np.einsum(f"...{sa},...{sb}->...{so}", a, b, optimize=big)
 
 
-@defvjp(_einsum2)
-def _einsum2_vjp(a, b, spec):
+@defrule(_einsum2)
+def _einsum2_rule(a, b, spec):
     ans = _einsum2(a, b, spec)
 
     def _einsum2_pullback(ans_bar):
@@ -271,13 +271,6 @@ def _einsum2_vjp(a, b, spec):
         b_bar = _einsum_expand(_einsum2(a, ans_bar, (sa, so, kb)), kb, sb, np.shape(b))
         return a_bar, b_bar, None
 
-    return ans, _einsum2_pullback
-
-
-@defjvp(_einsum2)
-def _einsum2_jvp(a, b, spec):
-    ans = _einsum2(a, b, spec)
-
     def _einsum2_differential(a_dot, b_dot, spec_dot):
         if a_dot is None:
             if b_dot is None:
@@ -287,7 +280,7 @@ def _einsum2_jvp(a, b, spec):
             return _einsum2(a_dot, b, spec)
         return _einsum2(a_dot, b, spec) + _einsum2(a, b_dot, spec)
 
-    return ans, _einsum2_differential
+    return ans, _einsum2_pullback, _einsum2_differential
 
 
 # ======================================================================== max and min
@@ -359,26 +352,19 @@ def _others(x: Any) -> Any:
     return before * np.flip(after, -1)
 
 
-@defvjp(_prod_last)
-def _prod_last_vjp(x):
+@defrule(_prod_last)
+def _prod_last_rule(x):
     ans = _prod_last(x)
 
     def _prod_last_pullback(ans_bar):
         return (_unsqueeze(ans_bar, -1) * _others(x),)
-
-    return ans, _prod_last_pullback
-
-
-@defjvp(_prod_last)
-def _prod_last_jvp(x):
-    ans = _prod_last(x)
 
     def _prod_last_differential(x_dot):
         if x_dot is None:
             return None
         return _sum(x_dot * _others(x), (-1,), False)
 
-    return ans, _prod_last_differential
+    return ans, _prod_last_pullback, _prod_last_differential
 
 
 # d others_i / d x_k = the product of the entries but i and k (0 for k = i): the others
@@ -386,21 +372,14 @@ def _prod_last_jvp(x):
 # at k, off the diagonal. Symmetric, so one formula serves both modes.
 
 
-@defvjp(_others)
-def _others_vjp(x):
+@defrule(_others)
+def _others_rule(x):
     ans = _others(x)
 
     def _others_pullback(ans_bar):
         unit = _unsqueeze(x, -2) * _off(x) + _eye(x)
         pairs = _others(unit) * _off(x)
         return (_sum(pairs * _unsqueeze(ans_bar, -1), (-2,), False),)
-
-    return ans, _others_pullback
-
-
-@defjvp(_others)
-def _others_jvp(x):
-    ans = _others(x)
 
     def _others_differential(x_dot):
         if x_dot is None:
@@ -409,7 +388,7 @@ def _others_jvp(x):
         pairs = _others(unit) * _off(x)
         return _sum(pairs * _unsqueeze(x_dot, -2), (-1,), False)
 
-    return ans, _others_differential
+    return ans, _others_pullback, _others_differential
 
 
 def _cumprod_last(a: Any) -> Any:
@@ -483,8 +462,8 @@ def _cumprod_last_jvp(a):
 # to g masked to i >= m, off the diagonal.
 
 
-@defvjp(_cumprod_t)
-def _cumprod_t_vjp(a, t):
+@defrule(_cumprod_t)
+def _cumprod_t_rule(a, t):
     ans = _cumprod_t(a, t)
 
     def _cumprod_t_pullback(ans_bar):
@@ -492,13 +471,6 @@ def _cumprod_t_vjp(a, t):
         rows = _cumprod_t(unit, _unsqueeze(t, -2) * _off(a)) * _upper(a)
         a_bar = _sum(rows * _unsqueeze(ans_bar, -2), (-1,), False)
         return a_bar, _cumprod_c(a, ans_bar)
-
-    return ans, _cumprod_t_pullback
-
-
-@defjvp(_cumprod_t)
-def _cumprod_t_jvp(a, t):
-    ans = _cumprod_t(a, t)
 
     def _cumprod_t_differential(a_dot, t_dot):
         out = None if t_dot is None else _cumprod_t(a, t_dot)
@@ -509,11 +481,11 @@ def _cumprod_t_jvp(a, t):
             out = term if out is None else out + term
         return out
 
-    return ans, _cumprod_t_differential
+    return ans, _cumprod_t_pullback, _cumprod_t_differential
 
 
-@defvjp(_cumprod_c)
-def _cumprod_c_vjp(a, g):
+@defrule(_cumprod_c)
+def _cumprod_c_rule(a, g):
     ans = _cumprod_c(a, g)
 
     def _cumprod_c_pullback(ans_bar):
@@ -521,13 +493,6 @@ def _cumprod_c_vjp(a, g):
         rows = _cumprod_c(unit, _unsqueeze(g, -2) * _upper(a)) * _off(a)
         a_bar = _sum(rows * _unsqueeze(ans_bar, -2), (-1,), False)
         return a_bar, _cumprod_t(a, ans_bar)
-
-    return ans, _cumprod_c_pullback
-
-
-@defjvp(_cumprod_c)
-def _cumprod_c_jvp(a, g):
-    ans = _cumprod_c(a, g)
 
     def _cumprod_c_differential(a_dot, g_dot):
         out = None if g_dot is None else _cumprod_c(a, g_dot)
@@ -538,7 +503,7 @@ def _cumprod_c_jvp(a, g):
             out = term if out is None else out + term
         return out
 
-    return ans, _cumprod_c_differential
+    return ans, _cumprod_c_pullback, _cumprod_c_differential
 
 
 # ============================================================================== norms

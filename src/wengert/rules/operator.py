@@ -32,11 +32,12 @@ from typing import Any
 import numpy
 
 from wengert import runtime
-from wengert.rules.form import cases, defderiv, deflinear, defrule
-from wengert.rules.registry import defjvp, defrules, defvjp, lookup, mark_pure, nondifferentiable
+from wengert.rules.form import ans_bar, cases, defderiv, deflinear, defrule
+from wengert.rules.registry import defrules, lookup, mark_pure, nondifferentiable
 from wengert.rules.shapes import broadcast_to as _broadcast_to
 from wengert.rules.shapes import mT as _mT
 from wengert.rules.shapes import shape as _shape
+from wengert.rules.shapes import skeleton as _skeleton
 from wengert.rules.shapes import squeeze as _squeeze
 from wengert.rules.shapes import sum_to as _sum_to
 from wengert.rules.shapes import unsqueeze as _unsqueeze
@@ -118,23 +119,11 @@ cases(_log_base, (0.5,), (_A23 + 2.0,))
 cases(_pos_recip, (0.5,), (_A23 + 2.0,))
 
 
-@defvjp(_sum_cotangents)
-def _sum_cotangents_vjp(items):
-    y = _sum_cotangents(items)
-
-    def _sum_cotangents_pullback(y_bar):
-        if isinstance(items, tuple):
-            items_bar = tuple(y_bar for _ in items)
-        else:
-            items_bar = [y_bar for _ in items]
-        return (items_bar,)
-
-    return y, _sum_cotangents_pullback
-
-
-@defjvp(_sum_cotangents)
-def _sum_cotangents_jvp(items):
-    return _sum_cotangents(items), lambda items_dot: _sum_cotangents(items_dot)
+# Linear in the items: each gets the sum's cotangent.
+deflinear(_sum_cotangents, lambda items: (
+    tuple(ans_bar for _ in items) if isinstance(items, tuple) else [ans_bar for _ in items]),
+    keep={"items": _skeleton})
+cases(_sum_cotangents, ([0.5, None, 1.5],), ((_A23, _A23),))
 
 
 def _repeat_adjoint(y_bar: Any, n: int) -> Any:
@@ -148,20 +137,10 @@ def _repeat_adjoint(y_bar: Any, n: int) -> Any:
     return [_sum_cotangents(y_bar[i::n]) for i in range(n)]
 
 
-@defvjp(_repeat_adjoint)
-def _repeat_adjoint_vjp(y_bar, n):
-    # Linear in y_bar; its transpose repeats the cotangent of the result.
-    count = 0
-    if n > 0:
-        count = len(y_bar) // n
-    return _repeat_adjoint(y_bar, n), lambda r_bar: (r_bar * count, None)
-
-
-@defjvp(_repeat_adjoint)
-def _repeat_adjoint_jvp(y_bar, n):
-    return _repeat_adjoint(y_bar, n), lambda y_bar_dot, n_dot: _repeat_adjoint(y_bar_dot, n)
-
-
+# Linear in y_bar; its transpose repeats the cotangent of the result.
+deflinear(_repeat_adjoint, lambda y_bar, n: ans_bar * (len(y_bar) // n if n > 0 else 0),
+          keep={"y_bar": _skeleton})
+cases(_repeat_adjoint, ([0.5, 1.5, -0.5, 2.0], 2))
 mark_pure(_repeat_adjoint)
 
 
@@ -548,20 +527,5 @@ mark_pure(runtime.add_floats)
 
 # ``runtime.nonzero(a, like)`` materialises a zero adjoint in generated pullbacks: the
 # identity in ``a`` (``like`` gives only a shape), so differentiated pullbacks pass through.
-@defvjp(runtime.nonzero)
-def nonzero_vjp(a, like):
-    y = runtime.nonzero(a, like)
-    return y, lambda y_bar: (y_bar, None)
-
-
-@defjvp(runtime.nonzero)
-def nonzero_jvp(a, like):
-    y = runtime.nonzero(a, like)
-
-    def nonzero_differential(a_dot, like_dot):
-        return a_dot
-
-    return y, nonzero_differential
-
-
-mark_pure(runtime.nonzero)
+deflinear(runtime.nonzero, lambda a, like: ans_bar, tangent=lambda a, like: a)
+cases(runtime.nonzero, (0.5, 1.0), (_A23, _A23 * 2.0))
