@@ -374,3 +374,42 @@ def test_free_types_type_values_of_the_enclosing_function():
     assert isinstance(ty, Types)
     assert ty.of(first) is float
     assert ty.of(inner.body.ops[-2].items[1]) is float
+
+
+# --- containers of known items: dict values, zip/enumerate entries, extremes and sums ------
+
+
+def dict_read(params, xs, ys):
+    total = 0.0
+    for x, y in zip(xs, ys):
+        pred = params["a"] * x + params["b"]
+        total += (pred - y) ** 2
+    for i, x in enumerate(xs):
+        total += i * x
+    return total + max(xs) + sum(ys)
+
+
+def dict_written(params, xs):
+    params["a"] = 2.0
+    return params["a"] * xs[0]
+
+
+def test_values_of_a_dict_of_floats_and_entries_of_zip_and_enumerate_are_typed():
+    from wengert.analysis.types import DictOf, ListOf
+
+    fn = lower(dict_read)
+    ty = infer_types(fn, [DictOf(float), ListOf(float), ListOf(float)])
+    assert all(ty.of(v) is float for v in values_named(fn, "pred"))
+    assert all(ty.of(v) is float for v in values_named(fn, "x"))
+    assert all(ty.of(v) is float for v in values_named(fn, "y"))
+    assert all(ty.of(v) is int for v in values_named(fn, "i"))
+    assert returned(fn, [DictOf(float), ListOf(float), ListOf(float)]) is float
+    # Plain containers say nothing about their items.
+    assert returned(fn, [dict, list, list]) is None
+
+
+def test_a_dict_the_function_changes_keeps_its_values_unknown():
+    from wengert.analysis.types import DictOf, ListOf
+
+    fn = lower(dict_written)
+    assert returned(fn, [DictOf(float), ListOf(float)]) is None

@@ -35,21 +35,36 @@ class ListOf:
 
 
 @dataclass(frozen=True)
+class DictOf:
+    """A parameter type: a dict whose values all have the exact type ``value`` (the API
+    checks it on every call). Its value's type is ``dict``; values read from it by key have
+    type ``value`` wherever the function cannot change it."""
+
+    value: type
+
+
+@dataclass(frozen=True)
 class Types:
     """The inferred types of a function's values, keyed by value id (absent means unknown)."""
 
     by_id: Mapping[int, type]
     #: The type of every item of list values that hold one type throughout.
     items: Mapping[int, type] = field(default_factory=dict)
+    #: The type of every value of dict values that hold one type throughout.
+    values: Mapping[int, type] = field(default_factory=dict)
 
     def of(self, v: n.Value) -> type | None:
         """The exact type of ``v`` at run time, or ``None`` when it is not known."""
         return self.by_id.get(v.id)
 
     def param_type(self, v: n.Value) -> Any:
-        """``v``'s type as a parameter type: :class:`ListOf` for a list of known items."""
-        item = self.items.get(v.id)
-        return ListOf(item) if item is not None else self.by_id.get(v.id)
+        """``v``'s type as a parameter type: :class:`ListOf` for a list of known items,
+        :class:`DictOf` for a dict of known values."""
+        if v.id in self.items:
+            return ListOf(self.items[v.id])
+        if v.id in self.values:
+            return DictOf(self.values[v.id])
+        return self.by_id.get(v.id)
 
 
 def join(a: Type, b: Type) -> Type:
@@ -74,15 +89,19 @@ def infer_types(fn: n.Function, param_types: Sequence[Type],
     inf.appended = _appended(fn.body)
     readonly = None
     for a, t in zip(fn.body.args, param_types):
-        if isinstance(t, ListOf):
+        if isinstance(t, (ListOf, DictOf)):
             if readonly is None:
                 readonly = _read_only(fn.body)
             if a.id in readonly:
-                inf.items[a.id] = t.item
-            t = list
+                if isinstance(t, ListOf):
+                    inf.items[a.id] = t.item
+                else:
+                    inf.values[a.id] = t.value
+            t = list if isinstance(t, ListOf) else dict
         inf.set(a, t)
     inf.region(fn.body)
-    return Types(types.MappingProxyType(inf.types), types.MappingProxyType(inf.items))
+    return Types(types.MappingProxyType(inf.types), types.MappingProxyType(inf.items),
+                 types.MappingProxyType(inf.values))
 
 
 #: Callables that read a list they are given and never change it.
@@ -413,6 +432,10 @@ class _Inference:
         self.reversed_of: dict[int, int] = {}
         #: Item types of lists that hold one type throughout (``ListOf`` parameters).
         self.items: dict[int, type] = {}
+        #: Value types of dicts that hold one type throughout (``DictOf`` parameters).
+        self.values: dict[int, type] = {}
+        #: Loop variables over ``zip``/``enumerate`` of such lists: their entries' types.
+        self.entries: dict[int, list[Type]] = {}
         self.handlers: dict[type, Callable[[Any], None]] = {
             n.Const: self.const, n.Call: self.call, n.Build: self.build,
             n.BuildDict: self.fixed(dict), n.BuildSlice: self.fixed(slice),
@@ -464,6 +487,15 @@ class _Inference:
                 t = self.consts[op.args[0].id]  # the class it makes an instance of
             if fn is reversed and len(op.args) == 1 and op.args[0].id in self.appended:
                 self.reversed_of[op.result.id] = op.args[0].id
+            if fn is runtime.snapshot and len(op.args) == 1 and \
+                    (item := self.item_type(op.args[0])) is not None:
+                self.items[op.result.id] = item  # a copy holds the items it was taken with
+            if t is None and simple and len(args) == 1 and fn in (max, min, sum):
+                # The extreme or the sum of a list of floats is a float (a sum of none is
+                # the int 0, for which the float code computes the same numbers).
+                item = self.item_type(op.args[0])
+                if item is float or item is int and fn is not sum:
+                    t = item
             if t is None and simple and self.callee is not None and \
                     isinstance(fn, types.FunctionType):
                 t = self.callee(fn, args)
@@ -480,6 +512,8 @@ class _Inference:
             t = obj
         elif op.obj.id in self.items and index in _INTS:
             t = self.items[op.obj.id]
+        elif op.obj.id in self.values and obj is dict:
+            t = self.values[op.obj.id]
         self.set(op.result, t)
 
     def make_function(self, op: n.MakeFunction) -> None:
@@ -523,6 +557,9 @@ class _Inference:
             self.set(item, t)
         elif op.iterable.id in self.items:
             self.set(item, self.items[op.iterable.id])
+        elif (entries := self.zipped(op.iterable)) is not None:
+            self.set(item, tuple)
+            self.entries[item.id] = entries
         else:
             t = _for_item(self.get(op.iterable))
             lit = self.defs.get(op.iterable.id)
@@ -535,9 +572,49 @@ class _Inference:
             self.set(item, t)
         self.loop(op, op.carried_args, [op.body])
 
+    def item_type(self, v: n.Value) -> Type:
+        """The type of every item of the list ``v`` (a ``ListOf`` parameter or a list only
+        appended to), or ``None``."""
+        if v.id in self.items:
+            return self.items[v.id]
+        if self.appended.get(v.id):
+            t: Type = None
+            for k, x in enumerate(self.appended[v.id]):
+                t = self.get(x) if k == 0 else join(t, self.get(x))
+            return t
+        return None
+
+    def zipped(self, iterable: n.Value) -> list[Type] | None:
+        """The entry types of the items of ``zip(xs, ys, ...)`` or ``enumerate(xs)`` over
+        lists of known items (and ranges), else ``None``."""
+        made = self.defs.get(iterable.id)
+        if not isinstance(made, n.Call) or made.starred or made.kwargs or \
+                made.fn.id not in self.consts or not made.args:
+            return None
+        fn = self.consts[made.fn.id]
+        if fn is enumerate and len(made.args) <= 2:
+            item = self.item_type(made.args[0])
+            return None if item is None else [int, item]
+        if fn is not zip:
+            return None
+        out: list[Type] = []
+        for a in made.args:
+            if (item := self.item_type(a)) is not None:
+                out.append(item)
+            elif self.get(a) is range:
+                out.append(int)
+            else:
+                return None
+        return out
+
     def unpack(self, op: n.Unpack) -> None:
         for r in op.results:
             self.set(r, None)
+        entries = self.entries.get(op.value.id)
+        if entries is not None and op.star is None and len(entries) == len(op.results):
+            for r, t in zip(op.results, entries):
+                self.set(r, t)
+            return
         made = self.defs.get(op.value.id)
         if isinstance(made, n.Build) and made.kind == "tuple" and not made.starred and \
                 op.star is None and len(made.items) == len(op.results):

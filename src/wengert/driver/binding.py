@@ -16,7 +16,7 @@ from typing import Any
 import numpy
 
 from wengert import runtime, tangents
-from wengert.analysis.types import ListOf
+from wengert.analysis.types import DictOf, ListOf
 from wengert.diagnostics import (
     NonDifferentiableError,
     describe,
@@ -33,14 +33,18 @@ from wengert.driver.pipeline import (
 )
 
 LIST_OF_FLOAT = ListOf(float)
+DICT_OF_FLOAT = DictOf(float)
 
 
 def arg_type(a: Any) -> Any:
-    """The type an argument specialises derivatives on: its own, or ``ListOf(float)`` for
-    a list of floats (checked on each call: the specialised code relies on it)."""
+    """The type an argument specialises derivatives on: its own, ``ListOf(float)`` for a
+    list of floats, ``DictOf(float)`` for a dict of floats (checked on each call: the
+    specialised code relies on it)."""
     t = type(a)
     if t is list and a and all(type(v) is float for v in a):
         return LIST_OF_FLOAT
+    if t is dict and a and all(type(v) is float for v in a.values()):
+        return DICT_OF_FLOAT
     return t
 
 

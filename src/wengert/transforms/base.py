@@ -197,9 +197,10 @@ class Transform:
         return t if t is not None else self.types.of(v)
 
     def param_type(self, v: n.Value) -> Any:
-        """``v``'s type as a callee's parameter type (``ListOf`` for a list of floats)."""
+        """``v``'s type as a callee's parameter type (``ListOf`` for a list of floats,
+        ``DictOf`` for a dict of floats)."""
         t = self.type_of(v)
-        return self.types.param_type(self.resolve(v)) if t is list else t
+        return self.types.param_type(self.resolve(v)) if t in (list, dict) else t
 
     def const_value(self, v: n.Value) -> tuple[bool, Any]:
         """``(True, value)`` for a constant, ``(False, None)`` otherwise."""

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from wengert import runtime
-from wengert.analysis.types import ListOf
+from wengert.analysis.types import DictOf, ListOf
 from wengert.ir import nodes as n
 
 
@@ -50,7 +50,8 @@ def grad_ir(vjp_ir: n.Function, wrt: tuple[int, ...], single: bool, seeded: bool
     shapes: dict[int, n.Value] = {}
     entry_ops: list[n.Op] = []
     for i in wrt:
-        if types_[i] in (list, dict) or isinstance(types_[i], ListOf) or types_[i] is None:
+        if types_[i] in (list, dict) or isinstance(types_[i], (ListOf, DictOf)) or \
+                types_[i] is None:
             fc = n.Const(runtime.structure, [n.Value()], origin="structure")
             call = n.Call(fc.result, [body.args[i]], [], [n.Value(f"{body.args[i].hint}_shape")])
             entry_ops += [fc, call]
