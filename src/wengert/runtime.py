@@ -43,6 +43,12 @@ class Attrs(dict):
     """The adjoint of an object's attributes (a dataclass or a plain object): name -> adjoint."""
 
 
+def _attrs(adj: Any) -> Attrs:
+    """An object's adjoint as :class:`Attrs`: code differentiated again meets the form the
+    API gives it too, an instance of the object's class holding its fields' adjoints."""
+    return Attrs(adj) if isinstance(adj, dict) else Attrs(vars(adj))
+
+
 def add_floats(a: Any, b: Any) -> Any:
     """``a + b`` for two adjoints known to be floats: generated code shows it as
     ``a_bar += b`` when the sum keeps the name, else as ``a + b`` (never a call)."""
@@ -274,7 +280,7 @@ def getattr_adjoint(prev: Any, obj: Any, name: str, g: Any) -> Any:
     k = namedtuple_field(type(obj), name)
     if k is not None:  # a named tuple's field is an item
         return getitem_adjoint(prev, obj, k, g)
-    out = Attrs() if prev is None else Attrs(prev)
+    out = Attrs() if prev is None else _attrs(prev)
     out[name] = add_adjoint(out.get(name), g)
     return out
 
@@ -282,14 +288,16 @@ def getattr_adjoint(prev: Any, obj: Any, name: str, g: Any) -> Any:
 def field_adjoint(g: Any, name: str) -> Any:
     """The adjoint of the constructor argument stored in field ``name`` (``g``: the new
     object's adjoint, an :class:`Attrs` or ``None``)."""
-    return None if g is None else g.get(name)
+    if g is None:
+        return None
+    return g.get(name) if isinstance(g, dict) else getattr(g, name, None)
 
 
 def setattr_adjoint(prev: Any, name: str) -> tuple[Any, Any]:
     """The reverse of ``obj.name = v``: (adjoint of ``obj`` before, adjoint of ``v``)."""
     if prev is None:
         return None, None
-    out = Attrs(prev)
+    out = _attrs(prev)
     return out, out.pop(name, None)
 
 

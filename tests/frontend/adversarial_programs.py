@@ -83,6 +83,15 @@ class Cell:
         return squash(self.u) * squash(self.v)
 
 
+@dataclasses.dataclass
+class Tracked:
+    u: float
+    v: float = 0.5
+
+    def __post_init__(self):
+        self.w = squash(self.u) * self.v
+
+
 class Box:
     def __init__(self, w, h):
         self.w = w
@@ -116,7 +125,8 @@ SCALE = Scaler(0.75)
 ADVERSARIAL_PRELUDE = (
     "import math\n\n"
     f"from {HELPERS_MODULE} import h1, h2, h3, squash\n"
-    f"from {ADVERSARIAL_HELPERS_MODULE} import SCALE, Box, Cell, Pt, integrate, vsum\n\n\n"
+    f"from {ADVERSARIAL_HELPERS_MODULE} import (SCALE, Box, Cell, Pt, Tracked,\n"
+    "    integrate, vsum)\n\n\n"
 )
 
 ADVERSARIAL = dataclasses.replace(
@@ -126,7 +136,7 @@ ADVERSARIAL = dataclasses.replace(
                       "vcall", "prop", "classmeth", "nt", "callobj", "integrate", "map",
                       "sortkey", "maxkey"),
     statement_kinds=(*SMOOTH.statement_kinds, "sweep", "mutiter", "cells", "lambdas",
-                     "constpow"),
+                     "constpow", "objects"),
     prelude=ADVERSARIAL_PRELUDE,
 )
 
@@ -203,6 +213,27 @@ def _extra_statement(draw, kind: str, g: Grammar, indent: int, expr, wrap) -> li
     if kind == "lambdas":
         return [(indent, "fs = [lambda t, k=k: squash(k * t) for k in range(1, 4)]"),
                 (indent, f"{target} = {wrap(f'sum(h(x) for h in fs) + {target}')}")]
+    if kind == "objects":
+        # Objects the function makes and keeps: stepped in place, renewed, a field given a
+        # value of another type (an int, then a float), made with __post_init__, or a
+        # plain object whose fields are written.
+        form = draw(st.sampled_from(["step", "renew", "retype", "post", "box"]))
+        e = draw(expr)
+        if form == "step":
+            return [(indent, f"ob = Cell({e}, {target})"), (indent, "for _ in range(2):"),
+                    (indent + 1, "ob.step(0.5)"), (indent, f"{target} = {wrap('ob.u * ob.v')}")]
+        if form == "renew":
+            return [(indent, f"ob = Cell(x, {e})"), (indent, "for _ in range(2):"),
+                    (indent + 1, "ob = ob.stepped(0.25)"),
+                    (indent, f"{target} = {wrap(f'ob.energy + {target}')}")]
+        if form == "retype":
+            return [(indent, f"ob = Cell({e}, 2)"), (indent, "ob.v = ob.v * y"),
+                    (indent, f"{target} = {wrap(f'ob.u + ob.v * {target}')}")]
+        if form == "post":
+            return [(indent, f"ob = Tracked({e})"), (indent, "ob.u = ob.w * x"),
+                    (indent, f"{target} = {wrap(f'ob.u + ob.w + {target}')}")]
+        return [(indent, f"bx = Box({e}, y)"), (indent, f"bx.w = bx.w * 0.5 + {target}"),
+                (indent, f"{target} = {wrap('bx.area')}")]
     assert kind == "constpow", kind
     c = draw(st.sampled_from(["-1.0", "-0.5", "-2.0"]))
     return [(indent, f"c = {c}"), (indent, f"{target} = {wrap(f'{target} + x * c ** 2')}")]

@@ -20,6 +20,7 @@ from typing import Any
 import numpy
 
 from wengert import runtime
+from wengert.analysis.fields import object_fields
 from wengert.ir import nodes as n
 
 Type = type | None  # None is "unknown"
@@ -85,21 +86,51 @@ def infer_types(fn: n.Function, param_types: Sequence[Type],
     if len(param_types) != len(fn.body.args):
         raise ValueError(f"{fn.name}: {len(param_types)} parameter types for "
                          f"{len(fn.body.args)} parameters")
-    inf = _Inference(dict(free_types or {}), callee)
-    inf.appended = _appended(fn.body)
     readonly = None
-    for a, t in zip(fn.body.args, param_types):
-        if isinstance(t, (ListOf, DictOf)):
-            if readonly is None:
-                readonly = _read_only(fn.body)
-            if a.id in readonly:
-                if isinstance(t, ListOf):
-                    inf.items[a.id] = t.item
-                else:
-                    inf.values[a.id] = t.value
-            t = list if isinstance(t, ListOf) else dict
-        inf.set(a, t)
-    inf.region(fn.body)
+    if any(isinstance(t, (ListOf, DictOf)) for t in param_types):
+        readonly = _read_only(fn.body)
+
+    def run(fields: Mapping[tuple[type, str], type]) -> _Inference:
+        inf = _Inference(dict(free_types or {}), callee)
+        inf.appended = _appended(fn.body)
+        inf.fields = fields
+        for a, t in zip(fn.body.args, param_types):
+            if isinstance(t, (ListOf, DictOf)):
+                if a.id in readonly:  # type: ignore[operator]
+                    if isinstance(t, ListOf):
+                        inf.items[a.id] = t.item
+                    else:
+                        inf.values[a.id] = t.value
+                t = list if isinstance(t, ListOf) else dict
+            inf.set(a, t)
+        inf.region(fn.body)
+        return inf
+
+    inf = run({})
+    if any(isinstance(t, type) and _plain_class(t) for t in inf.types.values()):
+        # The fields of objects the function makes and keeps: assume what its constructor
+        # calls (else its writes) put there, check that every write agrees, and drop the
+        # fields where one does not (each round only loses facts).
+        # Values of unknown type may only be waiting for these facts: assume the one type
+        # known of each field's values, infer again, and repeat until every value of every
+        # field assumed is of its type (a field with a value of another type is dropped for
+        # good). Without agreement in a few rounds, no field is typed.
+        assumed: dict[tuple[type, str], type] = {}
+        dropped: set[tuple[type, str]] = set()
+        trial = inf
+        for _ in range(8):
+            found = object_fields(fn, trial.get, trial.consts)
+            wrong = {k for k, t in assumed.items() if any(u is not t for u in found.get(k, ()))}
+            if assumed and not wrong and all(k in assumed for k, ts in found.items()
+                                             if k not in dropped and _one_known(ts)):
+                inf = trial
+                break
+            dropped |= wrong
+            assumed = {k: _one_known(ts) for k, ts in found.items()
+                       if k not in dropped and _one_known(ts) is not None}
+            if not assumed:
+                break
+            trial = run(assumed)
     return Types(types.MappingProxyType(inf.types), types.MappingProxyType(inf.items),
                  types.MappingProxyType(inf.values))
 
@@ -353,6 +384,16 @@ def _builtin(fn: Any, args: list[Type], simple: bool) -> Type:
     return _hashable_get(_BUILTIN_RESULT, fn)
 
 
+def _one_known(ts: list[Type]) -> Type:
+    """The one type among ``ts`` other than unknown, or ``None``."""
+    known = {t for t in ts if t is not None}
+    return known.pop() if len(known) == 1 else None
+
+
+def _plain_class(t: type) -> bool:
+    return type(t) is type and t.__module__ != "builtins" and t.__new__ is object.__new__
+
+
 def _class_call(cls: type) -> Type:
     # Only a plain class is sure to return an instance of itself (``Path()`` builds a
     # ``PosixPath``, ``numpy.float64(array)`` returns an array).
@@ -434,6 +475,8 @@ class _Inference:
         self.items: dict[int, type] = {}
         #: Value types of dicts that hold one type throughout (``DictOf`` parameters).
         self.values: dict[int, type] = {}
+        #: The types of the fields of objects the function makes (see ``fields``).
+        self.fields: Mapping[tuple[type, str], type] = {}
         #: Loop variables over ``zip``/``enumerate`` of such lists: their entries' types.
         self.entries: dict[int, list[Type]] = {}
         self.handlers: dict[type, Callable[[Any], None]] = {
@@ -442,7 +485,7 @@ class _Inference:
             n.JoinStr: self.fixed(str), n.FormatValue: self.fixed(str),
             n.GetItem: self.getitem, n.MakeFunction: self.make_function, n.If: self.if_,
             n.For: self.for_, n.While: self.while_, n.With: self.with_,
-            n.Unpack: self.unpack,
+            n.Unpack: self.unpack, n.GetAttr: self.getattr,
         }
 
     def get(self, v: n.Value) -> Type:
@@ -515,6 +558,10 @@ class _Inference:
         elif op.obj.id in self.values and obj is dict:
             t = self.values[op.obj.id]
         self.set(op.result, t)
+
+    def getattr(self, op: n.GetAttr) -> None:
+        self.set(op.result, self.fields.get((self.get(op.obj), op.name)) if self.fields
+                 else None)
 
     def make_function(self, op: n.MakeFunction) -> None:
         self.set(op.result, types.FunctionType)

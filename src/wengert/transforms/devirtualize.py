@@ -22,6 +22,7 @@ whether a remaining read is a plain field (safe to differentiate as a read) or n
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -255,15 +256,62 @@ def _rewrite_construction(op: n.Call, consts: dict[int, n.Const]) -> list[n.Op] 
             not plain_class(cls):
         return None
     init = class_attribute(cls, "__init__")
-    if not isinstance(init, types.FunctionType) or \
-            getattr(init.__code__, "co_filename", "<string>") == "<string>":
-        return None  # a dataclass's generated __init__: the transforms map its fields
     new = _const(object.__new__, "object.__new__", object, op.loc)
     make = n.Call(new.result, [op.fn], [], op.results, loc=op.loc)
+    if isinstance(init, types.FunctionType) and \
+            getattr(init.__code__, "co_filename", "<string>") == "<string>":
+        # A dataclass's generated __init__: the transforms map its fields, unless a
+        # ``__post_init__`` runs after it (stores, then a method call like any other).
+        return _dataclass_construction(cls, op, new, make)
+    if not isinstance(init, types.FunctionType):
+        return None
     fi = _const(init, f"{cls.__name__}.__init__", cls, op.loc)
     call = n.Call(fi.result, [op.result, *op.args], list(op.kwargs), [n.Value()],
                   tuple(i + 1 for i in op.starred), loc=op.loc)
     return [new, make, fi, call]
+
+
+def _dataclass_construction(cls: type, op: n.Call, new: n.Const, make: n.Call
+                            ) -> list[n.Op] | None:
+    """``Cls(args)`` for a dataclass with ``__post_init__``: what its ``__init__`` does,
+    each field stored in the new object, then ``Cls.__post_init__(obj)``."""
+    post = class_attribute(cls, "__post_init__")
+    spec = getattr(cls, "__dataclass_params__", None)
+    if not dataclasses.is_dataclass(cls) or not isinstance(post, types.FunctionType) or \
+            op.starred or spec is None or spec.frozen or \
+            any(f.type is dataclasses.InitVar or isinstance(f.type, dataclasses.InitVar)
+                for f in cls.__dataclass_fields__.values()):
+        return None
+    fields = [f for f in dataclasses.fields(cls) if f.init]
+    positional = [f for f in fields if not f.kw_only]
+    if len(op.args) > len(positional):
+        return None
+    given = {f.name: a for f, a in zip(positional, op.args)}
+    for k, v in op.kwargs:
+        if k in given:
+            return None
+        given[k] = v
+    out: list[n.Op] = [new, make]
+    for f in dataclasses.fields(cls):
+        value = given.get(f.name)
+        if value is None:
+            if f.default is not dataclasses.MISSING:
+                c = _const(f.default, None, None, op.loc)
+                out.append(c)
+                value = c.result
+            elif f.default_factory is not dataclasses.MISSING:
+                c = _const(f.default_factory, None, None, op.loc)
+                call = n.Call(c.result, [], [], [n.Value()], loc=op.loc)
+                out += [c, call]
+                value = call.result
+            else:
+                return None  # Python raises: leave the call as it is
+        out.append(n.SetAttr(op.result, f.name, value, loc=op.loc))
+    if set(given) - {f.name for f in fields}:
+        return None
+    fp = _const(post, f"{cls.__name__}.__post_init__", cls, op.loc)
+    out += [fp, n.Call(fp.result, [op.result], [], [n.Value()], loc=op.loc)]
+    return out
 
 
 def _rewrite_callable_object(op: n.Call, consts: dict[int, n.Const], fn_type: Any

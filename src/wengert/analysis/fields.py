@@ -1,0 +1,167 @@
+"""The types of the fields of objects a function makes and keeps to itself.
+
+``p = Particle(x0, v0)`` followed by reads and writes of ``p.x`` and ``p.v``: if every
+instance of the class in the function is made here (a dataclass constructor, or
+``object.__new__`` followed by the writes an inlined ``__init__`` does) and none leaves
+the function's sight (stored in a container, captured, passed to code that might write
+into it), every value a field can hold is one the function wrote, in its constructor
+call or by an attribute assignment. The type of a field is then the join of the types of
+those values, and reads of it have that type: arithmetic on ``p.x`` inlines like
+arithmetic on a float.
+
+The facts are flow-insensitive (one type per class and field over the whole function),
+which is what makes them safe without an alias analysis: any write to a field of an
+instance, wherever it is, is one of the writes joined.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from wengert.ir import nodes as n
+from wengert.ir.uses import free_uses
+
+Type = type | None
+Fields = dict[tuple[type, str], list[Type]]
+
+#: Functions that may be handed an object without writing into it.
+_READ_ONLY = frozenset({isinstance, type, id, len, repr, str, print, hasattr, bool, hash,
+                        callable, format})
+
+
+def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
+                  consts: Mapping[int, Any]) -> Fields:
+    """Per class and field, the types of the values the function's constructor calls and
+    attribute assignments put in fields of instances of classes whose every instance it
+    makes and keeps to itself (``None`` in the list: a value of unknown type)."""
+    found: dict[tuple[type, str], list[Type]] = {}
+    made: set[type] = set()
+    poisoned: set[type] = set()
+
+    def kind(v: n.Value) -> type | None:
+        t = type_of(v)
+        return t if isinstance(t, type) and _plain_class(t) else None
+
+    for a in fn.body.args:
+        if (c := kind(a)) is not None:
+            poisoned.add(c)  # an instance from outside: its fields hold anything
+    for op in n.walk(fn.body):
+        for a in n.region_args(op):
+            if isinstance(op, n.For) and a is op.body.args[0] and (c := kind(a)):
+                poisoned.add(c)  # read out of a container
+        for r in op.results:
+            if (c := kind(r)) is None:
+                continue
+            if isinstance(op, n.Call) and consts.get(op.fn.id) is c:
+                made.add(c)
+                if not _constructor(c, op, type_of, found):
+                    poisoned.add(c)
+            elif isinstance(op, n.Call) and consts.get(op.fn.id) is object.__new__ and \
+                    op.args and consts.get(op.args[0].id) is c:
+                made.add(c)
+            elif not isinstance(op, (n.If, n.For, n.While, n.With)):
+                poisoned.add(c)  # made elsewhere (a callee, a container read)
+        _uses(op, kind, consts, poisoned)
+        if isinstance(op, n.SetAttr):
+            c = kind(op.obj)
+            if c is None and type_of(op.obj) is None:
+                poisoned.update(made | {k for k, _ in found})  # it may be any of them
+                return {}
+            if c is not None:
+                found.setdefault((c, op.name), []).append(type_of(op.value))
+        _joins(op, kind, poisoned)
+    return {k: ts for k, ts in found.items() if k[0] in made and k[0] not in poisoned}
+
+
+def _plain_class(t: type) -> bool:
+    """A user's class whose call makes an instance of itself, with a ``__dict__``."""
+    return type(t) is type and t.__module__ != "builtins" and t.__new__ is object.__new__ \
+        and not hasattr(t, "__slots__")
+
+
+def _constructor(c: type, op: n.Call, type_of: Callable[[n.Value], Type],
+                 found: dict[tuple[type, str], list[Type]]) -> bool:
+    """Record the field types a dataclass constructor call gives; ``False`` when the call
+    is not one whose fields are known (a custom ``__init__``, ``__post_init__``, ``*``)."""
+    if not dataclasses.is_dataclass(c) or hasattr(c, "__post_init__") or op.starred or \
+            getattr(getattr(c.__init__, "__code__", None), "co_filename", "") != "<string>":
+        return False
+    fields = [f for f in dataclasses.fields(c) if f.init]
+    if len(op.args) > len(fields):
+        return False
+    given = dict(zip((f.name for f in fields), op.args))
+    for k, v in op.kwargs:
+        if k is None or k in given:
+            return False
+        given[k] = v
+    for f in fields:
+        if f.name in given:
+            t = type_of(given[f.name])
+        elif f.default is not dataclasses.MISSING:
+            t = type(f.default)
+        else:
+            t = None  # a default factory
+        found.setdefault((c, f.name), []).append(t)
+    return all(f.name in given or f.default is not dataclasses.MISSING or
+               f.default_factory is not dataclasses.MISSING for f in fields)
+
+
+def _uses(op: n.Op, kind: Callable[[n.Value], type | None], consts: Mapping[int, Any],
+          poisoned: set[type]) -> None:
+    """Poison the classes of instances ``op`` may store away or hand to code that may
+    write into them."""
+    if isinstance(op, n.MakeFunction):
+        for v in free_uses(op.func.body):
+            if (c := kind(v)) is not None:
+                poisoned.add(c)  # captured: written wherever the function is called
+        return
+    for v in op.operands():
+        c = kind(v)
+        if c is None:
+            continue
+        if isinstance(op, n.GetAttr) or isinstance(op, n.SetAttr) and op.obj is v and \
+                op.value is not v:
+            continue
+        if isinstance(op, (n.Yield, n.Return, n.If)) or \
+                isinstance(op, (n.For, n.While, n.With)) and v in op.inits:
+            continue
+        if isinstance(op, n.Call) and op.fn is not v:
+            f = consts.get(op.fn.id)
+            if _read_only(f):
+                continue
+        poisoned.add(c)
+
+
+def _read_only(f: Any) -> bool:
+    try:
+        if f in _READ_ONLY:
+            return True
+    except TypeError:
+        return False
+    from wengert.rules import registry  # the rule tables import this package's users
+
+    rule = registry.lookup(f)
+    return rule is not None and rule.pure and f not in (setattr, delattr)
+
+
+def _joins(op: n.Op, kind: Callable[[n.Value], type | None], poisoned: set[type]) -> None:
+    """Poison a class whose instance flows into a value of another type (an ``if`` or a
+    loop joining it with something else): writes through that value go unseen."""
+    pairs: list[tuple[n.Value, n.Value]] = []
+    if isinstance(op, n.If):
+        for region in (op.then, op.orelse):
+            if region.ops and isinstance(region.terminator, n.Yield):
+                pairs += list(zip(region.terminator.values, op.results))
+    elif isinstance(op, (n.For, n.While, n.With)):
+        ys = op.body.terminator.values if op.body.ops and \
+            isinstance(op.body.terminator, n.Yield) else []
+        carried = op.args if isinstance(op, n.While) else \
+            op.carried_args if isinstance(op, n.For) else op.results
+        pairs += list(zip(op.inits, op.results)) + list(zip(ys, op.results))
+        pairs += list(zip(op.inits, carried))
+    for src, dst in pairs:
+        c = kind(src)
+        if c is not None and kind(dst) is not c:
+            poisoned.add(c)
