@@ -273,6 +273,16 @@ def pop_adjoint(prev: Any) -> tuple[Any, Any]:
     return list(prev[:-1]), prev[-1]
 
 
+def pop_adjoint_owned(prev: Any) -> tuple[Any, Any]:
+    """:func:`pop_adjoint` for a ``prev`` the generated code never reads again and that
+    nothing else holds (as for :func:`getitem_adjoint_owned`): the last entry is popped in
+    place, so the reverse of a loop of appends costs O(1) per item instead of a copy."""
+    if type(prev) is list and prev and _refs(prev) <= _SOLE:
+        last = prev.pop()
+        return prev, last
+    return pop_adjoint(prev)
+
+
 def getattr_adjoint(prev: Any, obj: Any, name: str, g: Any) -> Any:
     """The adjoint of ``obj`` after adding ``g`` to its attribute ``name``."""
     if g is None:

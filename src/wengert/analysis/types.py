@@ -180,6 +180,11 @@ def _hashable(v: Any) -> bool:
     return True
 
 
+#: Calls that read the items of a list given to them and leave it as it was.
+_LIST_READERS = frozenset({reversed, sum, len, max, min, zip, enumerate, sorted, list, tuple,
+                           iter, runtime.snapshot})
+
+
 def _appended(body: n.Region) -> dict[int, list[n.Value]]:
     """Lists made empty and then only appended to and iterated (a loop's records, in
     generated code): the values appended to each, so items read back get their types."""
@@ -205,9 +210,9 @@ def _appended(body: n.Region) -> dict[int, list[n.Value]]:
                 values += [c.args[0] for c in calls]  # type: ignore[union-attr]
             elif isinstance(u, n.For) and u.iterable.id == op.result.id:
                 continue
-            elif isinstance(u, n.Call) and consts.get(u.fn.id) is reversed and \
-                    len(u.args) == 1 and not u.kwargs:
-                continue
+            elif isinstance(u, n.Call) and _hashable(consts.get(u.fn.id)) and \
+                    consts.get(u.fn.id) in _LIST_READERS and u.fn.id != op.result.id:
+                continue  # read, never changed: its items are still the ones appended
             else:
                 break
         else:

@@ -294,12 +294,17 @@ class ExpressionLowering:
         self.block([loop])
         value = self.env[res]
         self.locals = saved_locals
+        self.leave_comprehension(outer_env, walrus)
+        return value
+
+    def leave_comprehension(self, outer_env: dict[str, n.Value], walrus: list[str]) -> None:
+        """Back to the enclosing scope's names: a comprehension's own variables go, what
+        a ``:=`` inside it assigned stays (it binds in the enclosing scope)."""
         new_env = dict(outer_env)
         for name in walrus:
             if name in self.env:
                 new_env[name] = self.env[name]
         self.env = new_env
-        return value
 
     def expr_Attribute(self, e: ast.Attribute) -> n.Value:
         obj = self.expr(e.value)
@@ -440,10 +445,6 @@ class ExpressionLowering:
         self.locals = self.locals | {".acc", ".iter0"}
         self.block(body_for(0))
         self.locals = saved_locals
-        new_env = dict(outer_env)
-        for name in walrus:
-            if name in self.env:
-                new_env[name] = self.env[name]
-        self.env = new_env
+        self.leave_comprehension(outer_env, walrus)
         return acc
 
