@@ -418,6 +418,11 @@ def _call(fn: Any, args: list[Type], simple: bool) -> Type:
     if fn in _RICH:
         # User __eq__, NumPy scalars (numpy.bool_) and arrays decide for themselves.
         return bool if len(args) == 2 and all(t in _PLAIN for t in args) else None
+    if fn in (operator.matmul, operator.imatmul) and simple and len(args) == 2 and \
+            all(t is numpy.ndarray for t in args):
+        # An array, or for two vectors a NumPy scalar: like the elementwise operators on
+        # 0-d arrays, one the rules' array branches handle as they handle an array.
+        return numpy.ndarray
     if fn in _ARITH or fn in (operator.concat, operator.iconcat):
         return _arith(fn, args[0], args[1]) if simple and len(args) == 2 else None
     if fn is runtime.make_namedtuple:
@@ -441,7 +446,22 @@ def _call(fn: Any, args: list[Type], simple: bool) -> Type:
         return _numpy(fn, args) if simple else None
     if isinstance(fn, type):
         return _class_call(fn)
+    if str(getattr(fn, "__module__", "")).startswith("wengert.rules."):
+        from wengert.rules import registry  # the rule tables import this module's users
+
+        rule = registry.lookup(fn)
+        if rule is not None and rule.array_result and simple and numpy.ndarray in args:
+            return numpy.ndarray
+        if rule is not None and rule.nondifferentiable:
+            # The static helpers of the NumPy definitions say what they return.
+            ann = str(getattr(fn, "__annotations__", {}).get("return", ""))
+            return _ANNOTATED.get(ann.split("[")[0])
     return None
+
+
+#: Return annotations of wengert's own helpers, as types.
+_ANNOTATED = {"int": int, "bool": bool, "float": float, "str": str, "tuple": tuple,
+              "list": list}
 
 
 def _for_item(t: Type) -> Type:

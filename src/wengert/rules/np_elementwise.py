@@ -47,7 +47,7 @@ import numpy as np
 
 from wengert.rules.form import cases, defderiv, defrule
 from wengert.rules.operator import _log_base
-from wengert.rules.registry import defpython, mark_pure, nondifferentiable
+from wengert.rules.registry import defpython, mark_array_result, mark_pure, nondifferentiable
 from wengert.rules.shapes import broadcast_to as _broadcast_to
 from wengert.rules.shapes import shape as _shape
 from wengert.rules.shapes import sum_to as _sum_to
@@ -449,3 +449,6 @@ cases(np.fmod, (_X * 5.0, 1.3), (_X * 5.0, _P), (-4.1, 1.3))
 cases(np.where, (_X > 0, _X, _X[0]), (_X[0] > 0, 2.0, _B), (_X > 0.25, _X[:, :1], _X[::-1]))
 cases(_nan_to_num, (_X, 0.0, 5.0, -5.0), (np.array([0.5, np.nan, np.inf, -np.inf, -1.5]),
                                             0.25, 2.0, -3.0))
+
+# Arrays in, an array (or a NumPy scalar) out: what type inference may assume.
+mark_array_result(_nan_to_num, _sigmoid, _sinc_deriv)

@@ -44,7 +44,14 @@ import numpy as np
 
 from wengert.rules.form import ans_bar, cases, defderiv, deflinear, defrule
 from wengert.rules.np_reductions import _sum
-from wengert.rules.registry import defjvp, defpython, defvjp, mark_pure, nondifferentiable
+from wengert.rules.registry import (
+    defjvp,
+    defpython,
+    defvjp,
+    mark_array_result,
+    mark_pure,
+    nondifferentiable,
+)
 from wengert.rules.shapes import broadcast_to as _broadcast_to
 from wengert.rules.shapes import mT as _mT
 from wengert.rules.shapes import shape as _shape
@@ -921,3 +928,6 @@ cases(_keep, (_B, True), (_B, False))
 cases(_unkeep, (_B, 2, True), (_B[:, :0], 2, False))
 cases(_lstsq_solution, (_TALL, _TALL[:, :2] + 0.1, None), (_WIDE, _B[:2], None),
       (_A, _B, 1e-10))
+
+# Arrays in, an array (or a NumPy scalar) out: what type inference may assume.
+mark_array_result(_recip, _column, _keep, _uncolumn, _unkeep)

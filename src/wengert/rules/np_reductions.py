@@ -72,6 +72,7 @@ from wengert.rules.registry import (
     defpython,
     defrules,
     defvjp,
+    mark_array_result,
     mark_pure,
     nondifferentiable,
 )
@@ -891,3 +892,8 @@ cases(_abs_pow, (_M, 2), (_M, 3), (_M, 1), (-0.7, 2))
 cases(_sgn_pow, (_M, 1), (_M, 2), (_M, 0))
 cases(_root, (np.array([4.0, 0.5, 2.0]), 2), (np.array([4.0, 0.5, 2.0]), 3), (2.5, 2))
 cases(_nonzero_recip, (_M,), (0.4,))
+
+# Arrays in, an array (or a NumPy scalar) out: what type inference may assume.
+mark_array_result(_sum, _unsum, _cumsum, _rcumsum, _diff, _diff_T, _expand, _sum_back, _trace,
+                  _trace_T, _einsum1, _einsum_expand, _to_last, _from_last, _reshape_tail,
+                  _squeeze_axes, _abs_pow, _nonzero_recip, _root, _sgn_pow, _max, _min)

@@ -94,7 +94,14 @@ from wengert.rules.np_plans import (
     _tile_plan,
     _triangle_plan,
 )
-from wengert.rules.registry import defjvp, defpython, defvjp, mark_pure, nondifferentiable
+from wengert.rules.registry import (
+    defjvp,
+    defpython,
+    defvjp,
+    mark_array_result,
+    mark_pure,
+    nondifferentiable,
+)
 
 nondifferentiable(np.shape, np.ndim, np.size, _dtype)
 
@@ -956,3 +963,7 @@ cases(_linspace, (0.5, 2.0, 5, True), (-1.0, 3.0, 4, False), (_V[:2], _V[2:], 3,
 cases(_arange, (0.5, 4.0, 0.75, None), (-1.0, 2.5, 1.0, np.float64))
 cases(np.float64, (0.25,), (np.zeros(3, dtype=np.float32),))
 cases(np.float32, (np.zeros(3),))
+
+# Arrays in, an array (or a NumPy scalar) out: what type inference may assume.
+mark_array_result(_broadcast, _concat, _copy, _index, _mask, _permute, _reshape, _reshape_f,
+                  _spread, _spread_sum, _unbroadcast, _unindex)

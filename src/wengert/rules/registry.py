@@ -49,6 +49,9 @@ class Rule:
     form: str | None = None
     #: Argument tuples at which the rule harness checks the rules (``form.cases``).
     cases: list[tuple] = field(default_factory=list)
+    #: Given an array, it returns an array (or a NumPy scalar, for a full reduction): what
+    #: type inference knows of a private NumPy primitive's result (:func:`mark_array_result`).
+    array_result: bool = False
 
 
 _RULES: dict[int, Rule] = {}
@@ -149,6 +152,14 @@ def mark_pure(*fns: Any) -> None:
     """Declare callables free of side effects, so unused calls of them may be removed."""
     for fn in fns:
         _entry(fn).pure = True
+
+
+def mark_array_result(*fns: Any) -> None:
+    """Declare primitives whose result is an array (or a NumPy scalar) when an argument is
+    an array, so that the rules of what is computed from it inline with their array
+    branches (which hold for NumPy scalars too)."""
+    for fn in fns:
+        _entry(fn).array_result = True
 
 
 def is_pure(fn: Any) -> bool:
