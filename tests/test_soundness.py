@@ -623,3 +623,94 @@ def test_membership_in_a_dict_of_values_being_differentiated():
     assert wengert.grad(lambda x: h(x, c=x))(1.5) == pytest.approx(3.0)
     assert wengert.grad(lambda x: h(x, d=x) if x not in [2.0] else x)(1.5) == pytest.approx(1.0)
     check_grads(lambda x: h(x, c=x), (1.5,), order=2, modes=("rev", "fwd"))
+
+
+# ------------------------------------------------ in-place operators on views of arrays
+# ``v = y[0]; v *= 2`` changes ``y`` through ``v``: the derivative of what reads ``y``
+# afterwards gave the unchanged ``y``'s (wrong values in reverse mode, wrong gradients in
+# both). Each spelling of a view is right or refused where it is written.
+
+import numpy as np  # noqa: E402
+
+
+def _view_slice(x):
+    y = x * 1.0
+    v = y[1:]
+    v *= y[:-1]
+    return np.sum(y ** 2)
+
+
+def _view_row(x):
+    y = x * 1.0
+    v = y[0]
+    v *= 2.0
+    return np.sum(y ** 2)
+
+
+def _view_column_of_param(x):
+    v = x[:, 0]
+    v *= 2.0
+    return np.sum(x * x)
+
+
+def _view_transpose(x):
+    y = x * 1.0
+    v = y.T
+    v *= 2.0
+    return np.sum(y ** 2)
+
+
+def _view_reshape(x):
+    y = x * 1.0
+    v = y.reshape(-1)
+    v += 1.0
+    return np.sum(y ** 2)
+
+
+def _view_ravel(x):
+    y = x * 1.0
+    v = np.ravel(y)
+    v *= 3.0
+    return np.sum(y ** 2)
+
+
+def _view_rows_iterated(x):
+    y = x * 1.0
+    for row in y:
+        row *= 2.0
+    return np.sum(y ** 2)
+
+
+def _view_new_axis(x):
+    y = x * 1.0
+    v = y[:, None]
+    v -= 0.5
+    return np.sum(y ** 3)
+
+
+def _array_in_list(x):
+    ys = [x * 1.0, x * 2.0]
+    w = ys[0]
+    w *= 3.0
+    return np.sum(ys[0] * ys[1])
+
+
+def _fresh_array_in_place(x):
+    y = x * 1.0
+    y *= 2.0
+    y += x
+    return np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("f", [_view_slice, _view_row, _view_column_of_param, _view_transpose,
+                               _view_reshape, _view_ravel, _view_rows_iterated,
+                               _view_new_axis, _array_in_list, _fresh_array_in_place])
+def test_in_place_operators_on_views_are_right_or_refused_where_written(f):
+    x = np.array([[1.0, 2.0], [3.0, -4.0]])
+    for mode in ("rev", "fwd"):
+        try:
+            check_grads(f, (x.copy(),), modes=(mode,))
+        except wengert.NonDifferentiableError as e:
+            assert e.loc is not None and e.loc.filename == __file__, e
+    if f is _fresh_array_in_place:
+        both_modes(f, (x.copy(),), order=2)

@@ -894,6 +894,21 @@ def check_rebinding(value: Any, site: Any) -> None:
         hint="write `x = x + y` (a new object) instead of `x += y`")
 
 
+def check_view(value: Any, site: Any) -> None:
+    """Before ``v += t`` on what may be an array: refused for a view of another array
+    (``v = y[0]``, ``y.T``, a row iterated over), whose change the derivative would not
+    see under the other array's name."""
+    if getattr(value, "base", None) is not None and type(value).__module__ == "numpy" and \
+            getattr(value, "ndim", 0) > 0:
+        from wengert.diagnostics import NonDifferentiableError
+
+        raise NonDifferentiableError(
+            "this in-place operator changes a view of another array, which the derivative "
+            "would not see", site,
+            hint="write `v = v * s` (a new array), or update the array it views by index "
+                 "(`y[0] *= s`)")
+
+
 def keyed_extreme(items: Any, key: Any, extreme: Any, has_default: bool) -> int:
     """The index of the item ``extreme`` (``max`` or ``min``) returns for ``key=``: the first
     of equal extremes, as Python keeps; ``-1`` for no items when a default was given."""

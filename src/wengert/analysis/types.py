@@ -582,7 +582,24 @@ class _Inference:
             t = self.items[op.obj.id]
         elif op.obj.id in self.values and obj is dict:
             t = self.values[op.obj.id]
+        elif obj is numpy.ndarray and self.array_index(op.index):
+            t = numpy.ndarray
         self.set(op.result, t)
+
+    def array_index(self, index: n.Value) -> bool:
+        """Whether indexing an array with ``index`` surely gives an array (never a NumPy
+        scalar): a slice, ``None`` or ``...`` among its parts, or an index array."""
+        def part(v: Any, t: Type) -> bool:
+            return t in (slice, type(None), type(Ellipsis), numpy.ndarray, list) or \
+                isinstance(v, (slice, numpy.ndarray, list)) or v is None or v is Ellipsis
+
+        if index.id in self.consts:
+            v = self.consts[index.id]
+            return any(part(x, None) for x in v) if isinstance(v, tuple) else part(v, None)
+        made = self.defs.get(index.id)
+        if isinstance(made, n.Build) and made.kind == "tuple" and not made.starred:
+            return any(part(self.consts.get(x.id, 0), self.get(x)) for x in made.items)
+        return part(0, self.get(index))
 
     def getattr(self, op: n.GetAttr) -> None:
         self.set(op.result, self.fields.get((self.get(op.obj), op.name)) if self.fields

@@ -269,7 +269,8 @@ nondifferentiable(runtime.check_list, pure=False)
 # A copy of an argument's structure, read by ``finish_adjoint`` only for its shape.
 nondifferentiable(runtime.structure)
 # Checks that raise or return nothing: kept, carrying no derivative.
-nondifferentiable(runtime.check_rebinding, runtime.check_plain_setattr, pure=False)
+nondifferentiable(runtime.check_rebinding, runtime.check_view, runtime.check_plain_setattr,
+                  pure=False)
 # Which item max/min picks by key, the order sorted puts items in: piecewise constant.
 nondifferentiable(runtime.keyed_extreme, runtime.keyed_order, runtime.field_index)
 

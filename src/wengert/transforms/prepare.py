@@ -218,33 +218,55 @@ def _item_updates(fn: n.Function, arg_types: Sequence[Any], callee: Any) -> None
 
 
 def _guard_inplace(fn: n.Function, arg_types: Sequence[Any], callee: Any) -> None:
-    """Insert :func:`runtime.check_rebinding` before each in-place operator whose first
-    operand has a type unknown here and is read again after it (see the module
-    docstring, step 6). The transforms leave such operators to the check."""
+    """Insert run-time checks before in-place operators the transforms cannot follow (see
+    the module docstring, step 6): :func:`runtime.check_rebinding` where the first operand
+    has a type unknown here and is read again after it, or was read out of a container or
+    an object (a list or array changed in place would change it there too);
+    :func:`runtime.check_view` where it may be an array, which must not be a view of
+    another (``v = y[0]; v *= 2`` changes ``y``, under a name the derivative does not
+    see)."""
     types_ = infer_types(fn, list(arg_types), callee=callee)
     order = {id(op): k for k, op in enumerate(n.walk(fn.body))}
     uses: dict[int, list[int]] = {}
     consts: dict[int, Any] = {}
+    defs: dict[int, n.Op] = {}
+    items: set[int] = set()
     for op in n.walk(fn.body):
         if isinstance(op, n.Const):
             consts[op.result.id] = op.value
+        for r in op.results:
+            defs[r.id] = op
+        if isinstance(op, n.For):
+            items.add(op.body.args[0].id)
         for v in op.operands():
             uses.setdefault(v.id, []).append(order[id(op)])
+
+    def checks(op: n.Call) -> list[Any]:
+        a = op.args[0]
+        t = types_.of(a)
+        if t is not None and t is not numpy.ndarray:
+            return []
+        out = []
+        borrowed = a.id in items or isinstance(defs.get(a.id), (n.GetItem, n.GetAttr, n.Unpack))
+        if t is None and (borrowed or any(u > order[id(op)] for u in uses.get(a.id, []))):
+            out.append(runtime.check_rebinding)
+        if not any(c is runtime.check_rebinding for c in out):
+            out.append(runtime.check_view)
+        return out
 
     def region(r: n.Region) -> None:
         k = 0
         while k < len(r.ops):
             op = r.ops[k]
             f = consts.get(op.fn.id) if isinstance(op, n.Call) else None
-            if isinstance(op, n.Call) and op.args and _hashable(f) and f in _INPLACE and \
-                    types_.of(op.args[0]) is None and \
-                    any(u > order[id(op)] for u in uses.get(op.args[0].id, [])):
-                check = n.Const(runtime.check_rebinding, [n.Value()], loc=op.loc)
-                site = n.Const(op.loc, [n.Value()], origin="site", loc=op.loc)
-                call = n.Call(check.result, [op.args[0], site.result], [], [n.Value()],
-                              loc=op.loc)
-                r.ops[k:k] = [check, site, call]
-                k += 3
+            if isinstance(op, n.Call) and op.args and _hashable(f) and f in _INPLACE:
+                for guard in checks(op):
+                    check = n.Const(guard, [n.Value()], loc=op.loc)
+                    site = n.Const(op.loc, [n.Value()], origin="site", loc=op.loc)
+                    call = n.Call(check.result, [op.args[0], site.result], [], [n.Value()],
+                                  loc=op.loc)
+                    r.ops[k:k] = [check, site, call]
+                    k += 3
             for sub in op.regions():
                 if not isinstance(op, n.MakeFunction):
                     region(sub)
