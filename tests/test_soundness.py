@@ -714,3 +714,64 @@ def test_in_place_operators_on_views_are_right_or_refused_where_written(f):
             assert e.loc is not None and e.loc.filename == __file__, e
     if f is _fresh_array_in_place:
         both_modes(f, (x.copy(),), order=2)
+
+
+# ------------------------------------------- writes into an object under another spelling
+# ``qs["k"].x = v`` (the object stored in a dict under a key) and ``object.__setattr__(q,
+# "x", v)`` changed ``q`` without the derivative seeing it: the gradient of what read
+# ``q.x`` afterwards was the old field's. Each spelling is right or refused where written.
+
+
+@dataclasses.dataclass
+class _Q:
+    x: float
+    y: float
+
+
+def _write_via_dict_key(a, b):
+    q = _Q(a, b)
+    qs = {"k": q}
+    qs["k"].x = a * a * 3.0
+    return q.x * q.y
+
+
+def _write_via_object_setattr(a, b):
+    q = _Q(a, b)
+    object.__setattr__(q, "x", a * a * 3.0)
+    return q.x * q.y
+
+
+def _write_via_setattr(a, b):
+    q = _Q(a, b)
+    setattr(q, "x", a * a * 3.0)  # noqa: B010  (the spelling under test)
+    return q.x * q.y
+
+
+def _write_via_dunder_dict(a, b):
+    q = _Q(a, b)
+    q.__dict__["x"] = a * a * 3.0
+    return q.x * q.y
+
+
+def _write_via_list_loop(a, b):
+    q = _Q(a, b)
+    for r in [q]:
+        r.x = a * a * 3.0
+    return q.x * q.y
+
+
+def _write_via_list_append_descriptor(a, b):
+    xs = [a]
+    list.append(xs, b * b)
+    return xs[0] * xs[1]
+
+
+@pytest.mark.parametrize("f", [_write_via_dict_key, _write_via_object_setattr,
+                               _write_via_setattr, _write_via_dunder_dict,
+                               _write_via_list_loop, _write_via_list_append_descriptor])
+def test_writes_into_an_object_under_another_spelling_are_right_or_refused(f):
+    for mode in ("rev", "fwd"):
+        try:
+            check_grads(f, (0.7, 1.3), modes=(mode,))
+        except wengert.NonDifferentiableError as e:
+            assert e.loc is not None and e.loc.filename == __file__, e

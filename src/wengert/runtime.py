@@ -890,7 +890,7 @@ def check_rebinding(value: Any, site: Any) -> None:
         return
     raise NonDifferentiableError(
         f"this in-place operator changes a {type(value).__name__} that is still used under "
-        "its old name afterwards", site,
+        "its old name afterwards, or that another list, array or object holds", site,
         hint="write `x = x + y` (a new object) instead of `x += y`")
 
 

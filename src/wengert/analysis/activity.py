@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import types
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -237,6 +238,11 @@ class _Analysis:
             if rule is not None:
                 # A registered primitive returns a fresh value and leaves its arguments alone.
                 return _Call()
+            if isinstance(fn, (types.WrapperDescriptorType, types.MethodDescriptorType)) and \
+                    getattr(fn, "__name__", None) in MUTATING_METHODS:
+                # ``object.__setattr__(o, name, v)``, ``list.append(xs, v)``: a method of a
+                # class called with its object first writes into that object.
+                return _Call(targets=args[:1], stored=args[1:], read_from=args)
             if _is_builtin(fn):
                 # ``list(a)``, ``sorted(a)``, ``zip(a, b)`` share a's items but write nothing.
                 return _Call(read_from=args)
@@ -256,6 +262,10 @@ class _Analysis:
             if name in READONLY_METHODS:
                 return _Call(read_from=read_from)
             if name in MUTATING_METHODS:
+                if isinstance(_const_value(self.defs, obj)[1], type) and args:
+                    # Called through its class (``object.__setattr__(o, "x", v)``): the
+                    # object written into is the first argument.
+                    return _Call(targets=args[:1], stored=args[1:], read_from=args)
                 return _Call(targets=(obj,), stored=args, read_from=read_from)
             return _Call(targets=(obj, *args), stored=(obj, *args), deep=True,
                          read_from=read_from)
@@ -504,6 +514,12 @@ class _Analysis:
         def class_useful(v: n.Value) -> bool:
             return self._eligible(v) and self.find(v) in content
 
+        def write_useful(v: n.Value) -> bool:
+            # A write into an object read out of a container may be a write into any part
+            # of it (``qs["k"].x = v`` where ``q`` is stored in ``qs``): useful when any
+            # object it may change is.
+            return self._eligible(v) and any(c in content for c in self._mutations(v, False))
+
         ret = self.fn.body.terminator
         if isinstance(ret, n.Return):
             mark(ret.value)
@@ -513,7 +529,7 @@ class _Analysis:
         while changed:
             changed = False
             for op in reversed(self.ops):
-                changed |= self._useful_op(op, is_u, mark, class_useful)
+                changed |= self._useful_op(op, is_u, mark, write_useful)
         return us
 
     def _useful_op(self, op: n.Op, is_u, mark, class_useful) -> bool:
