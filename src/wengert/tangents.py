@@ -377,6 +377,8 @@ def _materialize(x: Any, t: Any, batch: tuple[int, ...], where: str) -> Any:
         if numpy.shape(t) != want:
             raise ValueError(f"{where}: expected a tangent of shape {want}, got shape "
                              f"{numpy.shape(t)}")
+        if isinstance(t, numpy.ndarray) and not t.flags.writeable:
+            return t.copy()  # a broadcast view inside generated code; the user's own array
         return t
     cx = _children(x, kind)
     if t is None:

@@ -91,13 +91,15 @@ def _sum(a: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
 
 def _unsum(g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
     """The transpose of :func:`_sum`: ``g`` (of the reduced shape, after any batch axes)
-    spread back over ``shape``, as a fresh array."""
+    spread back over ``shape``, as a read-only broadcast view (no copy of the full array:
+    in-place adjoint updates check that they own what they write into, and the API copies
+    a read-only gradient before handing it out)."""
     g = np.asarray(g)
     if not keepdims:
         for a in sorted(axes, reverse=True):  # -1 first: each insert keeps the others' places
             g = np.expand_dims(g, a)
     batch = g.ndim - len(shape)
-    return np.array(np.broadcast_to(g, g.shape[:batch] + tuple(shape)))
+    return np.broadcast_to(g, g.shape[:batch] + tuple(shape))
 
 
 def _sum_back(g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
