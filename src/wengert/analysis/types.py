@@ -75,28 +75,30 @@ def join(a: Type, b: Type) -> Type:
 
 def infer_types(fn: n.Function, param_types: Sequence[Type],
                 free_types: Mapping[int, type] | None = None,
-                callee: Callable[[Any, list[Type]], Type] | None = None) -> Types:
+                callee: Callable[[Any, list[Type]], Type] | None = None,
+                writes: Callable[[Any], Any] | None = None) -> Types:
     """Infer the types of ``fn``'s values (and its nested functions') from its parameters'.
 
     ``param_types[i]`` is the type of ``fn.body.args[i]`` (``None``: unknown);
     ``free_types`` types values defined outside ``fn`` that its body reads;
     ``callee(f, arg_types)`` gives the result type of a call of a known function the
-    tables here do not cover (a user function with source), or ``None``.
+    tables here do not cover (a user function with source), or ``None``; ``writes(f)`` the
+    positions of the parameters such a function may write into (a list passed to one it
+    does not write into keeps the items it holds).
     """
     if len(param_types) != len(fn.body.args):
         raise ValueError(f"{fn.name}: {len(param_types)} parameter types for "
                          f"{len(fn.body.args)} parameters")
-    readonly = None
-    if any(isinstance(t, (ListOf, DictOf)) for t in param_types):
-        readonly = _read_only(fn.body)
+    readonly = _read_only(fn.body, writes)
 
     def run(fields: Mapping[tuple[type, str], type]) -> _Inference:
         inf = _Inference(dict(free_types or {}), callee)
-        inf.appended = _appended(fn.body)
+        inf.appended = _appended(fn.body, writes)
+        inf.readonly = readonly
         inf.fields = fields
         for a, t in zip(fn.body.args, param_types):
             if isinstance(t, (ListOf, DictOf)):
-                if a.id in readonly:  # type: ignore[operator]
+                if a.id in readonly:
                     if isinstance(t, ListOf):
                         inf.items[a.id] = t.item
                     else:
@@ -104,6 +106,11 @@ def infer_types(fn: n.Function, param_types: Sequence[Type],
                 t = list if isinstance(t, ListOf) else dict
             inf.set(a, t)
         inf.region(fn.body)
+        for lst in inf.appended:
+            # A list made empty and only appended to holds what was appended throughout.
+            if lst not in inf.items and lst in inf.defs and \
+                    (it := inf.item_type(inf.defs[lst].result)) is not None:
+                inf.items[lst] = it
         return inf
 
     inf = run({})
@@ -140,15 +147,22 @@ _READERS = frozenset({len, sum, min, max, enumerate, zip, reversed, sorted, iter
                       tuple, range})
 
 
-def _read_only(body: n.Region) -> set[int]:
-    """Values only read wherever used: indexed, iterated, or passed to :data:`_READERS`
-    (so a list among them holds the same items throughout)."""
+def _read_only(body: n.Region, writes: Callable[[Any], Any] | None = None) -> set[int]:
+    """Values only read wherever used (and the parameters never used): indexed, iterated,
+    or passed to :data:`_READERS` (so a list among them holds the same items throughout).
+    In a function that writes into nothing (no item or attribute assignment, no in-place
+    operator, no method but ``append``, no callee that may write), a value appended to a
+    list is only stored, not changed."""
     consts: dict[int, Any] = {}
-    bad: set[int] = set()
-    seen: set[int] = set()
+    methods: dict[int, str] = {}
     for op in n.walk(body):
         if isinstance(op, n.Const):
             consts[op.result.id] = op.value
+        elif isinstance(op, n.GetAttr):
+            methods[op.result.id] = op.name
+    quiet = _writes_nothing(body, consts, methods, writes)
+    bad: set[int] = set()
+    seen: set[int] = set()
     for op in n.walk(body):
         for v in op.operands():
             seen.add(v.id)
@@ -158,8 +172,46 @@ def _read_only(body: n.Region) -> set[int]:
             if isinstance(op, n.Call) and op.fn.id != v.id and v in op.args and \
                     _reader(consts.get(op.fn.id)):
                 continue
+            if quiet and isinstance(op, n.Call) and methods.get(op.fn.id) == "append" and \
+                    op.args == [v]:
+                continue
             bad.add(v.id)
-    return {a.id for a in body.args} - bad
+    return (seen | {a.id for a in body.args}) - bad
+
+
+def _writes_nothing(body: n.Region, consts: Mapping[int, Any], methods: Mapping[int, str],
+                    writes: Callable[[Any], Any] | None) -> bool:
+    """Whether nothing in ``body`` may write into an object other than by ``append``."""
+    for op in n.walk(body):
+        if isinstance(op, (n.SetItem, n.SetAttr, n.MakeFunction)):
+            return False
+        if not isinstance(op, n.Call):
+            continue
+        if op.fn.id in methods:
+            if methods[op.fn.id] not in ("append", *_READ_METHODS):
+                return False
+            continue
+        f = consts.get(op.fn.id, _NOT_CONST)
+        if f is _NOT_CONST:
+            return False
+        if isinstance(f, types.FunctionType) and _user_function(f):
+            if writes is None or any(True for _ in writes(f)):
+                return False
+        elif not _reader(f):
+            return False
+    return True
+
+
+_NOT_CONST = object()
+#: Methods of lists, tuples and strings that change nothing.
+_READ_METHODS = ("index", "count", "copy", "keys", "values", "items", "get")
+
+
+def _user_function(f: Any) -> bool:
+    """Whether ``f`` is a function without a registered rule (a user helper)."""
+    from wengert.rules import registry  # the rule tables import this module's users
+
+    return registry.lookup(f) is None
 
 
 def _reader(f: Any) -> bool:
@@ -185,7 +237,8 @@ _LIST_READERS = frozenset({reversed, sum, len, max, min, zip, enumerate, sorted,
                            iter, runtime.snapshot})
 
 
-def _appended(body: n.Region) -> dict[int, list[n.Value]]:
+def _appended(body: n.Region, writes: Callable[[Any], Any] | None = None
+              ) -> dict[int, list[n.Value]]:
     """Lists made empty and then only appended to and iterated (a loop's records, in
     generated code): the values appended to each, so items read back get their types."""
     uses: dict[int, list[n.Op]] = {}
@@ -213,6 +266,12 @@ def _appended(body: n.Region) -> dict[int, list[n.Value]]:
             elif isinstance(u, n.Call) and _hashable(consts.get(u.fn.id)) and \
                     consts.get(u.fn.id) in _LIST_READERS and u.fn.id != op.result.id:
                 continue  # read, never changed: its items are still the ones appended
+            elif isinstance(u, n.Call) and writes is not None and not u.starred and \
+                    isinstance(consts.get(u.fn.id), types.FunctionType) and \
+                    op.result in u.args and not u.kwargs and \
+                    not any(i in writes(consts[u.fn.id]) for i, a in enumerate(u.args)
+                            if a is op.result):
+                continue  # a user function that does not write into it
             else:
                 break
         else:
@@ -498,6 +557,8 @@ class _Inference:
         self.reversed_of: dict[int, int] = {}
         #: Item types of lists that hold one type throughout (``ListOf`` parameters).
         self.items: dict[int, type] = {}
+        #: Values only ever read (never written into, nor handed to code that might).
+        self.readonly: set[int] = set()
         #: Value types of dicts that hold one type throughout (``DictOf`` parameters).
         self.values: dict[int, type] = {}
         #: The types of the fields of objects the function makes (see ``fields``).
@@ -555,6 +616,10 @@ class _Inference:
                 t = self.consts[op.args[0].id]  # the class it makes an instance of
             if fn is reversed and len(op.args) == 1 and op.args[0].id in self.appended:
                 self.reversed_of[op.result.id] = op.args[0].id
+            if fn is operator.add and len(op.args) == 2 and t is list and \
+                    op.args[0].id in self.items and op.result.id in self.readonly and \
+                    self.items.get(op.args[1].id, None) == self.items[op.args[0].id]:
+                self.items[op.result.id] = self.items[op.args[0].id]  # ``xs[:j] + xs[j:]``
             if fn is runtime.snapshot and len(op.args) == 1 and \
                     (item := self.item_type(op.args[0])) is not None:
                 self.items[op.result.id] = item  # a copy holds the items it was taken with
@@ -566,7 +631,7 @@ class _Inference:
                     t = item
             if t is None and simple and self.callee is not None and \
                     isinstance(fn, types.FunctionType):
-                t = self.callee(fn, args)
+                t = self.callee(fn, [self.full_type(a) for a in op.args])
         self.set(op.result, t)
 
     def getitem(self, op: n.GetItem) -> None:
@@ -578,8 +643,11 @@ class _Inference:
             t = range if index is slice else int if index in _INTS else None
         elif obj in (list, tuple) and index is slice:
             t = obj
+            if obj is list and op.obj.id in self.items and op.result.id in self.readonly:
+                self.items[op.result.id] = self.items[op.obj.id]  # a slice: the same items
         elif op.obj.id in self.items and index in _INTS:
-            t = self.items[op.obj.id]
+            self.set_full(op.result, self.items[op.obj.id])
+            return
         elif op.obj.id in self.values and obj is dict:
             t = self.values[op.obj.id]
         elif obj is numpy.ndarray and self.array_index(op.index):
@@ -640,12 +708,10 @@ class _Inference:
         lst = self.reversed_of.get(op.iterable.id, op.iterable.id)
         if lst in self.appended:
             self.item_of[item.id] = lst
-            t: Type = None
-            for k, v in enumerate(self.appended[lst]):
-                t = self.get(v) if k == 0 else join(t, self.get(v))
-            self.set(item, t)
+            self.set_full(item, self.item_type(self.defs[lst].result) if lst in self.defs
+                          else None)
         elif op.iterable.id in self.items:
-            self.set(item, self.items[op.iterable.id])
+            self.set_full(item, self.items[op.iterable.id])
         elif (entries := self.zipped(op.iterable)) is not None:
             self.set(item, tuple)
             self.entries[item.id] = entries
@@ -667,11 +733,28 @@ class _Inference:
         if v.id in self.items:
             return self.items[v.id]
         if self.appended.get(v.id):
-            t: Type = None
+            t: Any = None
             for k, x in enumerate(self.appended[v.id]):
-                t = self.get(x) if k == 0 else join(t, self.get(x))
+                u = self.full_type(x)
+                t = u if k == 0 else (t if t == u else None)
             return t
         return None
+
+    def full_type(self, v: n.Value) -> Any:
+        """``v``'s type, as :class:`ListOf` for a list of known items."""
+        t = self.get(v)
+        if t is list and v.id in self.items:
+            return ListOf(self.items[v.id])
+        return t
+
+    def set_full(self, v: n.Value, t: Any) -> None:
+        """Give ``v`` the type ``t``, which may be a :class:`ListOf`."""
+        if isinstance(t, ListOf):
+            self.set(v, list)
+            if v.id in self.readonly:  # (a list changed later may hold anything)
+                self.items[v.id] = t.item
+        else:
+            self.set(v, t)
 
     def zipped(self, iterable: n.Value) -> list[Type] | None:
         """The entry types of the items of ``zip(xs, ys, ...)`` or ``enumerate(xs)`` over
@@ -702,7 +785,7 @@ class _Inference:
         entries = self.entries.get(op.value.id)
         if entries is not None and op.star is None and len(entries) == len(op.results):
             for r, t in zip(op.results, entries):
-                self.set(r, t)
+                self.set_full(r, t)
             return
         made = self.defs.get(op.value.id)
         if isinstance(made, n.Build) and made.kind == "tuple" and not made.starred and \

@@ -33,6 +33,7 @@ from wengert.driver.pipeline import (
 )
 
 LIST_OF_FLOAT = ListOf(float)
+LIST_OF_FLOAT_LISTS = ListOf(LIST_OF_FLOAT)
 DICT_OF_FLOAT = DictOf(float)
 
 
@@ -43,6 +44,9 @@ def arg_type(a: Any) -> Any:
     t = type(a)
     if t is list and a and all(type(v) is float for v in a):
         return LIST_OF_FLOAT
+    if t is list and a and all(type(v) is list and v and all(type(w) is float for w in v)
+                               for v in a):
+        return LIST_OF_FLOAT_LISTS
     if t is dict and a and all(type(v) is float for v in a.values()):
         return DICT_OF_FLOAT
     return t

@@ -11,6 +11,7 @@ only meet primal values through infix operators and the linear helpers.
 from __future__ import annotations
 
 import builtins
+import collections
 import operator
 from collections.abc import Iterator
 
@@ -19,7 +20,7 @@ import numpy
 from wengert import runtime
 from wengert.rules.form import ans_bar, cases, defderiv, deflinear, defrule
 from wengert.rules.operator import _pow_rules
-from wengert.rules.registry import defjvp, defvjp, mark_pure, nondifferentiable
+from wengert.rules.registry import mark_pure, nondifferentiable
 from wengert.rules.shapes import broadcast_to as _broadcast_to
 from wengert.rules.shapes import shape as _shape
 from wengert.rules.shapes import sum_to as _sum_to
@@ -367,8 +368,8 @@ def _pairs_tangent(y, x, pairs, last, x_dot):
     return y_dot
 
 
-@defvjp(builtins.zip)
-def zip_vjp(*seqs, strict=False):
+@defrule(builtins.zip)
+def zip_rule(*seqs, strict=False):
     items = list(zip(*seqs, strict=strict))
     n = len(items)
     sizes = [_length(s, n) for s in seqs]
@@ -379,19 +380,10 @@ def zip_vjp(*seqs, strict=False):
         return tuple(_seq_adjoint(seqs[j], _column(items_bar, j, sizes[j] - n))
                      for j in range(len(seqs)))
 
-    return y, zip_pullback
-
-
-@defjvp(builtins.zip)
-def zip_jvp(*seqs, strict=False):
-    items = list(zip(*seqs, strict=strict))
-    n = len(items)
-    y = zip(*[_column(items, j, 0) for j in range(len(seqs))])
-
     def zip_differential(*seqs_dot):
         return _zip_dots([_item_dots(seqs[j], seqs_dot[j], n) for j in range(len(seqs))], n)
 
-    return y, zip_differential
+    return y, zip_pullback, zip_differential
 
 
 @defrule(builtins.enumerate)
@@ -448,43 +440,33 @@ def reversed_rule(seq):
     return y, reversed_pullback, reversed_differential
 
 
-@defrule(builtins.list)
-def list_rule(*args):
-    y = list(*args)
-    n = len(y)
+def _copy_rules(make):
+    """The rules of ``list(xs)`` and ``tuple(xs)`` (``make``, a closure constant): each item's
+    adjoint goes back to the item it copies."""
 
-    def list_pullback(y_bar):
-        if len(args) == 0:
-            return ()
-        return (_seq_adjoint(args[0], _items_bar(y_bar, n)),)
+    @defrule(make)
+    def copy_rule(*args):
+        y = make(*args)
+        n = len(y)
 
-    def list_differential(*args_dot):
-        if len(args) == 0:
-            return None
-        return _item_dots(args[0], args_dot[0], n)
+        def copy_pullback(y_bar):
+            if len(args) == 0:
+                return ()
+            return (_seq_adjoint(args[0], _items_bar(y_bar, n)),)
 
-    return y, list_pullback, list_differential
+        def copy_differential(*args_dot):
+            if len(args) == 0:
+                return None
+            dots = _item_dots(args[0], args_dot[0], n)
+            if dots is None:
+                return None
+            return make(dots)
+
+        return y, copy_pullback, copy_differential
 
 
-@defrule(builtins.tuple)
-def tuple_rule(*args):
-    y = tuple(*args)
-    n = len(y)
-
-    def tuple_pullback(y_bar):
-        if len(args) == 0:
-            return ()
-        return (_seq_adjoint(args[0], _items_bar(y_bar, n)),)
-
-    def tuple_differential(*args_dot):
-        if len(args) == 0:
-            return None
-        dots = _item_dots(args[0], args_dot[0], n)
-        if dots is None:
-            return None
-        return tuple(dots)
-
-    return y, tuple_pullback, tuple_differential
+_copy_rules(builtins.list)
+_copy_rules(builtins.tuple)
 
 
 @defrule(builtins.sorted)
@@ -550,11 +532,7 @@ nondifferentiable(_sort_permutation, _is_mapping)
 # --------------------------------------------------------------------------------------
 
 
-@defvjp(runtime.make_namedtuple)
-def make_namedtuple_vjp(cls, items):
-    return runtime.make_namedtuple(cls, items), lambda y_bar: (None, y_bar)
-
-
-@defjvp(runtime.make_namedtuple)
-def make_namedtuple_jvp(cls, items):
-    return runtime.make_namedtuple(cls, items), lambda cls_dot, items_dot: items_dot
+deflinear(runtime.make_namedtuple, lambda cls, items: (
+    None if ans_bar is None else tuple(ans_bar)), arg=1, tangent=lambda cls, items: items)
+_Pair = collections.namedtuple("_Pair", "u v")
+cases(runtime.make_namedtuple, (_Pair, (0.5, 1.5)))

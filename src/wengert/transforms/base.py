@@ -149,7 +149,8 @@ class Transform:
         self.linker = linker
         prepare(fn, arg_types, linker)
         self.types: Types = infer_types(fn, list(arg_types),
-                                        callee=linker.result_type if linker else None)
+                                        callee=linker.result_type if linker else None,
+                                        writes=getattr(linker, "written_params", None))
         # Objects passed in may be written to: what lands in them is an output as well.
         mutable = [i for i in self.wrt if self.types.of(fn.body.args[i]) not in IMMUTABLE]
         self.act: Activity = activity(fn, self.wrt, mutable,
