@@ -190,6 +190,8 @@ SAMPLES: dict = {
     runtime.setitem_adjoint: [([1.0, 2.0, 3.0], 1), (A23, 0), ({"a": 1.5, "b": 2.0}, "a")],
     runtime.getattr_adjoint: [({"w": 1.5}, None, "w", 2.0), (None, None, "w", 2.0),
                               ((1.0, None), _Pair(1.0, 2.0), "y", 0.5)],
+    runtime.getattr_adjoint_owned: [({"w": 1.5}, None, "w", 2.0), (None, None, "w", 2.0)],
+    runtime.setattr_adjoint_owned: [({"w": 1.5, "b": 2.0}, "w")],
     runtime.make_namedtuple: [(_Pair, (1.5, 2.0))],
     runtime.field_adjoint: [({"w": 1.5, "b": 2.0}, "w")],
     runtime.setattr_adjoint: [({"w": 1.5, "b": 2.0}, "w")],

@@ -252,12 +252,15 @@ deflinear(runtime.finish_adjoint, lambda adj, x: ans_bar, keep={"x": _const},
 # The in-place variant computes the same function of its arguments (its caller never
 # reads ``prev`` again): a pullback differentiated again gets the functional rules.
 for _shared, _owned in ((runtime.getitem_adjoint, runtime.getitem_adjoint_owned),
-                        (runtime.pop_adjoint, runtime.pop_adjoint_owned)):
+                        (runtime.pop_adjoint, runtime.pop_adjoint_owned),
+                        (runtime.getattr_adjoint, runtime.getattr_adjoint_owned),
+                        (runtime.setattr_adjoint, runtime.setattr_adjoint_owned)):
     defrules(_owned, lookup(_shared).vjp, lookup(_shared).jvp)
 
 # ``push`` appends to its list: not pure, an unused call of it still has its effect.
 mark_pure(
-    runtime.getitem_adjoint_owned, runtime.pop_adjoint_owned, runtime.finish_adjoint,
+    runtime.getitem_adjoint_owned, runtime.pop_adjoint_owned, runtime.getattr_adjoint_owned,
+    runtime.setattr_adjoint_owned, runtime.finish_adjoint,
     runtime.add_adjoint, runtime.snapshot, runtime.getitem_adjoint, runtime.setitem_adjoint,
     runtime.pop_adjoint, runtime.getattr_adjoint, runtime.field_adjoint,
     runtime.setattr_adjoint, runtime.item_adjoint, runtime.split_adjoint, runtime.key_adjoint,

@@ -31,10 +31,12 @@ from wengert.ir.uses import free_uses
 #: Functional adjoint updates and their in-place variants.
 IN_PLACE = {runtime.getitem_adjoint: runtime.getitem_adjoint_owned,
             runtime.setitem_adjoint: runtime.setitem_adjoint_owned,
-            runtime.pop_adjoint: runtime.pop_adjoint_owned}
+            runtime.pop_adjoint: runtime.pop_adjoint_owned,
+            runtime.getattr_adjoint: runtime.getattr_adjoint_owned,
+            runtime.setattr_adjoint: runtime.setattr_adjoint_owned}
 #: Those returning a pair (the updated adjoint, a part), unpacked at once.
 PAIRS = {runtime.setitem_adjoint, runtime.setitem_adjoint_owned, runtime.pop_adjoint,
-         runtime.pop_adjoint_owned}
+         runtime.pop_adjoint_owned, runtime.setattr_adjoint, runtime.setattr_adjoint_owned}
 
 
 def update_in_place(fn: n.Function) -> None:
