@@ -127,3 +127,31 @@ def test_specialised_lists_of_lists_call_no_rule_at_run_time():
     text = wengert.show(matvec, mode="vjp", arg_types=(ListOf(ListOf(float)), ListOf(float)))
     body = text.split("\n", 1)[1]
     assert "_vjp(" not in body and "_pb(" not in body, text
+
+
+# --- lists of tuples of floats ------------------------------------------------------------
+
+
+def fit_pairs(params, data):
+    loss = 0.0
+    for x, y in data:
+        loss += (params["w"] * x * x + params["b"] - y) ** 2
+    return loss
+
+
+PAIRS = [(0.1, 0.3), (0.7, 0.2), (-0.4, 1.1)]
+
+
+def test_lists_of_tuples_of_floats():
+    from wengert.analysis.types import TupleOf
+
+    assert arg_type(PAIRS) == ListOf(TupleOf((float, float)))
+    assert arg_type([(0.1, 0.3), (0.7,)]) is list
+    assert arg_type([(0.1, 1), (0.7, 0.2)]) is list
+    check_grads(fit_pairs, ({"w": 0.5, "b": 0.1}, PAIRS), order=2, modes=("rev", "fwd"))
+    check_grads(fit_pairs, ({"w": 0.5, "b": 0.1}, [(0.1, 1), (0.7, 0.2)]), order=1,
+                modes=("rev", "fwd"))
+    text = wengert.show(fit_pairs, mode="vjp",
+                        arg_types=(DictOf(float), ListOf(TupleOf((float, float)))))
+    body = text.split("\n", 1)[1]
+    assert "_vjp(" not in body and "_pb(" not in body, text

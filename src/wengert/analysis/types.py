@@ -36,6 +36,15 @@ class ListOf:
 
 
 @dataclass(frozen=True)
+class TupleOf:
+    """An item type: a tuple whose entries have the exact types ``entries`` (``data =
+    [(x, y), ...]`` of floats). Its value's type is ``tuple``; unpacking it gives the
+    entries their types."""
+
+    entries: tuple[type, ...]
+
+
+@dataclass(frozen=True)
 class DictOf:
     """A parameter type: a dict whose values all have the exact type ``value`` (the API
     checks it on every call). Its value's type is ``dict``; values read from it by key have
@@ -753,6 +762,9 @@ class _Inference:
             self.set(v, list)
             if v.id in self.readonly:  # (a list changed later may hold anything)
                 self.items[v.id] = t.item
+        elif isinstance(t, TupleOf):
+            self.set(v, tuple)
+            self.entries[v.id] = list(t.entries)
         else:
             self.set(v, t)
 

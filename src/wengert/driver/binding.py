@@ -16,7 +16,7 @@ from typing import Any
 import numpy
 
 from wengert import runtime, tangents
-from wengert.analysis.types import DictOf, ListOf
+from wengert.analysis.types import DictOf, ListOf, TupleOf
 from wengert.diagnostics import (
     NonDifferentiableError,
     describe,
@@ -47,6 +47,10 @@ def arg_type(a: Any) -> Any:
     if t is list and a and all(type(v) is list and v and all(type(w) is float for w in v)
                                for v in a):
         return LIST_OF_FLOAT_LISTS
+    if t is list and a and type(a[0]) is tuple and a[0] and \
+            all(type(v) is tuple and len(v) == len(a[0]) and
+                all(type(w) is float for w in v) for v in a):
+        return ListOf(TupleOf((float,) * len(a[0])))  # ``[(x, y), ...]`` of floats
     if t is dict and a and all(type(v) is float for v in a.values()):
         return DICT_OF_FLOAT
     return t

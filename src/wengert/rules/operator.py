@@ -234,9 +234,7 @@ cases(operator.truediv, (1.5, _A23 + 2.0))
 def _mul_rules(mul, inplace):
     @defrule(mul, pure=not inplace)
     def mul_rule(a, b):
-        a0 = a
-        if inplace:
-            a0 = _snapshot(a)
+        a0 = _snapshot(a) if inplace else a
         y = mul(a, b)
 
         def mul_pullback(y_bar):
@@ -295,9 +293,7 @@ def _mod_rules(mod, inplace):
         # a % b == a - b * (a // b) with a // b piecewise constant; printf-style formatting
         # (a string) has no derivative.
         text = isinstance(a, (str, bytes))
-        a0 = a
-        if inplace:
-            a0 = _snapshot(a)
+        a0 = _snapshot(a) if inplace else a
         y = mod(a, b)
 
         def mod_pullback(y_bar):
@@ -341,13 +337,9 @@ def _pow_rules(power, inplace=False):
 
     @defrule(power, pure=not inplace)
     def pow_rule(a, b, *mod):
-        a0 = a
-        if inplace:
-            a0 = _snapshot(a)
+        a0 = _snapshot(a) if inplace else a
         y = power(a, b, *mod)
-        y0 = y
-        if inplace:
-            y0 = _snapshot(y)
+        y0 = _snapshot(y) if inplace else y
 
         def pow_pullback(y_bar):
             if len(mod) > 0:
@@ -427,9 +419,7 @@ cases(operator.abs, (0.5,), (-2.0,), (_A23,))
 def _matmul_rules(matmul, inplace):
     @defrule(matmul, pure=not inplace)
     def matmul_rule(a, b):
-        a0 = a
-        if inplace:
-            a0 = _snapshot(a)
+        a0 = _snapshot(a) if inplace else a
         y = matmul(a, b)
         a_shape = _shape(a0)
         b_shape = _shape(b)
