@@ -592,7 +592,7 @@ IMPURE = {"push", "check_list"}
 def _public_functions():
     return {name: fn for name, fn in vars(runtime).items()
             if inspect.isfunction(fn) and not name.startswith("_")
-            and fn.__module__ == runtime.__name__}
+            and fn.__module__.startswith(runtime.__name__ + ".")}
 
 
 @pytest.mark.parametrize("name", PULLBACK_HELPERS)

@@ -101,7 +101,6 @@ def test_fabs_on_the_negative_side():
     (math.modf, (5.5,)), (math.modf, (-2.25,)),
     (math.fsum, ([1.0, 2.5, -3.0],)), (math.fsum, ((1.0, 2, 3.5),)),
     (math.fsum, (numpy.array([1.0, 2.0, 4.0]),)),
-    (math.prod, ([1.5, -2.0, 3.0],)), (math.prod, ((2.0, 0.0, 3.0),)), (math.prod, ([2.0, 3],)),
     (math.dist, ((1.0, 2.0), (4.0, -2.0))), (math.dist, ([0.5, 1.0, 2.0], (3.0, 1.0, -1.0))),
 ])
 def test_several_arguments(fn, args):
@@ -125,11 +124,8 @@ def test_closed_forms_of_several_arguments():
     # fmod(7.3, 2) = 7.3 - 3 * 2; remainder(7.3, 2) = 7.3 - 4 * 2
     assert _grads(math.fmod, 7.3, 2.0) == pytest.approx((1.0, -3.0))
     assert _grads(math.remainder, 7.3, 2.0) == pytest.approx((1.0, -4.0))
-    # prod with a zero entry: the other entries' product, no division by zero.
-    assert _grads(math.prod, [2.0, 0.0, 3.0]) == ([0.0, 6.0, 0.0],)
-    # fsum and prod keep the container type.
+    # fsum keeps the container type.
     assert _grads(math.fsum, (1.0, 2.0)) == ((1.0, 1.0),)
-    assert isinstance(_grads(math.prod, (1.0, 2.0))[0], tuple)
     # dist: (p - q) / |p - q|
     p_bar, q_bar = _grads(math.dist, (0.0, 0.0), [3.0, 4.0])
     assert p_bar == pytest.approx((-0.6, -0.8)) and isinstance(p_bar, tuple)
@@ -193,11 +189,6 @@ def test_batched_tangents_match_stacked_single_directions(fn, args):
             assert got[k] == pytest.approx(want, rel=1e-12)
 
 
-def test_prod_rejects_a_float_start():
-    with pytest.raises(TypeError, match="start"):
-        registry.lookup(math.prod).vjp([1.0, 2.0], start=2.0)
-
-
 # --- registration -------------------------------------------------------------------
 
 DIFFERENTIABLE = [
@@ -205,7 +196,7 @@ DIFFERENTIABLE = [
     math.cosh, math.tanh, math.asinh, math.acosh, math.atanh, math.exp, math.expm1, math.log,
     math.log2, math.log10, math.log1p, math.sqrt, math.pow, math.hypot, math.fabs, math.erf,
     math.erfc, math.copysign, math.fmod, math.degrees, math.radians, math.ldexp, math.fsum,
-    math.prod, math.dist, math.remainder, math.modf, math.frexp,
+    math.dist, math.remainder, math.modf, math.frexp,
 ] + [getattr(math, n) for n in ("exp2", "cbrt") if hasattr(math, n)]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import statistics
 
+import numpy as np
 import pytest
 
 import wengert
@@ -32,6 +33,8 @@ PROGRAMS = {
     "sum_start": (lambda x: sum(sample(x), x * x), (1.3,)),
     "fsum": (lambda x: math.fsum(sample(x)), (1.3,)),
     "prod": (lambda x: math.prod(sample(x)), (1.3,)),
+    "prod_tuple_start": (lambda x: math.prod((x, 2.0, x * x), start=x - 0.5), (1.3,)),
+    "prod_zero_entry": (lambda x: math.prod([x, 0.0, 3.0]) + math.prod([2.0, x - 1.3]), (1.3,)),
     "dist": (lambda x: math.dist([x, 1.0], [0.0, x * x]), (1.3,)),
     "divmod": (lambda x: divmod(x * 3.0, 0.7)[1] * x, (1.3,)),
 }
@@ -51,6 +54,44 @@ def test_the_digamma_function_is_lgammas_derivative():
     assert wengert.grad(math.lgamma)(0.5) == pytest.approx(-euler - 2 * math.log(2), rel=1e-13)
     assert wengert.grad(wengert.grad(math.lgamma))(1.0) == pytest.approx(math.pi ** 2 / 6,
                                                                          rel=1e-13)
+
+
+def test_prod_at_a_zero_entry_is_the_other_entries_product():
+    # math.prod([a, 0, b]) has gradient (0, a*b, 0): no division by the zero entry.
+    grads = wengert.grad(lambda a, z, b: math.prod([a, z, b]), argnums=(0, 1, 2))(2.0, 0.0, 3.0)
+    assert grads == (0.0, 6.0, 0.0)
+
+
+def test_prod_of_array_rows_is_their_elementwise_product():
+    def f(x):
+        return math.prod(np.array([[x, 2.0], [x * x, 0.5]])).sum()
+    check_grads(f, (1.3,), order=1, modes=("rev", "fwd"))
+
+
+def _variance_of(values):
+    return statistics.variance(values)
+
+
+def _spread(fn, values):
+    return fn(values)
+
+
+# A library function with a Python definition reached every way a user reaches it: through
+# a helper that is inlined, passed as a value, applied by map: always its definition, never
+# the library's own source (which computes with fractions no derivative follows).
+DEFINITION_SPELLINGS = {
+    "helper": lambda x: _variance_of([x, 2.0 * x, 1.0]),
+    "value": lambda x: _spread(statistics.pstdev, [x, x * x, 0.5]),
+    "map": lambda x: sum(map(statistics.fmean, [[x, 1.0], [x * x, 2.0]])),
+    "product_in_helper": lambda x: _spread(math.prod, (x, 3.0, x)),
+}
+
+
+@pytest.mark.parametrize("name", DEFINITION_SPELLINGS)
+def test_python_definitions_are_used_however_they_are_reached(name):
+    f = DEFINITION_SPELLINGS[name]
+    assert wengert.api.primal(f)(1.3) == pytest.approx(f(1.3), rel=1e-12)
+    check_grads(f, (1.3,), order=2, modes=("rev", "fwd"))
 
 
 def test_a_sample_too_short_raises_the_librarys_error():

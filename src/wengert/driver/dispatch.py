@@ -40,6 +40,7 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,
         def method_pullback(g: Any, inouts: Any = None) -> tuple[Any, ...]:
             return pb(g, None if inouts is None else (None, *inouts))[1:]
         return value, method_pullback
+    f = _definition(f, kwargs)
     rule = registry.lookup(f) if hashable(f) else None
     nk = len(kwargs)
     if rule is not None and rule.vjp is not None:
@@ -146,6 +147,17 @@ def _method_target(f: Any) -> Any:
     if rule is None:
         return None
     return rule.python or method
+
+
+def _definition(f: Any, kwargs: dict) -> Any:
+    """A library function with a Python definition (``statistics.variance``) is derived from
+    the definition, as where its call is seen when transforming, never from the library's
+    own source (which may compute with fractions or exceptions no derivative follows)."""
+    rule = registry.lookup(f) if hashable(f) else None
+    if rule is not None and rule.python is not None and \
+            all(k in rule.python_keywords for k in kwargs):
+        return rule.python
+    return f
 
 
 def _check_not_generated(fn: Any, site: Any) -> None:
@@ -262,6 +274,7 @@ def dispatch_jvp(f: Any, args: tuple, dots: tuple, kwargs: dict, kw_dots: Any, o
     if target is not None:
         return dispatch_jvp(target, (f.__self__, *args), (obj_dot, *dots), kwargs, kw_dots,
                             None, None, site, callee)
+    f = _definition(f, kwargs)
     rule = registry.lookup(f) if hashable(f) else None
     if rule is not None and rule.nondifferentiable:
         return f(*args, **kwargs), None

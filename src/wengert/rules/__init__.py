@@ -8,6 +8,8 @@ from wengert.rules import (
     builtins,
     form,
     math,
+    np_arrays,
+    np_decompositions,
     np_elementwise,
     np_linalg,
     np_reductions,
@@ -19,5 +21,5 @@ from wengert.rules import (
 
 form.forget_sources()  # every rule is declared: the parsed rule modules are not needed
 
-__all__ = ["adjoints", "builtins", "math", "np_elementwise", "np_linalg", "np_reductions",
-           "np_shapes", "operator", "python_defs", "registry"]
+__all__ = ["adjoints", "builtins", "math", "np_arrays", "np_decompositions", "np_elementwise",
+           "np_linalg", "np_reductions", "np_shapes", "operator", "python_defs", "registry"]

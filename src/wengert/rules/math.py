@@ -24,8 +24,8 @@ import math
 import numpy
 
 from wengert.rules.form import cases, defderiv, defrule
-from wengert.rules.operator import _pow_rules
-from wengert.rules.registry import defjvp, defvjp, mark_pure, nondifferentiable
+from wengert.rules.operator import _pow_rules, _sum_cotangents
+from wengert.rules.registry import mark_pure, nondifferentiable
 from wengert.rules.shapes import broadcast_to as _broadcast_to
 from wengert.rules.shapes import shape as _shape
 from wengert.rules.shapes import sum_to as _sum_to
@@ -170,69 +170,58 @@ cases(math.remainder, (5.3, 1.7), (-4.1, 1.7))
 @defrule(math.log)
 def log_rule(x, *base):
     # math.log(x) or math.log(x, base) == log(x) / log(base).
-    if len(base) == 0:
-        y = math.log(x)
-    else:
-        y = math.log(x, base[0])
+    y = math.log(x, *base)
+    scale = x if len(base) == 0 else x * math.log(base[0])
 
     def log_pullback(y_bar):
         if len(base) == 0:
             return (y_bar / x,)
-        log_base = math.log(base[0])
-        return y_bar / (x * log_base), -y_bar * (y / (base[0] * log_base))
+        return y_bar / scale, -y_bar * (y / (base[0] * math.log(base[0])))
 
     def log_differential(x_dot, *base_dot):
         if len(base) == 0:
             return x_dot / x
-        log_base = math.log(base[0])
-        if base_dot[0] is None:
-            if x_dot is None:
-                return None
-            return x_dot / (x * log_base)
-        if x_dot is None:
-            return -base_dot[0] * (y / (base[0] * log_base))
-        return x_dot / (x * log_base) - base_dot[0] * (y / (base[0] * log_base))
+        terms = [None if x_dot is None else x_dot / scale]
+        if base_dot[0] is not None:
+            terms = terms + [-base_dot[0] * (y / (base[0] * math.log(base[0])))]
+        return _sum_cotangents(terms)
 
     return y, log_pullback, log_differential
 
 
-
-@defvjp(math.frexp)
-def frexp_vjp(x):
+@defrule(math.frexp)
+def frexp_rule(x):
     # (m, e) with x == m * 2**e: m is x * 2**-e, e is a piecewise-constant int.
     y = math.frexp(x)
+    scale = math.ldexp(1.0, -y[1])
 
     def frexp_pullback(y_bar):
-        m_bar = y_bar[0]
-        if m_bar is None:
-            return (None,)
-        return (m_bar * math.ldexp(1.0, -y[1]),)
+        return (None if y_bar[0] is None else y_bar[0] * scale,)
 
-    return y, frexp_pullback
+    def frexp_differential(x_dot):
+        return x_dot * scale, None
 
-
-@defjvp(math.frexp)
-def frexp_jvp(x):
-    y = math.frexp(x)
-    return y, lambda x_dot: (x_dot * math.ldexp(1.0, -y[1]), None)
+    return y, frexp_pullback, frexp_differential
 
 
-
-@defvjp(math.modf)
-def modf_vjp(x):
+@defrule(math.modf)
+def modf_rule(x):
     # (fractional part, integral part): slope 1 and 0.
-    return math.modf(x), lambda y_bar: (y_bar[0],)
+    y = math.modf(x)
 
+    def modf_pullback(y_bar):
+        return (y_bar[0],)
 
-@defjvp(math.modf)
-def modf_jvp(x):
-    return math.modf(x), lambda x_dot: (x_dot, None)
+    def modf_differential(x_dot):
+        return x_dot, None
 
+    return y, modf_pullback, modf_differential
 
 
 # --------------------------------------------------------------------------------------
-# Functions of several values: hypot(*xs), dist(p, q), fsum(xs), prod(xs).
-# Sequence adjoints have the type (tuple or list) and length of the argument.
+# Functions of several values: hypot(*xs), dist(p, q), fsum(xs) (math.prod is defined in
+# Python: rules/python_defs.py).  Sequence adjoints have the type (tuple or list) and
+# length of the argument; a tangent sums its items' terms (None entries are zero).
 # --------------------------------------------------------------------------------------
 
 
@@ -246,15 +235,10 @@ def hypot_rule(*xs):
         return tuple(y_bar * (x / y) for x in xs)
 
     def hypot_differential(*xs_dot):
-        y_dot = None
-        if y != 0.0:
-            for i in range(len(xs)):
-                if xs_dot[i] is not None:
-                    if y_dot is None:
-                        y_dot = xs_dot[i] * (xs[i] / y)
-                    else:
-                        y_dot = y_dot + xs_dot[i] * (xs[i] / y)
-        return y_dot
+        if y == 0.0:
+            return None
+        return _sum_cotangents([None if xs_dot[i] is None else xs_dot[i] * (xs[i] / y)
+                                for i in range(len(xs))])
 
     return y, hypot_pullback, hypot_differential
 
@@ -262,12 +246,13 @@ def hypot_rule(*xs):
 @defrule(math.dist)
 def dist_rule(p, q):
     y = math.dist(p, q)
+    n = len(p)
 
     def dist_pullback(y_bar):
         if y == 0.0:
             return None, None
-        p_bar = [y_bar * ((p[i] - q[i]) / y) for i in range(len(p))]
-        q_bar = [-y_bar * ((p[i] - q[i]) / y) for i in range(len(q))]
+        p_bar = [y_bar * ((p[i] - q[i]) / y) for i in range(n)]
+        q_bar = [-y_bar * ((p[i] - q[i]) / y) for i in range(n)]
         if isinstance(p, tuple):
             p_bar = tuple(p_bar)
         if isinstance(q, tuple):
@@ -275,22 +260,16 @@ def dist_rule(p, q):
         return p_bar, q_bar
 
     def dist_differential(p_dot, q_dot):
-        y_dot = None
-        if y != 0.0:
-            for i in range(len(p)):
-                if p_dot is not None and p_dot[i] is not None:
-                    term = p_dot[i] * ((p[i] - q[i]) / y)
-                    if y_dot is None:
-                        y_dot = term
-                    else:
-                        y_dot = y_dot + term
-                if q_dot is not None and q_dot[i] is not None:
-                    term = q_dot[i] * ((q[i] - p[i]) / y)
-                    if y_dot is None:
-                        y_dot = term
-                    else:
-                        y_dot = y_dot + term
-        return y_dot
+        if y == 0.0:
+            return None
+        if p_dot is None:
+            p_dot = [None] * n
+        if q_dot is None:
+            q_dot = [None] * n
+        return _sum_cotangents([None if p_dot[i] is None else p_dot[i] * ((p[i] - q[i]) / y)
+                                for i in range(n)]
+                               + [None if q_dot[i] is None else q_dot[i] * ((q[i] - p[i]) / y)
+                                  for i in range(n)])
 
     return y, dist_pullback, dist_differential
 
@@ -313,55 +292,12 @@ def fsum_rule(xs):
     def fsum_differential(xs_dot):
         if isinstance(xs, numpy.ndarray):
             return _sum_to(xs_dot, (), _shape(xs))
-        y_dot = None
-        for x_dot in xs_dot:
-            if x_dot is not None:
-                if y_dot is None:
-                    y_dot = x_dot
-                else:
-                    y_dot = y_dot + x_dot
-        return y_dot
+        return _sum_cotangents(xs_dot)
 
     return y, fsum_pullback, fsum_differential
 
 
-@defrule(math.prod)
-def prod_rule(xs, *, start=1):
-    if not isinstance(start, int):
-        raise TypeError("wengert: the derivative of math.prod does not support a float start=;"
-                        " multiply the product by it instead")
-    if isinstance(xs, numpy.ndarray):
-        raise TypeError("wengert: the derivative of math.prod takes a list or tuple; "
-                        "use numpy.prod for arrays")
-    if not isinstance(xs, (list, tuple)):
-        xs = list(xs)
-    # Keyword-free for the default start: code that differentiates this again sees a
-    # plain call.
-    y = math.prod(xs) if start == 1 else math.prod(xs, start=start)
-
-    def prod_pullback(y_bar):
-        # The product of the other entries (not y / x, which fails at zeros).
-        others = [start * math.prod(xs[:i]) * math.prod(xs[i + 1:]) for i in range(len(xs))]
-        xs_bar = [y_bar * others[i] for i in range(len(xs))]
-        if isinstance(xs, tuple):
-            xs_bar = tuple(xs_bar)
-        return (xs_bar,)
-
-    def prod_differential(xs_dot):
-        y_dot = None
-        for i in range(len(xs)):
-            if xs_dot[i] is not None:
-                term = xs_dot[i] * (start * math.prod(xs[:i]) * math.prod(xs[i + 1:]))
-                if y_dot is None:
-                    y_dot = term
-                else:
-                    y_dot = y_dot + term
-        return y_dot
-
-    return y, prod_pullback, prod_differential
-
-
-mark_pure(math.log, math.pow, math.hypot, math.modf, math.frexp, math.fsum, math.prod, math.dist)
+mark_pure(math.log, math.pow, math.hypot, math.modf, math.frexp, math.fsum, math.dist)
 
 # Piecewise constant with jumps: an active value flowing through them loses its
 # derivative, which is worth a warning (Swift's "accidental data flow").

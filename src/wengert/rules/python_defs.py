@@ -7,8 +7,11 @@ Python instead, they are inlined into the function being differentiated (like a 
 user helper), and their calls of ``f`` are calls of a known function there, which both
 modes differentiate with its captures, to any order.
 
-The :mod:`statistics` functions people use on floats (``mean``, ``fmean``, ``variance``,
-``pvariance``, ``stdev``, ``pstdev``) are defined here too, in floating point.
+``math.prod`` is its product loop (the same multiplications in the same order), so its
+derivative at a zero entry is the other entries' product, and a float ``start`` or array
+items need nothing special. The :mod:`statistics` functions people use on floats
+(``mean``, ``fmean``, ``variance``, ``pvariance``, ``stdev``, ``pstdev``) are defined here
+too, in floating point.
 
 Each definition computes what the builtin computes. The laziness of ``map`` and
 ``filter`` is not kept (their results are iterators over lists made at once), as for
@@ -63,6 +66,14 @@ def sorted_(iterable, key=None, reverse=False):
     items = list(iterable)
     order = runtime.keyed_order(items, key, reverse)
     return [items[i] for i in order]
+
+
+@defpython(math.prod, keywords=("start",))
+def prod_(iterable, start=1):
+    acc = start
+    for x in iterable:
+        acc = acc * x
+    return acc
 
 
 # The statistics module computes with exact fractions (and try/except), which no derivative

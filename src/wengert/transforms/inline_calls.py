@@ -124,8 +124,13 @@ def _target(op: n.Call, consts: dict[int, Any]) -> Any:
         return None
     from wengert.rules import registry
     rule = registry.lookup(f)
-    if rule is not None and rule.python is None:
-        return None  # a function with a registered derivative is called, not inlined
+    if rule is not None:
+        # A function with a registered derivative is called, not inlined; one with a Python
+        # definition (``statistics.variance``) is inlined as its definition, never as the
+        # library's own source.
+        if rule.python is None or any(k not in rule.python_keywords for k, _ in op.kwargs):
+            return None
+        return rule.python
     return f
 
 

@@ -1,0 +1,122 @@
+"""Run-time helpers of the primal program: Python's semantics where the IR spells them as
+calls (``x in xs``, unbound names, keyed ``min``/``max``/``sorted``, named tuples) and the
+checks generated code makes before it trusts what a value is (a field read, an in-place
+operator on an array that may be a view)."""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+from wengert.diagnostics import NonDifferentiableError
+from wengert.objects import cached_kind, namedtuple_field
+
+
+def contained_in(item: Any, container: Any) -> bool:
+    """``item in container`` as a call whose arguments are in evaluation order."""
+    return item in container
+
+
+def not_contained_in(item: Any, container: Any) -> bool:
+    """``item not in container``."""
+    return item not in container
+
+
+def unbound_local(name: str) -> NoReturn:
+    """Raise what Python raises when a local is read before it is assigned."""
+    raise UnboundLocalError(
+        f"cannot access local variable {name!r} where it is not associated with a value")
+
+
+def name_error(name: str) -> NoReturn:
+    """Raise what Python raises for an undefined global name."""
+    raise NameError(f"name {name!r} is not defined")
+
+
+def plain_attr(obj: Any, name: str, site: Any) -> Any:
+    """``obj.name`` for an object whose class was unknown when the derivative was made:
+    the read is differentiated as a field read, which is right only for a field. A
+    property or other descriptor is refused here, at the user's line, rather than
+    differentiated as if it were stored."""
+    kind = cached_kind(type(obj), name) if type(obj).__module__ != "builtins" else "field"
+    if kind == "field" or kind == "method":
+        return getattr(obj, name)
+    cls = type(obj).__name__
+    raise NonDifferentiableError(
+        f"{cls}.{name} is a {'property' if kind == 'property' else 'computed attribute'}, "
+        f"read on an object whose class was not known when the derivative was made", site,
+        hint=f"call its getter explicitly ({cls}.{name}.fget(obj)), or pass the object in "
+             "as an argument so that its class is known")
+
+
+def check_plain_setattr(obj: Any, name: str, site: Any) -> None:
+    """Refuse ``obj.name = v`` on an object whose class was unknown when the derivative
+    was made, when ``name`` is a property or descriptor: its setter would run, and the
+    derivative would treat the write as a plain store."""
+    if type(obj).__module__ != "builtins" and cached_kind(type(obj), name) != "field":
+        raise NonDifferentiableError(
+            f"{type(obj).__name__}.{name} is not a plain field: writing it runs a "
+            "descriptor, on an object whose class was not known when the derivative was "
+            "made", site, hint="write the stored fields the descriptor sets")
+
+
+def check_rebinding(value: Any, site: Any) -> None:
+    """Before ``s += t`` where the old ``s`` is read again: fine for a number (``+=``
+    makes a new one), refused for a list or array (``+=`` changes the object the old name
+    still refers to, which the derivative would not see)."""
+    if not isinstance(value, (float, int, complex)) and \
+            type(value).__module__ == "numpy" and getattr(value, "ndim", 0) == 0:
+        return  # a NumPy scalar is a number too
+    if isinstance(value, (float, int, complex, tuple, str)) or value is None:
+        return
+    raise NonDifferentiableError(
+        f"this in-place operator changes a {type(value).__name__} that is still used under "
+        "its old name afterwards, or that another list, array or object holds", site,
+        hint="write `x = x + y` (a new object) instead of `x += y`")
+
+
+def check_view(value: Any, site: Any) -> None:
+    """Before ``v += t`` on what may be an array: refused for a view of another array
+    (``v = y[0]``, ``y.T``, a row iterated over), whose change the derivative would not
+    see under the other array's name."""
+    if getattr(value, "base", None) is not None and type(value).__module__ == "numpy" and \
+            getattr(value, "ndim", 0) > 0:
+        from wengert.diagnostics import NonDifferentiableError
+
+        raise NonDifferentiableError(
+            "this in-place operator changes a view of another array, which the derivative "
+            "would not see", site,
+            hint="write `v = v * s` (a new array), or update the array it views by index "
+                 "(`y[0] *= s`)")
+
+
+def keyed_extreme(items: Any, key: Any, extreme: Any, has_default: bool) -> int:
+    """The index of the item ``extreme`` (``max`` or ``min``) returns for ``key=``: the first
+    of equal extremes, as Python keeps; ``-1`` for no items when a default was given."""
+    if len(items) == 0:
+        if has_default:
+            return -1
+        extreme(items)  # raises as Python does
+    keys = [key(x) for x in items] if key is not None else list(items)
+    best = 0
+    for i in range(1, len(keys)):
+        if (keys[i] > keys[best]) if extreme is max else (keys[i] < keys[best]):
+            best = i
+    return best
+
+
+def keyed_order(items: Any, key: Any, reverse: bool) -> list[int]:
+    """The order ``sorted(items, key=key, reverse=reverse)`` puts the items in, as indices
+    (a stable sort, as Python's)."""
+    keys = [key(x) for x in items] if key is not None else list(items)
+    return sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
+
+
+def make_namedtuple(cls: Any, items: tuple) -> Any:
+    """``cls(*items)`` for a named tuple class (its fields bound in order)."""
+    return cls._make(items)
+
+
+def field_index(obj: Any, name: str) -> int | None:
+    """The index of field ``name`` if ``obj`` is a named tuple (whose fields are items),
+    else ``None``."""
+    return namedtuple_field(type(obj), name)

@@ -1,0 +1,321 @@
+"""Run-time helpers of forward mode: what generated JVPs call to read, write and iterate
+tangents, and the dispatchers for callees whose types were unknown when the derivative was
+made."""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+from wengert.diagnostics import NonDifferentiableError
+from wengert.objects import namedtuple_field
+from wengert.runtime.reverse import _DISPATCH, Attrs
+
+# ------------------------------------------------------------------------------------------
+# Tangent helpers called by generated JVPs (forward mode).  ``None`` is a zero tangent;
+# containers of tangents hold ``None`` at zero entries.  A tangent may carry leading batch
+# axes (many directions at once): axes of array tangents are counted from the right.
+# Unlike the adjoint helpers above, writes mutate tangent containers in place, so that
+# aliases of a mutated object see the change in its tangent too.
+# ------------------------------------------------------------------------------------------
+
+
+def _batch_index(t: Any, x: Any, index: Any) -> Any:
+    """``index`` into the tangent ``t`` of the array ``x``, past ``t``'s batch axes."""
+    batch = t.ndim - x.ndim
+    if batch <= 0:
+        return index
+    lead = (slice(None),) * batch
+    return lead + index if isinstance(index, tuple) else (*lead, index)
+
+
+def _tangent_error(message: str, site: Any = None) -> NoReturn:
+
+    raise NonDifferentiableError(message, site)
+
+
+def apply_rule(rule: Any, args: tuple, dots: tuple) -> tuple[Any, Any]:
+    """Call the forward rule ``rule`` at run time: ``(value, tangent)``.
+
+    The differential is called only when some tangent is not ``None``.
+    """
+    value, differential = rule(*args)
+    if all(d is None for d in dots):
+        return value, None
+    return value, differential(*dots)
+
+
+def nonzero_tangent(t: Any, x: Any) -> Any:
+    """``t``, or a zero tangent for the number or array ``x`` when ``t`` is ``None``."""
+    if t is not None:
+        return t
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        import numpy
+
+        return numpy.zeros(numpy.shape(x), dtype=numpy.result_type(x, float))
+    return 0.0
+
+
+def real_tangent(t: Any, x: Any) -> Any:
+    """A tangent for the mutable object ``x`` that later writes can fill in place."""
+    if t is not None:
+        return t
+    if type(x) is list:
+        return [None] * len(x)
+    if isinstance(x, dict):
+        return dict.fromkeys(x)
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        import numpy
+
+        if numpy.issubdtype(numpy.asarray(x).dtype, numpy.inexact):
+            return numpy.zeros(numpy.shape(x), dtype=numpy.result_type(x, float))
+        return None
+    if hasattr(x, "__dict__") and not isinstance(x, type) and not callable(x):
+        return Attrs()
+    return None
+
+
+def float_list_tangent(t: Any, x: list) -> list:
+    """The tangent of the list of floats ``x`` with every zero a ``0.0``, so that reading
+    an item needs no check (one scan in C when nothing is missing)."""
+    if t is None:
+        return [0.0] * len(x)
+    if None in t:
+        return [0.0 if v is None else v for v in t]
+    return t
+
+
+def seq_tangent(t: Any, x: Any) -> Any:
+    """The tangent of a sequence spelled out item by item (``None`` items for a zero)."""
+    if t is not None:
+        return t
+    return [None] * len(x)
+
+
+def getitem_tangent(t: Any, x: Any, index: Any) -> Any:
+    """The tangent of ``x[index]`` given the tangent ``t`` of ``x``."""
+    if t is None:
+        return None
+    if hasattr(x, "shape") and hasattr(t, "shape"):
+        if not hasattr(x, "ndim"):
+            return None
+        return t[_batch_index(t, x, index)]
+    if isinstance(x, dict):
+        return t.get(index)
+    if isinstance(x, (list, tuple)):
+        return t[index]
+    if isinstance(x, (str, bytes, range)):
+        return None
+    _tangent_error(f"indexing a {type(x).__name__} holding active values has no derivative")
+
+
+def child_tangent(t: Any, x: Any, index: Any) -> Any:
+    """The tangent of ``x[index]``, made real and stored in ``t`` so that writes reach it."""
+    c = getitem_tangent(t, x, index)
+    if c is not None or t is None:
+        return c
+    c = real_tangent(None, x[index])
+    if c is not None:
+        if isinstance(t, tuple):
+            _tangent_error("a write into an object held in a tuple is not supported")
+        t[index] = c
+    return c
+
+
+def getattr_tangent(t: Any, x: Any, name: str) -> Any:
+    """The tangent of ``x.name`` given the tangent ``t`` of ``x``."""
+    if t is None:
+        return None
+    k = namedtuple_field(type(x), name)
+    if k is not None:  # a named tuple's field is an item
+        return getitem_tangent(t, x, k)
+    if hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(t, dict):
+        if name == "T":
+            import numpy
+
+            batch = t.ndim - x.ndim
+            return numpy.transpose(t, (*range(batch), *range(t.ndim - 1, batch - 1, -1)))
+        if name == "real":
+            return t
+        return None
+    if isinstance(t, dict):
+        return t.get(name)
+    return None
+
+
+def child_attr_tangent(t: Any, x: Any, name: str) -> Any:
+    """The tangent of ``x.name``, made real and stored in ``t`` so that writes reach it."""
+    c = getattr_tangent(t, x, name)
+    if c is not None or t is None or not isinstance(t, dict):
+        return c
+    c = real_tangent(None, getattr(x, name))
+    if c is not None:
+        t[name] = c
+    return c
+
+
+def setitem_tangent(t: Any, x: Any, index: Any, v: Any) -> Any:
+    """Mirror ``x[index] = v`` on the tangent ``t`` of ``x`` (in place); return ``t``."""
+    if t is None:
+        if v is None:
+            return None
+        _tangent_error("a write of an active value into an object whose tangent was not "
+                       "prepared (an alias the transform could not see)")
+    if hasattr(x, "shape") and hasattr(t, "shape"):
+        if v is not None and t.ndim < x.ndim + (getattr(v, "ndim", 0) -
+                                                getattr(x[index], "ndim", 0)):
+            _tangent_error("a batched tangent is written into an array whose zero tangent "
+                           "has no batch axis")
+        t[_batch_index(t, x, index)] = 0.0 if v is None else v
+        return t
+    if isinstance(index, slice) and isinstance(t, list):
+        t[index] = [None] * len(x[index]) if v is None else v
+        return t
+    t[index] = v
+    return t
+
+
+def setattr_tangent(t: Any, name: str, v: Any) -> Any:
+    """Mirror ``x.name = v`` on the tangent ``t`` (an :class:`Attrs`) of ``x``; return ``t``."""
+    if t is None:
+        if v is None:
+            return None
+        _tangent_error("a write of an active value into an object whose tangent was not "
+                       "prepared (an alias the transform could not see)")
+    t[name] = v
+    return t
+
+
+def append_tangent(t: Any, v: Any) -> Any:
+    """Mirror ``xs.append(v)`` on the tangent ``t`` of the list ``xs``."""
+    if t is None:
+        if v is None:
+            return None
+        _tangent_error("an append of an active value to a list whose tangent was not prepared")
+    t.append(v)
+    return t
+
+
+def extend_tangent(t: Any, v: Any, items: Any) -> Any:
+    """Mirror ``xs.extend(items)`` (or ``xs += items``) on the tangent ``t`` of ``xs``."""
+    if t is None:
+        if v is None:
+            return None
+        _tangent_error("an extend with active values of a list whose tangent was not prepared")
+    t.extend([None] * len(items) if v is None else v)
+    return t
+
+
+def unpack_tangent(t: Any, x: Any, n: int, star: int | None) -> list[Any]:
+    """Tangents of the ``n`` targets of ``a, *b, c = x`` from the tangent ``t`` of ``x``."""
+    if t is None:
+        if star is None:
+            return [None] * n
+        out: list[Any] = [None] * n
+        out[star] = [None] * (len(x) - (n - 1))
+        return out
+    if hasattr(x, "shape") and hasattr(t, "shape"):
+        import numpy
+
+        batch = t.ndim - x.ndim
+        items = list(numpy.moveaxis(t, batch, 0)) if batch else list(t)
+    elif isinstance(x, dict):
+        items = [None] * len(x)  # unpacking a dict yields its keys
+    else:
+        items = list(t)
+    if star is None:
+        return items
+    k = len(items) - (n - 1)
+    return [*items[:star], items[star:star + k], *items[star + k:]]
+
+
+def iter_tangent(it: Any, t: Any, real: bool = False) -> Any:
+    """Pairs ``(item, item tangent)`` for ``for item in it`` given the tangent ``t`` of ``it``.
+
+    ``real``: the loop may write into its items, so zero item tangents of a list are made
+    real containers first (and stored in ``t``, which aliases of the list share).
+    """
+    import itertools
+
+    if real and type(t) is list and type(it) is list:
+        for j, x in enumerate(it):
+            if t[j] is None:
+                t[j] = real_tangent(None, x)
+
+    if t is None or isinstance(it, dict):
+        return zip(it, itertools.repeat(None))
+    if hasattr(it, "shape") and hasattr(t, "shape"):
+        import numpy
+
+        batch = t.ndim - it.ndim
+        return zip(it, numpy.moveaxis(t, batch, 0) if batch else t)
+    return zip(it, t)
+
+
+def jvp_call(site: Any, f: Any, args: tuple, dots: tuple, kw_dots: Any = None,
+             **kwargs: Any) -> tuple[Any, Any]:
+    """``f(*args, **kwargs)`` and its tangent, for a callee known only at run time."""
+    return _DISPATCH["jvp"](f, args, dots, kwargs, kw_dots, None, None, site)
+
+
+def jvp_call_active(site: Any, f: Any, f_dot: Any, args: tuple, dots: tuple,
+                    kw_dots: Any = None, **kwargs: Any) -> tuple[Any, Any]:
+    """:func:`jvp_call` of a callee that is itself a value being differentiated (a
+    callable object), whose tangent is ``f_dot``."""
+    return _DISPATCH["jvp"](f, args, dots, kwargs, kw_dots, f, f_dot, site, callee=True)
+
+
+def jvp_method(site: Any, obj: Any, obj_dot: Any, name: str, args: tuple, dots: tuple,
+               kw_dots: Any = None, **kwargs: Any) -> tuple[Any, Any]:
+    """``obj.name(*args, **kwargs)`` and its tangent; writes reach ``obj_dot`` in place."""
+    if type(obj) is dict and name in _DICT_METHODS and not kwargs:
+        return _dict_method(obj, obj_dot, name, args, dots)
+    if type(obj) is list and name in _LIST_METHODS and not kwargs:
+        return _list_method(obj, obj_dot, name, args, dots, site)
+    return _DISPATCH["jvp"](getattr(obj, name), args, dots, kwargs, kw_dots, obj, obj_dot, site)
+
+
+_DICT_METHODS = frozenset({"items", "values", "keys", "get", "copy"})
+_LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "copy", "index", "count"})
+
+
+def _dict_method(d: dict, t: Any, name: str, args: tuple, dots: tuple) -> tuple[Any, Any]:
+    """Dict methods that read: their tangents come from the dict's tangent."""
+    value = getattr(d, name)(*args)
+    if name == "keys":
+        return value, None
+    if name == "get":
+        if args[0] in d:
+            return value, None if t is None else t.get(args[0])
+        return value, dots[1] if len(dots) > 1 else None
+    if t is None:
+        return value, None
+    if name == "items":
+        return value, [(None, t.get(k)) for k in d]
+    if name == "values":
+        return value, [t.get(k) for k in d]
+    return value, dict(t)
+
+
+def _list_method(xs: list, t: Any, name: str, args: tuple, dots: tuple,
+                 site: Any) -> tuple[Any, Any]:
+    """List methods on a list known to be one only at run time: mirrored on its tangent."""
+    if name in ("index", "count"):
+        return getattr(xs, name)(*args), None
+    if t is None and any(d is not None for d in dots):
+        _tangent_error(f"list.{name}() with an active value on a list without a tangent",
+                       site)
+    value = getattr(xs, name)(*args)
+    if t is None:
+        return value, None
+    if name == "append":
+        t.append(dots[0])
+        return value, None
+    if name == "extend":
+        t.extend([None] * (len(xs) - len(t)) if dots[0] is None else dots[0])
+        return value, None
+    if name == "insert":
+        t.insert(args[0], dots[1])
+        return value, None
+    if name == "pop":
+        return value, t.pop(*args)
+    return value, list(t)
