@@ -583,7 +583,7 @@ PULLBACK_HELPERS = [
     "key_adjoint", "subdict_adjoint", "unpack_adjoint", "push", "reversed_adjoint", "inout",
     "as_tuple", "regroup", "like_structure", "check_list", "finish_adjoint",
     "getitem_adjoint_owned", "pop_adjoint_owned", "getattr_adjoint_owned",
-    "setattr_adjoint_owned",
+    "setattr_adjoint_owned", "unpop_adjoint", "remove_adjoint",
 ]
 #: Helpers that write into their arguments or raise, so an unused call must stay.
 IMPURE = {"push", "check_list"}

@@ -99,3 +99,92 @@ def test_a_sample_too_short_raises_the_librarys_error():
         wengert.grad(lambda x: statistics.variance([x]))(1.0)
     with pytest.raises(statistics.StatisticsError):
         wengert.grad(lambda x: x + statistics.mean([]))(1.0)
+
+
+# --- methods of dicts and lists holding values being differentiated ---------------------
+
+
+def _scaled_sum(*xs, **kw):
+    return sum(xs) * kw.get("scale", 1.0) + kw.get("shift", 0.0)
+
+
+def _items_loss(d, x):
+    s = 0.0
+    for name, v in d.items():
+        s = s * x + v * v * (2.0 if name == "p" else 1.0)
+    return s
+
+
+def _popped(x):
+    xs = [x, 2.0 * x, x * x, 3.0]
+    last = xs.pop()
+    first = xs.pop(0)
+    mid = xs.pop(-1)
+    return last * first * mid + xs[0] + len(xs)
+
+
+def _drained(x):
+    stack = [x * k for k in range(1, 5)]
+    total = 0.0
+    while stack:
+        total = total * 0.5 + stack.pop() ** 2
+    return total
+
+
+def _inserted(x):
+    xs = [x, 1.0]
+    xs.insert(1, x * x)
+    xs.insert(-5, 2.0 * x)
+    xs.insert(10, x + 1.0)
+    return xs[0] * xs[1] + xs[2] * xs[3] - xs[4] * x
+
+
+def _extended(x):
+    xs = [x]
+    xs.extend((x * x, 2.0))
+    xs.extend(v * x for v in [1.0, 3.0])
+    xs.extend(xs)
+    return sum(v * v for v in xs)
+
+
+def _dict_ops(x):
+    d = {"a": x, "b": x * x}
+    e = d.copy()
+    e["a"] = 3.0 * x
+    d.update({"c": x + 1.0})
+    d.update([("b", 2.0 * x)])
+    d.setdefault("a", 100.0)
+    d.setdefault("z", x * x * x)
+    return sum(d.values()) * e["a"] + d.get("c", 0.0) * d.get("missing", x)
+
+
+METHOD_PROGRAMS = {
+    "kwargs_get": (lambda x: _scaled_sum(x, x * x, scale=x) + _scaled_sum(x, shift=2.0), (1.3,)),
+    "items_of_local_dict": (lambda x: _items_loss({"p": x, "q": 2.0 * x}, x), (1.3,)),
+    "items_of_argument": (_items_loss, ({"p": 0.5, "q": -1.5}, 1.3)),
+    "values_generator": (lambda x: sum(v * v for v in {"u": x, "w": x * x}.values()), (1.3,)),
+    "keys_loop": (lambda x: sum({"u": x, "w": x * x}[k] for k in {"u": x, "w": 1.0}.keys()),
+                  (1.3,)),
+    "pop": (_popped, (1.3,)),
+    "pop_until_empty": (_drained, (1.3,)),
+    "insert": (_inserted, (1.3,)),
+    "extend": (_extended, (1.3,)),
+    "list_copy": (lambda x: [x, x * x].copy()[1] * x, (1.3,)),
+    "dict_methods": (_dict_ops, (1.3,)),
+}
+
+
+@pytest.mark.parametrize("name", METHOD_PROGRAMS)
+def test_dict_and_list_methods_in_both_modes_to_second_order(name):
+    f, args = METHOD_PROGRAMS[name]
+    assert wengert.api.primal(f)(*args) == pytest.approx(f(*args), rel=1e-12)
+    check_grads(f, args, order=2, modes=("rev", "fwd"))
+
+
+def test_a_popped_entry_gets_its_own_adjoint_back():
+    # d/dx of xs.pop(1) * 10 + xs[1] for xs = [x, 2x, 3x]: the popped 2x and the 3x that
+    # moved into its place.
+    def f(a, b, c):
+        xs = [a, b, c]
+        return xs.pop(1) * 10.0 + xs[1]
+    assert wengert.grad(f, argnums=(0, 1, 2))(1.0, 2.0, 3.0) == (0.0, 10.0, 1.0)

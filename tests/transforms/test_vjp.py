@@ -56,14 +56,9 @@ _NUMPY_RULES = registry.lookup(numpy.sum) is not None
 
 UNSUPPORTED = frozenset({
     'nested_list_mutation',
+    'helper_double_star_call',
     'with_nullcontext_value',
     'np_inplace_alias',
-    'helper_double_star_call',
-    'dict_comprehension_items',
-    'dict_get',
-    'for_dict_items',
-    'helper_kwargs',
-    'list_in_place_extend',
     'nested_def_recursive',
 })
 

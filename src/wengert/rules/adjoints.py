@@ -220,6 +220,16 @@ deflinear(runtime.getitem_adjoint,
 deflinear(runtime.pop_adjoint, lambda prev: _append(
     runtime.item_adjoint(ans_bar, 0), runtime.item_adjoint(ans_bar, 1), len(prev) - 1),
     keep={"prev": _skeleton}, zeros=True)
+# Popping an entry off a list adjoint and putting it back are each other's transposes.
+deflinear(runtime.unpop_adjoint,
+          lambda prev, g, index, n: runtime.item_adjoint(
+              runtime.remove_adjoint(ans_bar, index, n), 0),
+          lambda prev, g, index, n: runtime.item_adjoint(
+              runtime.remove_adjoint(ans_bar, index, n), 1),
+          arg=(0, 1), keep={"index": _const, "n": _const}, zeros=True)
+deflinear(runtime.remove_adjoint, lambda prev, index, n: runtime.unpop_adjoint(
+    runtime.item_adjoint(ans_bar, 0), runtime.item_adjoint(ans_bar, 1), index, n),
+    keep={"index": _const, "n": _const}, zeros=True)
 deflinear(runtime.field_adjoint, lambda g, name: (
     None if ans_bar is None else runtime.getattr_adjoint(g, None, name, ans_bar)),
     keep={"g": _skeleton, "name": _const}, zeros=True)
@@ -303,6 +313,8 @@ cases(runtime.setitem_adjoint,
       (_M32.copy(), numpy.array([0, 2])),
       ({"a": 1.0, "b": 2.0}, "a"))
 cases(runtime.pop_adjoint, ([0.1, 0.2, 0.3],))
+cases(runtime.unpop_adjoint, ([0.1, 0.2], 0.3, 1, 3), ([0.1, 0.2], 0.3, -1, 3))
+cases(runtime.remove_adjoint, ([0.1, 0.2, 0.3], 0, 3), ([0.1, 0.2, 0.3], -2, 3))
 cases(runtime.getattr_adjoint,
       (None, None, "w", 0.5),
       (runtime.Attrs(w=0.1, b=0.2), None, "w", 0.5),

@@ -13,9 +13,18 @@ items need nothing special. The :mod:`statistics` functions people use on floats
 (``mean``, ``fmean``, ``variance``, ``pvariance``, ``stdev``, ``pstdev``) are defined here
 too, in floating point.
 
-Each definition computes what the builtin computes. The laziness of ``map`` and
-``filter`` is not kept (their results are iterators over lists made at once), as for
-generator expressions, which wengert also evaluates eagerly. The key a ``sorted``,
+The methods of dicts and lists people call on containers of values being differentiated
+(``d.get``, ``d.items()``, ``d.values()``, ``d.copy()``, ``d.setdefault``, ``d.update``,
+``xs.extend``, ``xs.insert``, ``xs.copy()``) are defined with indexing, ``append`` and loops,
+which both modes differentiate to any order; ``d.keys()`` carries no derivative. (``xs.pop``
+is differentiated by the transforms themselves: it shrinks the list.)
+
+Each definition computes what the builtin computes. ``d.items()`` and ``d.values()``
+are lists of the entries made at the call, not views: a program that changes the dict
+while it still holds the view and then reads the view sees the entries as they were (a
+loop over ``d.items()`` that writes ``d[k]`` for the key it is at reads the same). The
+laziness of ``map`` and ``filter`` is not kept (their results are iterators over lists made
+at once), as for generator expressions, which wengert also evaluates eagerly. The key a ``sorted``,
 ``min`` or ``max`` compares by only decides an order: it is piecewise constant, and
 carries no derivative (:func:`wengert.runtime.keyed_order`).
 """
@@ -25,10 +34,12 @@ from __future__ import annotations
 import builtins
 import functools
 import math
+import operator
 import statistics
 
 from wengert import runtime
 from wengert.rules.registry import defpython, nondifferentiable
+from wengert.rules.sequences import _is_mapping
 
 
 @defpython(builtins.map)
@@ -74,6 +85,77 @@ def prod_(iterable, start=1):
     for x in iterable:
         acc = acc * x
     return acc
+
+
+@defpython(dict.get)
+def dict_get(self, key, default=None):
+    if key in self:
+        return self[key]
+    return default
+
+
+@defpython(dict.items)
+def dict_items(self):
+    return [(key, self[key]) for key in self]
+
+
+@defpython(dict.values)
+def dict_values(self):
+    return [self[key] for key in self]
+
+
+@defpython(dict.copy)
+def dict_copy(self):
+    return {key: self[key] for key in self}
+
+
+@defpython(dict.setdefault)
+def dict_setdefault(self, key, default=None):
+    if key not in self:
+        self[key] = default
+    return self[key]
+
+
+@defpython(dict.update)
+def dict_update(self, other):
+    if _is_mapping(other):
+        for key in list(other):
+            self[key] = other[key]
+    else:
+        for key, value in list(other):
+            self[key] = value
+
+
+@defpython(list.extend)
+def list_extend(self, iterable):
+    for item in list(iterable):  # ``xs.extend(xs)`` reads the items first, as Python does
+        self.append(item)
+
+
+@defpython(list.insert)
+def list_insert(self, index, item):
+    n = len(self)
+    at = _insert_position(index, n)
+    self.append(item)
+    for j in range(n, at, -1):
+        self[j] = self[j - 1]
+    self[at] = item
+
+
+@defpython(list.copy)
+def list_copy(self):
+    return self[:]
+
+
+def _insert_position(index, n):
+    """Where ``xs.insert(index, v)`` puts ``v`` in a list of ``n`` items (Python clips)."""
+    index = operator.index(index)
+    if index < 0:
+        return max(index + n, 0)
+    return min(index, n)
+
+
+nondifferentiable(_insert_position, dict.keys)
 
 
 # The statistics module computes with exact fractions (and try/except), which no derivative

@@ -262,6 +262,26 @@ def pop_adjoint_owned(prev: Any) -> tuple[Any, Any]:
     return pop_adjoint(prev)
 
 
+def unpop_adjoint(prev: Any, g: Any, index: int, n: int) -> Any:
+    """The reverse of ``v = xs.pop(index)`` on a list of ``n`` items: the adjoint of ``xs``
+    before the pop, ``prev`` (the shorter list's) with ``g`` (``v``'s) put back at ``index``."""
+    if prev is None and g is None:
+        return None
+    out = [None] * (n - 1) if prev is None else list(prev)
+    out.insert(index + n if index < 0 else index, g)
+    return out
+
+
+def remove_adjoint(prev: Any, index: int, n: int) -> tuple[Any, Any]:
+    """(``prev`` without its entry at ``index``, that entry) for the adjoint of a list of
+    ``n`` items: the transpose of :func:`unpop_adjoint`."""
+    if prev is None:
+        return None, None
+    out = list(prev)
+    g = out.pop(index + n if index < 0 else index)
+    return out, g
+
+
 def getattr_adjoint(prev: Any, obj: Any, name: str, g: Any) -> Any:
     """The adjoint of ``obj`` after adding ``g`` to its attribute ``name``."""
     if g is None:

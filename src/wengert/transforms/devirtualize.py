@@ -192,13 +192,16 @@ def builtin_type(cls: type) -> bool:
 
 def _rewrite_builtin_attr(op: n.GetAttr, cls: type, uses: dict[int, list[n.Op]]
                           ) -> list[n.Op] | None:
-    """``x.T``, ``x.sum(axis=0)`` on a NumPy array: the Python definition registered for
-    the type's descriptor (``ndarray.T``, ``ndarray.sum``), called with ``x`` first."""
+    """``x.T``, ``x.sum(axis=0)`` on a NumPy array, ``d.get(k)`` on a dict: the Python
+    definition registered for the type's descriptor (``ndarray.T``, ``dict.get``), called
+    with ``x`` first (or the descriptor itself when it has no derivative)."""
     raw = getattr(cls, op.name, _MISSING)
     rule = registry.lookup(raw) if raw is not _MISSING and hashable(raw) else None
-    if rule is None or rule.python is None:
+    if rule is None or rule.python is None and not (callable(raw) and rule.nondifferentiable):
         return None
-    pconst = _const(rule.python, None, None, op.loc)
+    # A method without a derivative (``d.keys()``) is called as the type's own function, so
+    # that the transforms see what they are calling.
+    pconst = _const(rule.python if rule.python is not None else raw, None, None, op.loc)
     if callable(raw):  # a method: its calls call the definition
         callers = _only_called(op, uses)
         if callers is None:

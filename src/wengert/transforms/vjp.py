@@ -352,8 +352,8 @@ class VJP(Transform, ReverseControlFlow, LoopRecords):
         return None
 
     def call_list_method(self, op: n.Call, method: n.GetAttr, b: Builder) -> Action | None:
-        if method.name != "append":
-            return DECLINED  # dispatched: the dispatcher knows list methods' rules
+        if method.name not in ("append", "pop"):
+            return DECLINED  # dispatched: extend and insert have Python definitions
         if not self.defs_is_list(method.obj):
             # Checked when it runs: a user object may have an ``append`` of its own.
             b.call(runtime.check_list, method.obj, b.const(method.name))
@@ -689,16 +689,39 @@ class VJP(Transform, ReverseControlFlow, LoopRecords):
         return new.result
 
     def list_method(self, op: n.Call, m: n.GetAttr, b: Builder) -> Action | None:
-        """``xs.append(v)`` and friends on a list: the adjoint list shrinks back."""
-        b.emit(op)
+        """``xs.append(v)`` and ``v = xs.pop(i)`` on a list: the adjoint list shrinks back,
+        or gets ``v``'s adjoint back at ``i``."""
         loc = op.loc
         xs = m.obj
         name = m.name
+        if name == "pop" and len(op.args) <= 1 and not op.kwargs:
+            return self.list_pop(op, xs, b)
+        b.emit(op)
         if name == "append" and len(op.args) == 1 and not op.kwargs:
             return self.overwrite(xs, op.args[0], runtime.pop_adjoint, lambda scope: [], loc)
         raise NonDifferentiableError(
             f"list.{name}() on a list holding active values is not supported yet", loc,
             hint="build the list with append(), indexing or a comprehension")
+
+    def list_pop(self, op: n.Call, xs: n.Value, b: Builder) -> Action:
+        size = b.call(len, xs, hint=f"{xs.hint or 'n'}_len")
+        b.emit(op)
+        y, loc = op.result, op.loc
+        index = op.args[0] if op.args else None
+
+        def reverse(scope: Scope) -> None:
+            prev, g = scope.get(xs), scope.get(y)
+            if prev is None and g is None:
+                return
+            scope.b.loc = loc
+            none = scope.b.const(None)
+            at = scope.res(index) if index is not None else scope.b.const(-1)
+            new = scope.b.call(self.const_fn(runtime.unpop_adjoint),
+                               prev if prev is not None else none, g if g is not None else none,
+                               at, scope.res(size), hint=_bar(xs))
+            scope.adj[self.resolve(xs).id] = new
+            scope.maybe_none.discard(self.resolve(xs).id)
+        return reverse
 
     def on_GetItem(self, op: n.GetItem, b: Builder) -> Action:
         self.check_active_index(op)
