@@ -136,7 +136,7 @@ ADVERSARIAL = dataclasses.replace(
                       "vcall", "prop", "classmeth", "nt", "callobj", "integrate", "map",
                       "sortkey", "maxkey"),
     statement_kinds=(*SMOOTH.statement_kinds, "sweep", "mutiter", "cells", "lambdas",
-                     "constpow", "objects"),
+                     "constpow", "objects", "containers"),
     prelude=ADVERSARIAL_PRELUDE,
 )
 
@@ -146,7 +146,8 @@ ADVERSARIAL_NAMES = ("t1", "t2", "t3", "loop", "loop_1", "x_bar", "y_bar", "s_1"
                      "site", "fn", "taken", "result", "returned", "v", "a_dot", "xs_len",
                      "lambda_", "t4", "t1_1", "z_dot", "accumulate", "nonzero", "tmp")
 #: The program's own variables that may be renamed.
-RENAMABLE = ("x", "y", "z", "a", "b", "acc", "d", "g", "t", "_rest", "c", "ps", "fs", "vals")
+RENAMABLE = ("x", "y", "z", "a", "b", "acc", "d", "g", "t", "_rest", "c", "ps", "fs", "vals",
+             "dd")
 
 
 def _extra_expression(draw, kind: str, left: str, sub, loopvars: tuple[str, ...]) -> str:
@@ -234,6 +235,31 @@ def _extra_statement(draw, kind: str, g: Grammar, indent: int, expr, wrap) -> li
                     (indent, f"{target} = {wrap(f'ob.u + ob.w + {target}')}")]
         return [(indent, f"bx = Box({e}, y)"), (indent, f"bx.w = bx.w * 0.5 + {target}"),
                 (indent, f"{target} = {wrap('bx.area')}")]
+    if kind == "containers":
+        # Methods of dicts and lists holding active values, as users call them.
+        form = draw(st.sampled_from(["items", "get", "pop", "extend", "insert", "update"]))
+        e = draw(expr)
+        if form == "items":
+            return [(indent, f"dd = {{'p': {e}, 'q': {target}}}"),
+                    (indent, "for kk, vv in dd.items():"),
+                    (indent + 1, f"{target} = {wrap(f'{target} * 0.5 + vv * len(kk)')}")]
+        if form == "get":
+            got = "dd.get('p', 0.0) * y + dd.get('q', x)"
+            return [(indent, f"dd = {{'p': {e}}}"), (indent, f"{target} = {wrap(got)}")]
+        if form == "pop":
+            end = draw(st.sampled_from(["", "0", "-1"]))
+            return [(indent, f"acc.append({e})"), (indent, "acc.append(x)"),
+                    (indent, f"{target} = {wrap(f'{target} + acc.pop() * acc.pop({end})')}")]
+        if form == "extend":
+            return [(indent, f"acc.extend([{e}, y])"),
+                    (indent, f"{target} = {wrap(f'{target} + acc[-2] * acc[-1]')}")]
+        if form == "insert":
+            at = draw(st.sampled_from(["0", "1", "-1", "5"]))
+            return [(indent, f"acc.insert({at}, {e})"),
+                    (indent, f"{target} = {wrap(f'{target} + acc[0] * 0.5')}")]
+        return [(indent, "dd = {'p': x}"), (indent, f"dd.update({{'q': {e}}})"),
+                (indent, "dd.setdefault('r', y)"),
+                (indent, f"{target} = {wrap(f'sum(dd.values()) * 0.25 + {target}')}")]
     assert kind == "constpow", kind
     c = draw(st.sampled_from(["-1.0", "-0.5", "-2.0"]))
     return [(indent, f"c = {c}"), (indent, f"{target} = {wrap(f'{target} + x * c ** 2')}")]

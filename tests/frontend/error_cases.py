@@ -99,14 +99,14 @@ def del_item(xs):
     return xs
 
 
-def import_inside(x):
-    import math as m  # ERROR: import_stmt
-    return m.sin(x)
+def import_missing(x):
+    import wengert_no_such_module  # ERROR: import_missing
+    return wengert_no_such_module.sin(x)
 
 
-def import_from_inside(x):
-    from math import cos  # ERROR: import_from
-    return cos(x) + math.pi
+def import_relative(x):
+    from . import helpers  # ERROR: import_relative
+    return helpers.cos(x) + math.pi
 
 
 def match_statement(x):

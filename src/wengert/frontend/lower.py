@@ -18,7 +18,9 @@ it should). Only mixed cases fall back to flags and guarded regions.
 from __future__ import annotations
 
 import ast
+import importlib
 import operator
+import sys
 from typing import Any
 
 from wengert import runtime
@@ -55,10 +57,6 @@ UNSUPPORTED_STMTS: dict[type, tuple[str, str]] = {
                    "pass the value in as an argument and return the new value"),
     ast.Delete: ("'del' statements are not supported",
                  "rebind the name or build a new container instead"),
-    ast.Import: ("imports inside a differentiated function are not supported",
-                 "import at module level"),
-    ast.ImportFrom: ("imports inside a differentiated function are not supported",
-                     "import at module level"),
     ast.AsyncFunctionDef: ("async functions are not supported",
                            "differentiate an ordinary (synchronous) function"),
     ast.AsyncFor: ("'async for' is not supported", "use an ordinary for loop"),
@@ -356,6 +354,38 @@ class FunctionLowering(ExpressionLowering):
 
     def stmt_Pass(self, s: ast.Pass) -> None:
         pass
+
+    def stmt_Import(self, s: ast.Import) -> None:
+        # ``import m`` in a function binds a local name to a module. Python imports a module
+        # once per process, so it is imported here, once, and the name bound to it.
+        for alias in s.names:
+            module = self.imported(s, alias.name)
+            if alias.asname is None:
+                name = alias.name.split(".")[0]
+                module = sys.modules[name]  # ``import a.b`` binds ``a``
+            else:
+                name = alias.asname
+            self.env[name] = self.const(module, name)
+
+    def stmt_ImportFrom(self, s: ast.ImportFrom) -> None:
+        if s.level:
+            raise self.error(s, "relative imports inside a differentiated function "
+                                "are not supported", "import at module level")
+        module = self.imported(s, s.module or "")
+        for alias in s.names:
+            if hasattr(module, alias.name):
+                value = getattr(module, alias.name)
+            else:  # a submodule not yet an attribute of its package
+                value = self.imported(s, f"{s.module}.{alias.name}")
+            name = alias.asname or alias.name
+            self.env[name] = self.const(value, name)
+
+    def imported(self, s: ast.stmt, name: str) -> Any:
+        try:
+            return importlib.import_module(name)
+        except ImportError as e:
+            raise self.error(s, f"cannot import {name!r}: {e}", "check the module's name") \
+                from None
 
     def stmt_Assign(self, s: ast.Assign) -> None:
         value = self.expr(s.value, hint=_single_name(s.targets))
