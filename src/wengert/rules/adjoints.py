@@ -217,6 +217,11 @@ deflinear(runtime.getitem_adjoint,
           tangent=lambda prev, x, index, g, *size: (
               _add_at(prev, x, index, g) if isinstance(x, numpy.ndarray)
               else runtime.getitem_adjoint(prev, x, index, g, *size)))
+deflinear(runtime.entry_adjoint,
+          lambda prev, x, key, g: (
+              runtime.subdict_adjoint(ans_bar, prev) if isinstance(prev, dict) else ans_bar),
+          lambda prev, x, key, g: runtime.key_adjoint(ans_bar, key) if key in x else None,
+          arg=(0, 3), keep={"prev": _skeleton, "x": _skeleton, "key": _const}, zeros=True)
 deflinear(runtime.pop_adjoint, lambda prev: _append(
     runtime.item_adjoint(ans_bar, 0), runtime.item_adjoint(ans_bar, 1), len(prev) - 1),
     keep={"prev": _skeleton}, zeros=True)
@@ -313,6 +318,8 @@ cases(runtime.setitem_adjoint,
       (_M32.copy(), numpy.array([0, 2])),
       ({"a": 1.0, "b": 2.0}, "a"))
 cases(runtime.pop_adjoint, ([0.1, 0.2, 0.3],))
+cases(runtime.entry_adjoint, ({"a": 0.5, "b": 0.25}, {"a": 1.0, "b": 2.0}, "b", 1.5),
+      ({"a": 0.5}, {"a": 1.0}, "z", 0.75))
 cases(runtime.unpop_adjoint, ([0.1, 0.2], 0.3, 1, 3), ([0.1, 0.2], 0.3, -1, 3))
 cases(runtime.remove_adjoint, ([0.1, 0.2, 0.3], 0, 3), ([0.1, 0.2, 0.3], -2, 3))
 cases(runtime.getattr_adjoint,

@@ -62,6 +62,7 @@ from wengert.runtime.reverse import (  # noqa: F401
     add_floats,
     as_tuple,
     check_list,
+    entry_adjoint,
     field_adjoint,
     finish_adjoint,
     getattr_adjoint,

@@ -115,6 +115,15 @@ def getitem_adjoint(prev: Any, x: Any, index: Any, g: Any, size: int | None = No
         else out
 
 
+def entry_adjoint(prev: Any, x: dict, key: Any, g: Any) -> Any:
+    """:func:`getitem_adjoint` for the summed adjoint ``g`` of every read of ``x[key]`` (a
+    dict nothing changes): a key ``x`` does not hold was never read (the read would have
+    raised), so it gets no entry."""
+    if key not in x:
+        return prev
+    return getitem_adjoint(prev, x, key, g)
+
+
 def _refs(x: Any) -> int:
     return sys.getrefcount(x)
 

@@ -70,6 +70,13 @@ class VJP(Transform, ReverseControlFlow, LoopRecords):
                  lifted: int = 0, linker: Linker | None = None) -> None:
         super().__init__(fn, wrt, arg_types, linker)
         self.renamed_active: set[int] = set()
+        #: Scalar adjoints of the entries of parameters read under constant keys
+        #: (``params["a"]``): parameter id -> key -> the entry's adjoint variable.
+        self.slots: dict[int, dict[Any, n.Value]] = {}
+        #: Those adjoint variables by id (they stand for no forward value).
+        self.synthetic: dict[int, n.Value] = {}
+        #: Ids of the zeros an entry's adjoint restarts from once added into its container.
+        self.zeros: set[int] = set()
         self.mutated: set[int] = set()
         self.fwd_parent: dict[int, n.Region] = {}
         self.lifted = lifted
@@ -723,10 +730,40 @@ class VJP(Transform, ReverseControlFlow, LoopRecords):
             scope.maybe_none.discard(self.resolve(xs).id)
         return reverse
 
+    def entry_slot(self, op: n.GetItem) -> n.Value | None:
+        """The scalar adjoint of ``p[k]`` for a parameter ``p`` (a dict that nothing changes)
+        read under a constant key ``k`` as a float: reads of one entry in a loop add into one
+        float, and the entry's adjoint goes into ``p``'s (a container, updated by a call)
+        once, where ``p``'s adjoint is read (``Scope.get``)."""
+        obj = self.resolve(op.obj)
+        c = self.consts.get(self.resolve(op.index).id)
+        if c is None or obj not in self.fn.body.args or self.is_mutated(obj) or \
+                self.type_of(op.result) is not float:
+            return None
+        if self.type_of(obj) is not dict or type(c.value) is not str:
+            return None
+        key = c.value
+        per = self.slots.setdefault(obj.id, {})
+        if key not in per:
+            hint = f"{obj.hint}_{key}" if obj.hint and key.isidentifier() else None
+            slot = n.Value(hint)
+            per[key] = slot
+            self.synthetic[slot.id] = slot
+            self.extra_types[slot.id] = float
+            self.renamed_active.add(slot.id)
+        return per[key]
+
     def on_GetItem(self, op: n.GetItem, b: Builder) -> Action:
         self.check_active_index(op)
         b.emit(op)
         obj, index, y, loc = op.obj, op.index, op.result, op.loc
+        slot = self.entry_slot(op) if self.active(obj) else None
+        if slot is not None:
+            def reverse_entry(scope: Scope) -> None:
+                g = scope.get(y)
+                if g is not None:
+                    scope.accumulate(slot, g)
+            return reverse_entry
         size = None
         if self.is_mutated(obj):
             size = b.call(len, obj, hint=f"{obj.hint or 'n'}_len")

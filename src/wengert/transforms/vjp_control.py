@@ -95,7 +95,7 @@ class ReverseControlFlow:
         return changed
 
     def value_by_id(self, vid: int) -> n.Value:
-        return self._values()[vid]
+        return self.synthetic.get(vid) or self._values()[vid]
 
     def _values(self) -> dict[int, n.Value]:
         cache = getattr(self, "_value_cache", None)
@@ -154,6 +154,8 @@ class ReverseControlFlow:
                 if v.id not in inside and v.id not in seen and self.active(v):
                     seen.add(v.id)
                     out.append(v)
+                    # The scalar adjoints of its entries are carried beside it.
+                    out.extend(self.slots.get(v.id, {}).values())
         return out
 
     def on_For(self, op: n.For, b: Builder) -> Action:
@@ -195,7 +197,7 @@ class ReverseControlFlow:
                              else scope.zero(r, allow_none=True))
                 slots.append(("carried", a))
             for v in free:
-                g = scope.get(v)
+                g = scope.get(v, flush=False)
                 if g is not None and self.type_of(v) in (*FLOATS, int, bool):
                     g = scope.need(v)  # the loop's result is read as a number's: never None
                 inits.append(g if g is not None else scope.zero(v, allow_none=True))
@@ -231,7 +233,7 @@ class ReverseControlFlow:
                     ys.append(child.b.call(self.const_fn(runtime.push), arg,
                                            g if g is not None else child.b.const(None)))
                     continue
-                g = child.get(v)
+                g = child.get(v, flush=False)
                 if g is not None and self.type_of(v) in (*FLOATS, int, bool):
                     # The next iteration reads a number's adjoint as never None.
                     g = child.need(v)

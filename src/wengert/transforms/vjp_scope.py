@@ -75,13 +75,36 @@ class Scope:
 
     # -- adjoints ------------------------------------------------------------------------
 
-    def get(self, v: n.Value) -> n.Value | None:
-        """The adjoint of ``v`` or ``None`` for a symbolic zero."""
-        return self.adj.get(self.vjp.resolve(v).id)
+    def get(self, v: n.Value, flush: bool = True) -> n.Value | None:
+        """The adjoint of ``v`` or ``None`` for a symbolic zero. Unless ``flush`` is false
+        (a loop carrying it carries its entries' scalar adjoints beside it), the adjoints
+        of its entries read under constant keys are added into it first."""
+        v = self.vjp.resolve(v)
+        if flush:
+            self.flush(v)
+        return self.adj.get(v.id)
 
-    def need(self, v: n.Value) -> n.Value:
+    def flush(self, v: n.Value) -> None:
+        """Add the scalar adjoints of ``v``'s entries (``VJP.entry_slot``) into ``v``'s."""
+        for key, slot in self.vjp.slots.get(v.id, {}).items():
+            g = self.adj.get(slot.id)
+            if g is None or g.id in self.vjp.zeros:
+                continue
+            prev = self.adj.get(v.id)
+            new = self.b.call(self.vjp.const_fn(runtime.entry_adjoint),
+                              prev if prev is not None else self.b.const(None), self.res(v),
+                              self.b.const(key), g, hint=_bar(v))
+            self.adj[v.id] = new
+            self.maybe_none.discard(v.id)
+            zero = self.b.const(0.0)
+            self.vjp.zeros.add(zero.id)
+            self.adj[slot.id] = zero
+
+    def need(self, v: n.Value, flush: bool = True) -> n.Value:
         """The adjoint of ``v`` as a value that is never ``None`` at run time."""
         v = self.vjp.resolve(v)
+        if flush:
+            self.flush(v)
         a = self.adj.get(v.id)
         if a is None:
             return self.zero(v)
