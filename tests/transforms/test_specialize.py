@@ -26,6 +26,7 @@ from wengert.ir import verify
 from wengert.rules import adjoints as adj_rules
 from wengert.rules import operator as op_rules
 from wengert.rules import registry
+from wengert.testing import check_grads
 from wengert.transforms.inline import bind_arity
 from wengert.transforms.specialize import specialize
 
@@ -548,3 +549,43 @@ def test_unused_calls_are_kept_for_the_caller_to_drop():
     assert calls_of(fn, math.sqrt) and calls_of(fn, operator.truediv)
     with pytest.raises(ValueError):
         generate(fn)[0](-1.0)
+
+
+# ----------------------------------------------------------------------- dict displays
+
+
+def _dict_of_functions(a):
+    ops = {"sq": lambda t: t * t, "sin": math.sin, "scaled": lambda t: a * t}
+    return ops["sq"](a) + ops["sin"](a) * ops["scaled"](2.0)
+
+
+def _dict_of_values(a):
+    p = {"w": a * a, "b": 0.5}
+    s = 0.0
+    for x in (1.0, 2.0, -0.5):
+        s += (p["w"] * x + p["b"] - a) ** 2
+    return s
+
+
+def _dict_display_changed(a):
+    p = {"w": a, "b": 0.5}
+    p["w"] = p["w"] * 3.0  # written: its entries are not its display's any more
+    return p["w"] * p["b"] + a
+
+
+@pytest.mark.parametrize("f", [_dict_of_functions, _dict_of_values, _dict_display_changed],
+                         ids=lambda f: f.__name__)
+def test_dict_displays_indexed_by_constant_keys(f):
+    check_grads(f, (0.7,), order=2, modes=("rev", "fwd"))
+
+
+def test_a_function_read_out_of_a_dict_display_is_called_directly():
+    source = wengert.show(_dict_of_functions, mode="vjp")
+    assert "vjp_call" not in source and "site" not in source, source
+
+
+def test_a_missing_key_still_raises():
+    def f(a):
+        return {"w": a}["nope"] * a
+    with pytest.raises(KeyError):
+        wengert.grad(f)(1.0)

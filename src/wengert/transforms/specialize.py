@@ -85,6 +85,7 @@ class _Folder:
         self.calls: dict[int, n.Call] = {}
         uses: dict[int, list[n.Op]] = {}
         displays: list[n.Build | n.BuildDict] = []
+        dict_displays: list[n.BuildDict] = []
         for op in n.walk(fn.body):
             if isinstance(op, n.Const):
                 self.consts[op.result.id] = op.value
@@ -94,6 +95,8 @@ class _Folder:
                     self.builds[op.result.id] = op
             elif isinstance(op, n.BuildDict) and not op.keys:
                 displays.append(op)
+            elif isinstance(op, n.BuildDict) and all(k is not None for k in op.keys):
+                dict_displays.append(op)
             elif isinstance(op, n.Call):
                 self.calls[op.result.id] = op
             for v in op.operands():
@@ -105,6 +108,15 @@ class _Folder:
             if isinstance(d, n.Build) and d.kind == "tuple" or \
                     all(self.reads(d.result, u) for u in uses.get(d.result.id, [])):
                 self.items[d.result.id] = list(d.items) if isinstance(d, n.Build) else []
+        #: The entries of each dict display under constant string keys that is only indexed
+        #: (``ops = {"sq": lambda t: t * t}; ops["sq"](x)``): key -> value.
+        self.entries: dict[int, dict[str, n.Value]] = {}
+        for d in dict_displays:
+            keys = [self.consts.get(k.id) for k in d.keys]
+            if all(type(k) is str for k in keys) and len(set(keys)) == len(keys) and \
+                    all(isinstance(u, n.GetItem) and u.obj is d.result and
+                        u.index is not d.result for u in uses.get(d.result.id, [])):
+                self.entries[d.result.id] = dict(zip(keys, d.values))
         self.mapping: dict[int, n.Value] = {}
         self.changed = False
 
@@ -160,6 +172,10 @@ class _Folder:
                 self.mapping[op.result.id] = items[k]
                 return []
             return None
+        if isinstance(op, n.GetItem) and op.obj.id in self.entries and \
+                self.consts.get(op.index.id) in self.entries[op.obj.id]:
+            self.mapping[op.result.id] = self.entries[op.obj.id][self.consts[op.index.id]]
+            return []
         if isinstance(op, n.Unpack) and op.value.id in self.items and op.star is None and \
                 len(self.items[op.value.id]) == len(op.results):
             # ``a, b = (x, y)``: the items themselves.
