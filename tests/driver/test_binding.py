@@ -4,6 +4,8 @@ fails (ints, arrays, mixed values)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -155,3 +157,49 @@ def test_lists_of_tuples_of_floats():
                         arg_types=(DictOf(float), ListOf(TupleOf((float, float)))))
     body = text.split("\n", 1)[1]
     assert "_vjp(" not in body and "_pb(" not in body, text
+
+
+# --- functions passed in, to a higher order -------------------------------------------------
+
+
+def _apply(f, x):
+    return f(x) * x
+
+
+def _trapezoid(f, lo, hi, n=8):
+    h = (hi - lo) / n
+    s = 0.5 * (f(lo) + f(hi))
+    for i in range(1, n):
+        s += f(lo + i * h)
+    return s * h
+
+
+def _area(f, a):
+    return _trapezoid(f, 0.0, a) * a
+
+
+def _bump(t):
+    return math.exp(-t * t) * math.sin(3.0 * t)
+
+
+@pytest.mark.parametrize("f", [_bump, math.sin, lambda t: t ** 3 - 2.0 * t],
+                         ids=["function", "builtin", "lambda"])
+@pytest.mark.parametrize("program", [_apply, _area], ids=lambda p: p.__name__)
+def test_a_function_passed_in_differentiates_to_second_order(program, f):
+    check_grads(program, (f, 0.7), argnums=1, order=2, modes=("rev", "fwd"))
+    h = wengert.hessian(program, argnums=1)(f, 0.7)
+    gg = wengert.grad(wengert.grad(program, argnums=1), argnums=1)(f, 0.7)
+    assert float(h) == pytest.approx(gg, rel=1e-10)
+
+
+def test_first_derivatives_do_not_specialise_on_the_function_passed_in():
+    from wengert.driver.cache import VJPS
+
+    def scaled(k):
+        return lambda t, k=k: k * t  # one code, no closure, a new function object per call
+
+    wengert.grad(_apply, argnums=1)(scaled(0.0), 0.5)
+    before = len(VJPS)
+    for k in (1.0, 2.0, 3.0, 4.0, 5.0):
+        assert wengert.grad(_apply, argnums=1)(scaled(k), 0.5) == pytest.approx(k)
+    assert len(VJPS) == before

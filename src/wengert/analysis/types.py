@@ -22,6 +22,7 @@ import numpy
 from wengert import runtime
 from wengert.analysis.fields import object_fields
 from wengert.ir import nodes as n
+from wengert.ir.uses import replace_uses
 
 Type = type | None  # None is "unknown"
 
@@ -51,6 +52,42 @@ class DictOf:
     type ``value`` wherever the function cannot change it."""
 
     value: type
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A parameter type: the argument is this very object (a function passed in, when a
+    derivative is taken of a derivative), so the derivation treats the parameter as a
+    constant of the program (:func:`bind_constants`) and calls of it are calls of a known
+    function, differentiated again like any other."""
+
+    value: Any
+
+
+#: Functions passed in that a derivative of a derivative takes as constants: Python
+#: functions and builtins (``math.sin``). (A bound method or a ``functools.partial`` is
+#: still dispatched.)
+FUNCTION_VALUES = (types.FunctionType, types.BuiltinFunctionType)
+
+
+def bind_constants(fn: n.Function, param_types: Sequence[Any]) -> list[Any]:
+    """Replace the parameters of ``fn`` typed :class:`Constant` by their values (a ``Const``
+    at the top of its body, in place); return the parameter types with each of those the
+    type of its value."""
+    mapping: dict[int, n.Value] = {}
+    consts: list[n.Op] = []
+    out = []
+    for a, t in zip(fn.body.args, param_types):
+        if isinstance(t, Constant):
+            c = n.Const(t.value, [n.Value(a.hint)])
+            consts.append(c)
+            mapping[a.id] = c.result
+            t = type(t.value)
+        out.append(t)
+    if mapping:
+        fn.body.ops[:0] = consts
+        replace_uses(fn, mapping)
+    return out
 
 
 @dataclass(frozen=True)

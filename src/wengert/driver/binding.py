@@ -16,18 +16,19 @@ from typing import Any
 import numpy
 
 from wengert import runtime, tangents
-from wengert.analysis.types import DictOf, ListOf, TupleOf
+from wengert.analysis.types import FUNCTION_VALUES, Constant, DictOf, ListOf, TupleOf
 from wengert.diagnostics import (
     NonDifferentiableError,
     describe,
 )
 from wengert.driver.cache import DerivedEntry
-from wengert.driver.callables import fixed_arity
+from wengert.driver.callables import Gradient, fixed_arity
 from wengert.driver.pipeline import (
     function_of,
     jvp_entry,
     param_count,
     primal_entry,
+    takes_derivatives,
     vjp_entry,
     writes_arguments,
 )
@@ -58,19 +59,28 @@ def arg_type(a: Any) -> Any:
 
 def param_types(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, ...] | None:
     """The type of each parameter's value for this call (``None``: cannot bind cheaply)."""
+    typed = _typer(fn)
     code = fn.__code__
-    nparams = code.co_argcount + code.co_kwonlyargcount
     if not kwargs and code.co_flags & 0x0C == 0 and len(args) == code.co_argcount and \
             not code.co_kwonlyargcount:
-        return tuple(map(arg_type, args))
+        return tuple(map(typed, args))
     try:
         bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
     except TypeError:
         return None
     bound.apply_defaults()
-    out = tuple(arg_type(v) for v in bound.arguments.values())
-    del nparams
-    return out
+    return tuple(typed(v) for v in bound.arguments.values())
+
+
+def _typer(fn: Any) -> Any:
+    """:func:`arg_type`, or for the derivative of a derivative (``fn`` a :class:`Gradient`),
+    or of a function that takes derivatives inside (``vjp(f, x)[1](v)``), one that takes a
+    function passed in as a :class:`Constant` of the derivation: the call of it is then a
+    call of a known function, which differentiates again (a derivative made once per
+    function object, so only where a higher order needs it)."""
+    if type(fn) is not Gradient and not takes_derivatives(fn):
+        return arg_type
+    return lambda a: Constant(a) if type(a) in FUNCTION_VALUES else arg_type(a)
 
 
 def shapes_of(args: tuple) -> tuple:
@@ -254,7 +264,7 @@ def call_jvp(fn: Any, args: tuple, kwargs: dict, dots: tuple, kw_dots: dict,
         batched = is_batched(values, vdots)
     wrt = tuple(i for i, (v, d) in enumerate(zip(values, vdots))
                 if d is not None and not isinstance(v, NO_TANGENT_TYPES))
-    types_ = tuple(map(arg_type, values))
+    types_ = tuple(map(_typer(fn), values))
     entry = jvp_entry(fn, wrt, types_, batched)
     ins = [runtime.nonzero_tangent(vdots[i], values[i])
            if isinstance(values[i], (float, numpy.floating, numpy.ndarray)) else vdots[i]

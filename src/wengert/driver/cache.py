@@ -26,6 +26,8 @@ class Entry:
     source: str | None = None
     #: Parameters the function may write into (computed when first asked).
     written: frozenset[int] | None = None
+    #: Whether its body takes derivatives itself (computed when first asked).
+    nested: bool | None = None
 
     def valid(self, fn: Any) -> bool:
         return self.code is fn.__code__ and self.globals is fn.__globals__ and \

@@ -114,6 +114,23 @@ def ir_entry(fn: Any, arg_types: tuple[Any, ...]) -> Entry:
     return entry
 
 
+def takes_derivatives(fn: Any) -> bool:
+    """Whether the plain function ``fn`` takes derivatives in its body (``grad(g)(x)``,
+    ``vjp(f, x)``): its own derivative is one of a higher order."""
+    if not isinstance(fn, types.FunctionType):
+        return False
+    try:
+        entry = primal_entry(fn)
+    except WengertError:
+        return False
+    if entry.nested is None:
+        derivatives = [OPERATORS.get("grad"), OPERATORS.get("vjp")]
+        entry.nested = any(isinstance(op, n.Const) and
+                           any(op.value is d for d in derivatives if d is not None)
+                           for op in n.walk(entry.ir.body))
+    return entry.nested
+
+
 def primal_entry(fn: Any) -> Entry:
     key = cache_key(fn)
     entry = PRIMALS.get(key)

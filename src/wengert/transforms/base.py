@@ -33,7 +33,7 @@ import numpy
 
 from wengert import runtime
 from wengert.analysis.activity import Activity, activity
-from wengert.analysis.types import Types, infer_types
+from wengert.analysis.types import Types, bind_constants, infer_types
 from wengert.diagnostics import NonDifferentiableError, SourceLoc, describe
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
@@ -147,6 +147,7 @@ class Transform:
         self.fn = fn
         self.wrt = tuple(wrt)
         self.linker = linker
+        arg_types = bind_constants(fn, arg_types)
         prepare(fn, arg_types, linker)
         self.types: Types = infer_types(fn, list(arg_types),
                                         callee=linker.result_type if linker else None,

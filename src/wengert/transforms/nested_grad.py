@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from wengert import runtime
-from wengert.analysis.types import infer_types
+from wengert.analysis.types import FUNCTION_VALUES, Constant, infer_types
 from wengert.diagnostics import NonDifferentiableError
 from wengert.ir import nodes as n
 from wengert.ir.clone import Cloner, clone_function, substitute
@@ -101,6 +101,10 @@ def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
         # A parameter passed on keeps its own type (a list of floats handed to the inner
         # derivative is not a list read-only here, but it is the caller's list of floats).
         t = given.get(v.id)
+        if t is None and type(consts.get(v.id)) in FUNCTION_VALUES:
+            # A function passed on (a parameter bound to the function the caller passed):
+            # the inner derivative calls that very function, which differentiates again.
+            return Constant(consts[v.id])
         return t if t is not None else types.param_type(v)
 
     count = 0

@@ -31,7 +31,7 @@ import dataclasses
 import inspect
 import math
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from wengert import runtime
@@ -42,7 +42,7 @@ from wengert.ir.builder import Builder
 from wengert.ir.clone import Cloner, substitute
 from wengert.ir.uses import free_uses, replace_uses
 from wengert.objects import hashable
-from wengert.rules import registry, shapes
+from wengert.rules import registry
 from wengert.transforms import inline
 from wengert.transforms.base import (
     DECLINED,
@@ -54,16 +54,13 @@ from wengert.transforms.base import (
     Transform,
 )
 from wengert.transforms.cleanup import cleanup
-from wengert.transforms.devirtualize import (
-    check_stored_attribute,
-    checked_attribute,
-)
+from wengert.transforms.vjp_containers import ReverseContainers
 from wengert.transforms.vjp_control import ReverseControlFlow
 from wengert.transforms.vjp_records import LoopRecords
 from wengert.transforms.vjp_scope import Action, Scope, _bar, _no_adjoint
 
 
-class VJP(Transform, ReverseControlFlow, LoopRecords):
+class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
     """Builds the VJP function of one (already cloned) primal function."""
 
     def __init__(self, fn: n.Function, wrt: Sequence[int], arg_types: Sequence[type | None],
@@ -357,21 +354,6 @@ class VJP(Transform, ReverseControlFlow, LoopRecords):
         # The new object's adjoint starts empty: its reads and writes make it.
         b.emit(op)
         return None
-
-    def call_list_method(self, op: n.Call, method: n.GetAttr, b: Builder) -> Action | None:
-        if method.name not in ("append", "pop"):
-            return DECLINED  # dispatched: extend and insert have Python definitions
-        if not self.defs_is_list(method.obj):
-            # Checked when it runs: a user object may have an ``append`` of its own.
-            b.call(runtime.check_list, method.obj, b.const(method.name))
-        return self.list_method(op, method, b)
-
-    def defs_is_list(self, v: n.Value) -> bool:
-        t = self.type_of(v)
-        if t is list:
-            return True
-        d = self.defs.get(self.resolve(v).id)
-        return isinstance(d, n.Build) and d.kind == "list"
 
     def call_rule(self, op: n.Call, rule: registry.Rule, b: Builder) -> Action:
         """A primitive with a rule: inline its body when its shape allows, else call it."""
@@ -694,215 +676,6 @@ class VJP(Transform, ReverseControlFlow, LoopRecords):
         region.ops.insert(region.ops.index(mk) + 1, new)
         cache[key] = new.result
         return new.result
-
-    def list_method(self, op: n.Call, m: n.GetAttr, b: Builder) -> Action | None:
-        """``xs.append(v)`` and ``v = xs.pop(i)`` on a list: the adjoint list shrinks back,
-        or gets ``v``'s adjoint back at ``i``."""
-        loc = op.loc
-        xs = m.obj
-        name = m.name
-        if name == "pop" and len(op.args) <= 1 and not op.kwargs:
-            return self.list_pop(op, xs, b)
-        b.emit(op)
-        if name == "append" and len(op.args) == 1 and not op.kwargs:
-            return self.overwrite(xs, op.args[0], runtime.pop_adjoint, lambda scope: [], loc)
-        raise NonDifferentiableError(
-            f"list.{name}() on a list holding active values is not supported yet", loc,
-            hint="build the list with append(), indexing or a comprehension")
-
-    def list_pop(self, op: n.Call, xs: n.Value, b: Builder) -> Action:
-        size = b.call(len, xs, hint=f"{xs.hint or 'n'}_len")
-        b.emit(op)
-        y, loc = op.result, op.loc
-        index = op.args[0] if op.args else None
-
-        def reverse(scope: Scope) -> None:
-            prev, g = scope.get(xs), scope.get(y)
-            if prev is None and g is None:
-                return
-            scope.b.loc = loc
-            none = scope.b.const(None)
-            at = scope.res(index) if index is not None else scope.b.const(-1)
-            new = scope.b.call(self.const_fn(runtime.unpop_adjoint),
-                               prev if prev is not None else none, g if g is not None else none,
-                               at, scope.res(size), hint=_bar(xs))
-            scope.adj[self.resolve(xs).id] = new
-            scope.maybe_none.discard(self.resolve(xs).id)
-        return reverse
-
-    def entry_slot(self, op: n.GetItem) -> n.Value | None:
-        """The scalar adjoint of ``p[k]`` for a parameter ``p`` (a dict that nothing changes)
-        read under a constant key ``k`` as a float: reads of one entry in a loop add into one
-        float, and the entry's adjoint goes into ``p``'s (a container, updated by a call)
-        once, where ``p``'s adjoint is read (``Scope.get``)."""
-        obj = self.resolve(op.obj)
-        c = self.consts.get(self.resolve(op.index).id)
-        if c is None or obj not in self.fn.body.args or self.is_mutated(obj) or \
-                self.type_of(op.result) is not float:
-            return None
-        if self.type_of(obj) is not dict or type(c.value) is not str:
-            return None
-        key = c.value
-        per = self.slots.setdefault(obj.id, {})
-        if key not in per:
-            hint = f"{obj.hint}_{key}" if obj.hint and key.isidentifier() else None
-            slot = n.Value(hint)
-            per[key] = slot
-            self.synthetic[slot.id] = slot
-            self.extra_types[slot.id] = float
-            self.renamed_active.add(slot.id)
-        return per[key]
-
-    def on_GetItem(self, op: n.GetItem, b: Builder) -> Action:
-        self.check_active_index(op)
-        b.emit(op)
-        obj, index, y, loc = op.obj, op.index, op.result, op.loc
-        slot = self.entry_slot(op) if self.active(obj) else None
-        if slot is not None:
-            def reverse_entry(scope: Scope) -> None:
-                g = scope.get(y)
-                if g is not None:
-                    scope.accumulate(slot, g)
-            return reverse_entry
-        size = None
-        if self.is_mutated(obj):
-            size = b.call(len, obj, hint=f"{obj.hint or 'n'}_len")
-
-        def reverse(scope: Scope) -> None:
-            g = scope.get(y)
-            if g is None or not self.active(obj):
-                return
-            scope.b.loc = loc
-            prev = scope.get(obj)
-            args = [prev if prev is not None else scope.b.const(None), scope.res(obj),
-                    scope.res(index), g]
-            if size is not None:
-                args.append(scope.res(size))
-            new = scope.b.call(self.const_fn(runtime.getitem_adjoint), *args, hint=_bar(obj))
-            scope.adj[self.resolve(obj).id] = new
-            scope.maybe_none.discard(self.resolve(obj).id)
-        return reverse
-
-    def on_GetAttr(self, op: n.GetAttr, b: Builder) -> Action:
-        b.emit(checked_attribute(op, self.type_of(op.obj), self.is_module_attr(op), b,
-                                 op.result.id in self.called))
-        obj, name, y, loc = op.obj, op.name, op.result, op.loc
-
-        def reverse(scope: Scope) -> None:
-            g = scope.get(y)
-            if g is None or not self.active(obj):
-                return
-            scope.b.loc = loc
-            prev = scope.get(obj)
-            new = scope.b.call(self.const_fn(runtime.getattr_adjoint),
-                               prev if prev is not None else scope.b.const(None),
-                               scope.res(obj), scope.b.const(name), g, hint=_bar(obj))
-            scope.adj[self.resolve(obj).id] = new
-            scope.maybe_none.discard(self.resolve(obj).id)
-        return reverse
-
-    def overwrite(self, obj: n.Value, value: n.Value | None, helper: Callable,
-                  key: Callable[[Scope], list[n.Value]], loc: SourceLoc | None,
-                  spread: bool = False) -> Action:
-        """The reverse of a write into ``obj`` (``x[i] = v``, ``o.a = v``, ``xs.append(v)``).
-
-        ``helper(obj_bar, *key)`` returns the adjoint of ``obj`` before the write and the
-        adjoint of what was written, which flows to ``value`` (summed to its shape when
-        ``spread``: ``a[1:3] = x`` broadcasts ``x`` over the slice).
-        """
-        def reverse(scope: Scope) -> None:
-            prev = scope.get(obj)
-            if prev is None:
-                return
-            scope.b.loc = loc
-            pair = scope.b.call(helper, prev, *key(scope))
-            # Unpacked at once: the pair is gone before the adjoint is updated again (an
-            # adjoint held by nothing else is updated in place, transforms/inplace.py).
-            parts = scope.b.emit(n.Unpack(pair, [n.Value(_bar(obj)), n.Value()], loc=loc))
-            scope.adj[self.resolve(obj).id] = parts.results[0]
-            scope.maybe_none.add(self.resolve(obj).id)
-            if value is not None and self.active(value):
-                item = parts.results[1]
-                if spread and self.type_of(value) not in (list, tuple, dict):
-                    item = scope.b.call(shapes.sum_to, item,
-                                        scope.b.call(shapes.shape, scope.res(value)),
-                                        scope.b.call(shapes.shape, item))
-                scope.accumulate(value, item, maybe_none=True)
-        return reverse
-
-    def on_SetItem(self, op: n.SetItem, b: Builder) -> Action:
-        b.emit(op)
-        index = op.index
-        # Writing into an array may broadcast the value; into a list or dict it cannot.
-        spread = self.type_of(op.obj) not in (list, dict)
-        return self.overwrite(op.obj, op.value, runtime.setitem_adjoint,
-                              lambda scope: [scope.res(index)], op.loc, spread)
-
-    def on_SetAttr(self, op: n.SetAttr, b: Builder) -> Action:
-        check_stored_attribute(op, self.type_of(op.obj), b)
-        b.emit(op)
-        name = op.name
-        return self.overwrite(op.obj, op.value, runtime.setattr_adjoint,
-                              lambda scope: [scope.b.const(name)], op.loc)
-
-    def on_Build(self, op: n.Build, b: Builder) -> Action:
-        b.emit(op)
-        items, y, loc, starred, kind = list(op.items), op.result, op.loc, op.starred, op.kind
-        if kind == "set":
-            raise NonDifferentiableError("a set of active values has no derivative", loc)
-
-        def reverse(scope: Scope) -> None:
-            g = scope.get(y)
-            if g is None:
-                return
-            scope.b.loc = loc
-            if starred:
-                lens = [scope.b.call(len, scope.res(x)) if i in starred else scope.b.const(None)
-                        for i, x in enumerate(items)]
-                parts = scope.b.call(self.const_fn(runtime.split_adjoint), g,
-                                     scope.b.tuple(*lens))
-            else:
-                parts = g
-            for k, x in enumerate(items):
-                if self.active(x):
-                    c = scope.b.call(self.const_fn(runtime.item_adjoint), parts,
-                                     scope.b.const(k), hint=_bar(x))
-                    scope.accumulate(x, c, maybe_none=True)
-        return reverse
-
-    def on_BuildDict(self, op: n.BuildDict, b: Builder) -> Action:
-        b.emit(op)
-        keys, values, y, loc = list(op.keys), list(op.values), op.result, op.loc
-
-        def reverse(scope: Scope) -> None:
-            g = scope.get(y)
-            if g is None:
-                return
-            scope.b.loc = loc
-            for k, v in zip(keys, values):
-                if not self.active(v):
-                    continue
-                if k is None:
-                    c = scope.b.call(self.const_fn(runtime.subdict_adjoint), g, scope.res(v))
-                else:
-                    c = scope.b.call(self.const_fn(runtime.key_adjoint), g, scope.res(k))
-                scope.accumulate(v, c, maybe_none=True)
-        return reverse
-
-    def on_Unpack(self, op: n.Unpack, b: Builder) -> Action:
-        b.emit(op)
-        value, results, star, loc = op.value, list(op.results), op.star, op.loc
-
-        def reverse(scope: Scope) -> None:
-            gs = [scope.get(r) for r in results]
-            if all(g is None for g in gs) or not self.active(value):
-                return
-            scope.b.loc = loc
-            parts = scope.b.tuple(*[g if g is not None else scope.b.const(None) for g in gs])
-            c = scope.b.call(self.const_fn(runtime.unpack_adjoint), parts, scope.res(value),
-                             scope.b.const(star), hint=_bar(value))
-            scope.accumulate(value, c, maybe_none=True)
-        return reverse
 
     def on_MakeFunction(self, op: n.MakeFunction, b: Builder) -> Action | None:
         # The function value itself carries no adjoint; calls of it are handled where made.
