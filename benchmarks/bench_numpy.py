@@ -96,9 +96,11 @@ def _data() -> dict[str, tuple[Any, ...]]:
                  np.sin(Xs[:, :1]))
     Xg = rng.standard_normal((1000, 8))
     gmm = (rng.standard_normal((10, 8)), np.log(np.full(10, 0.1)), Xg)
+    elements = (np.sin(np.linspace(0.1, 6.0, 1000)) ** 2,)
     return {"mlp_loss": mlp, "mlp_small": mlp_small, "logistic_nll": logistic,
             "logistic_nll_lse": logistic, "softmax_xent": softmax, "ode_loop": ode,
-            "gaussian_nll": gauss, "gmm_loglik": gmm}
+            "gaussian_nll": gauss, "gmm_loglik": gmm, "element_loop": elements,
+            "stencil": elements}
 
 
 def _torch_programs(torch: Any) -> dict[str, Callable[..., Any]]:
@@ -142,8 +144,21 @@ def _torch_programs(torch: Any) -> dict[str, Callable[..., Any]]:
         d2 = torch.sum((X[:, None, :] - means[None, :, :]) ** 2, dim=2)
         return torch.sum(torch.logsumexp(log_w - 0.5 * d2, dim=1))
 
+    def element_loop(x):
+        s = 0.0
+        for i in range(len(x)):
+            s = s + torch.sin(x[i]) * x[i]
+        return s
+
+    def stencil(x):
+        y = torch.zeros_like(x)
+        for i in range(1, len(x) - 1):
+            y[i] = x[i - 1] - 2.0 * x[i] + x[i + 1]
+        return torch.sum(y * y)
+
     out = {f.__name__: f for f in (mlp_loss, logistic_nll, logistic_nll_lse, softmax_xent,
-                                   ode_loop, gaussian_nll, gmm_loglik)}
+                                   ode_loop, gaussian_nll, gmm_loglik, element_loop,
+                                   stencil)}
     out["mlp_small"] = mlp_loss
     return out
 
@@ -166,6 +181,8 @@ PROGRAMS: tuple[Program, ...] = (
     Program("Gaussian NLL, solve + slogdet (30×30)", "gaussian_nll", (0, 1)),
     Program("MLP small (batch 32, 64 → 64 → 1)", "mlp_small", (0, 1, 2, 3)),
     Program("GMM log-sum-exp (N 1000, K 10, d 8)", "gmm_loglik", (0, 1)),
+    Program("Python loop over 1000 array elements", "element_loop", (0,)),
+    Program("in-place stencil, 1000 elements", "stencil", (0,)),
 )
 
 

@@ -8,6 +8,8 @@ the same maths in ``bench_numpy.py``. Keep the functions free of other globals.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -44,6 +46,22 @@ def ode_loop(x, w):
     for _ in range(200):
         x = x + dt * np.sin(x) * w
     return np.sum(x ** 2)
+
+
+def element_loop(x):
+    """A Python loop over the 1000 elements of an array, a float accumulated."""
+    s = 0.0
+    for i in range(len(x)):
+        s += math.sin(x[i]) * x[i]
+    return s
+
+
+def stencil(x):
+    """A second-difference stencil written into a new array element by element."""
+    y = np.zeros_like(x)
+    for i in range(1, len(x) - 1):
+        y[i] = x[i - 1] - 2.0 * x[i] + x[i + 1]
+    return np.sum(y * y)
 
 
 def mlp_small(W1, b1, W2, b2, X, y):

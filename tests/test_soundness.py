@@ -775,3 +775,33 @@ def test_writes_into_an_object_under_another_spelling_are_right_or_refused(f):
             check_grads(f, (0.7, 1.3), modes=(mode,))
         except wengert.NonDifferentiableError as e:
             assert e.loc is not None and e.loc.filename == __file__, e
+
+
+# --- arrays made in the function and written into, under batched forward mode -------------
+
+
+def _filled(x):
+    y = np.zeros(3)
+    for i in range(3):
+        y[i] = x[i] * x[(i + 1) % 3]
+    return y
+
+
+def _accumulated(x):
+    y = np.zeros(3)
+    for i in range(3):
+        y[i] += x[i] * x[(i + 1) % 3]
+    y *= 2.0
+    return np.sum(y ** 2)
+
+
+def test_an_array_made_here_and_written_into_takes_batched_tangents():
+    # jacfwd pushes every direction at once: the zeros' tangent needs the batch axis.
+    x = np.array([0.3, -0.7, 1.1])
+    np.testing.assert_allclose(wengert.jacfwd(_filled)(x), wengert.jacrev(_filled)(x))
+    check_grads(_accumulated, (x,), order=2, modes=("rev", "fwd"))
+    h = wengert.hessian(_accumulated)(x)
+    eps = 1e-6
+    g = wengert.grad(_accumulated)
+    fd = np.array([(g(x + eps * e) - g(x - eps * e)) / (2 * eps) for e in np.eye(3)])
+    np.testing.assert_allclose(h, fd, rtol=1e-6, atol=1e-8)

@@ -55,8 +55,11 @@ def nonzero_tangent(t: Any, x: Any) -> Any:
     return 0.0
 
 
-def real_tangent(t: Any, x: Any) -> Any:
-    """A tangent for the mutable object ``x`` that later writes can fill in place."""
+def real_tangent(t: Any, x: Any, like_dot: Any = None, like: Any = None) -> Any:
+    """A tangent for the mutable object ``x`` that later writes can fill in place. In
+    batched forward mode ``like_dot`` is the tangent of a number or array ``like`` passed
+    in: an array's zero tangent gets its leading batch axes, so that batched tangents can be
+    written into it."""
     if t is not None:
         return t
     if type(x) is list:
@@ -67,7 +70,10 @@ def real_tangent(t: Any, x: Any) -> Any:
         import numpy
 
         if numpy.issubdtype(numpy.asarray(x).dtype, numpy.inexact):
-            return numpy.zeros(numpy.shape(x), dtype=numpy.result_type(x, float))
+            batch = ()
+            if like_dot is not None and hasattr(like_dot, "shape"):
+                batch = numpy.shape(like_dot)[:numpy.ndim(like_dot) - numpy.ndim(like)]
+            return numpy.zeros(batch + numpy.shape(x), dtype=numpy.result_type(x, float))
         return None
     if hasattr(x, "__dict__") and not isinstance(x, type) and not callable(x):
         return Attrs()

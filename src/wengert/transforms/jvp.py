@@ -229,6 +229,10 @@ class JVP(Transform):
         if old.hint is not None or new.hint is None:
             new.hint = old.hint
 
+    #: In batched mode, a tangent passed in and its value, from which an array made here
+    #: learns the batch axes its zero tangent needs (``runtime.real_tangent``).
+    batch_like: tuple[n.Value, ...] = ()
+
     def make_real(self, v: n.Value, b: Builder) -> None:
         """Give ``v`` a real tangent container where it is defined (writes will fill it)."""
         if v.id not in self.needs_real:
@@ -237,7 +241,7 @@ class JVP(Transform):
         if t is not None and t.id in self.real:
             return
         r = b.call(runtime.real_tangent, t if t is not None else b.const(None), v,
-                   hint=_dot(v))
+                   *self.batch_like, hint=_dot(v))
         self.real.add(r.id)
         self.set_tan(v, r)
 
@@ -255,10 +259,13 @@ class JVP(Transform):
         dots: list[n.Value] = []
         entry: list[n.Op] = []
         eb = Builder(n.Region([], entry))
+        self.batch_like = ()
         for i in self.wrt:
             p = body.args[i]
             d = n.Value(_dot(p) or f"arg{i}_dot", p.loc)
             dots.append(d)
+            if self.batched and not self.batch_like and self.type_of(p) in _NUMERIC:
+                self.batch_like = (d, p)
             # Callers pass numbers and arrays as zeros, never ``None`` (see ``api``).
             self.set_tan(p, d, sure=self.type_of(p) in _NUMERIC)
             if not self.batched and self.types.items.get(p.id) is float:
