@@ -189,3 +189,29 @@ def test_a_popped_entry_gets_its_own_adjoint_back():
         xs = [a, b, c]
         return xs.pop(1) * 10.0 + xs[1]
     assert wengert.grad(f, argnums=(0, 1, 2))(1.0, 2.0, 3.0) == (0.0, 10.0, 1.0)
+
+
+def _scale_in_place(x):
+    d = {"a": x, "b": 2.0 * x, "c": x * x}
+    for k, v in d.items():
+        d[k] = v * 3.0 + 1.0  # the entry it is at: what the list of entries shows too
+    return d["a"] * d["b"] + d["c"]
+
+
+def _write_a_later_entry(x):
+    d = {"a": x, "b": 2.0 * x}
+    s = 0.0
+    for k, v in d.items():
+        if k == "a":
+            d["b"] = v * 3.0  # the view would show this at the next step
+        s = s * 0.5 + v * v
+    return s
+
+
+def test_a_loop_over_items_writing_the_entry_it_is_at():
+    _check(_scale_in_place, (1.3,))
+
+
+def test_a_loop_over_items_writing_another_entry_is_refused_not_wrong():
+    with pytest.raises(wengert.WengertError, match="changes the object it iterates over"):
+        wengert.grad(_write_a_later_entry)(1.3)

@@ -20,13 +20,14 @@ which both modes differentiate to any order; ``d.keys()`` carries no derivative.
 is differentiated by the transforms themselves: it shrinks the list.)
 
 Each definition computes what the builtin computes. ``d.items()`` and ``d.values()``
-are lists of the entries made at the call, not views: a program that changes the dict
-while it still holds the view and then reads the view sees the entries as they were (a
-loop over ``d.items()`` that writes ``d[k]`` for the key it is at reads the same). The
-laziness of ``map`` and ``filter`` is not kept (their results are iterators over lists made
-at once), as for generator expressions, which wengert also evaluates eagerly. The key a ``sorted``,
-``min`` or ``max`` compares by only decides an order: it is piecewise constant, and
-carries no derivative (:func:`wengert.runtime.keyed_order`).
+are lists of the entries made at the call, not views: a loop over one that writes the entry
+it is at reads what the view reads, and one that may write another entry is iterated over
+the keys instead, reading each entry when it is reached (``prepare._live_dict_loops``); a
+program that keeps a view, changes the dict, then reads the view sees the entries as they
+were. The laziness of ``map`` and ``filter`` is not kept (their results are iterators over
+lists made at once), as for generator expressions, which wengert also evaluates eagerly.
+The key a ``sorted``, ``min`` or ``max`` compares by only decides an order: it is piecewise
+constant, and carries no derivative (:func:`wengert.runtime.keyed_order`).
 """
 
 from __future__ import annotations

@@ -60,6 +60,7 @@ def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any) -> None:
         _python_definitions(fn)
         _called_partials(fn)
         changed = devirtualize(fn, arg_types, callee)
+        _live_dict_loops(fn)
         if linker is not None:
             changed |= expand_nested_grads(fn, arg_types, linker)
             _plain_reads(fn)
@@ -332,6 +333,71 @@ def _select_extreme(op: n.Call, extreme: Any) -> list[n.Op]:
     orelse = n.Region([], [n.Yield([kw["default"]], loc=loc)])
     out.append(n.If(found.result, then, orelse, op.results, loc=loc))
     return out
+
+
+def _live_dict_loops(fn: n.Function) -> None:
+    """``for k, v in d.items()`` (and ``for v in d.values()``) whose body may change another
+    entry of ``d`` as ``for k in d`` reading ``d[k]`` at each step, which is what iterating
+    the view does (and which differentiation then refuses where it cannot follow it): the
+    Python definitions of ``items``/``values`` make a list at the call, which a later write
+    into another entry would leave stale."""
+    from wengert.ir.uses import replace_uses
+    from wengert.rules import python_defs
+
+    kinds = {python_defs.dict_items: "items", python_defs.dict_values: "values"}
+    uses: dict[int, int] = {}
+    for op in n.walk(fn.body):
+        for v in op.operands():
+            uses[v.id] = uses.get(v.id, 0) + 1
+    for op in list(n.walk(fn.body)):
+        if not isinstance(op, n.For) or uses.get(op.iterable.id) != 1:
+            continue
+        call = _def_of(fn.body, op.iterable)
+        if not isinstance(call, n.Call) or len(call.args) != 1 or call.kwargs or call.starred:
+            continue
+        c = _const_of(fn, call.fn)
+        kind = kinds.get(c.value) if c is not None and _hashable(c.value) else None
+        if kind is None:
+            continue
+        d, item = call.args[0], op.body.args[0]
+        if not _writes_other_entries(op.body, d, item, kind):
+            continue  # the list made at the call is what the view shows at every step
+        key = n.Value("key")
+        read = n.GetItem(d, key, [n.Value(item.hint if kind == "values" else "value")],
+                         loc=op.loc)
+        new_ops: list[n.Op] = [read]
+        if kind == "items":
+            new_ops.append(n.Build("tuple", [key, read.result], [n.Value(item.hint)],
+                                   loc=op.loc))
+        op.body.ops[:0] = new_ops
+        op.body.args[0] = key
+        op.iterable = d
+        _region_of(fn.body, call).ops.remove(call)
+        replace_uses(fn, {item.id: new_ops[-1].result})
+
+
+def _writes_other_entries(body: n.Region, d: n.Value, item: n.Value, kind: str) -> bool:
+    """Whether the loop body may change ``d`` other than by ``d[k] = ...`` for the key ``k``
+    it is at (a write the list of entries made at the loop's start already agrees with)."""
+    key = None
+    if kind == "items":
+        unpack = next((op for op in body.ops if isinstance(op, n.Unpack) and op.value is item
+                       and len(op.results) == 2), None)
+        key = unpack.results[0] if unpack is not None else None
+    for op in n.walk(body):
+        if isinstance(op, n.SetItem) and op.obj is d:
+            if key is None or op.index is not key:
+                return True
+        elif isinstance(op, n.GetAttr) and op.obj is d:
+            if op.name not in ("get", "keys", "values", "items", "copy"):
+                return True
+        elif d in op.operands() and not isinstance(op, (n.GetItem, n.SetItem, n.GetAttr)):
+            return True  # handed on: the callee may write into it
+    return False
+
+
+def _def_of(body: n.Region, v: n.Value) -> n.Op | None:
+    return next((op for op in n.walk(body) if v in op.results), None)
 
 
 def _python_definitions(fn: n.Function) -> None:
