@@ -94,10 +94,15 @@ def _data() -> dict[str, tuple[Any, ...]]:
     mlp_small = (rng.standard_normal((64, 64)) / 8.0, 0.1 * rng.standard_normal(64),
                  rng.standard_normal((64, 1)) / 8.0, np.array([0.1]), Xs,
                  np.sin(Xs[:, :1]))
+    Xb = rng.standard_normal((1024, 256))
+    mlp_large = (rng.standard_normal((256, 1024)) / 16.0, 0.1 * rng.standard_normal(1024),
+                 rng.standard_normal((1024, 1)) / 32.0, np.array([0.1]), Xb,
+                 np.sin(Xb[:, :1]))
     Xg = rng.standard_normal((1000, 8))
     gmm = (rng.standard_normal((10, 8)), np.log(np.full(10, 0.1)), Xg)
     elements = (np.sin(np.linspace(0.1, 6.0, 1000)) ** 2,)
-    return {"mlp_loss": mlp, "mlp_small": mlp_small, "logistic_nll": logistic,
+    return {"mlp_loss": mlp, "mlp_small": mlp_small, "mlp_large": mlp_large,
+            "logistic_nll": logistic,
             "logistic_nll_lse": logistic, "softmax_xent": softmax, "ode_loop": ode,
             "gaussian_nll": gauss, "gmm_loglik": gmm, "element_loop": elements,
             "stencil": elements}
@@ -160,6 +165,7 @@ def _torch_programs(torch: Any) -> dict[str, Callable[..., Any]]:
                                    ode_loop, gaussian_nll, gmm_loglik, element_loop,
                                    stencil)}
     out["mlp_small"] = mlp_loss
+    out["mlp_large"] = mlp_loss
     return out
 
 
@@ -180,6 +186,7 @@ PROGRAMS: tuple[Program, ...] = (
     Program("200-step loop on a 16-vector", "ode_loop", (0, 1)),
     Program("Gaussian NLL, solve + slogdet (30×30)", "gaussian_nll", (0, 1)),
     Program("MLP small (batch 32, 64 → 64 → 1)", "mlp_small", (0, 1, 2, 3)),
+    Program("MLP large (batch 1024, 256 → 1024 → 1)", "mlp_large", (0, 1, 2, 3)),
     Program("GMM log-sum-exp (N 1000, K 10, d 8)", "gmm_loglik", (0, 1)),
     Program("Python loop over 1000 array elements", "element_loop", (0,)),
     Program("in-place stencil, 1000 elements", "stencil", (0,)),

@@ -71,6 +71,13 @@ def mlp_small(W1, b1, W2, b2, X, y):
     return np.mean((out - y) ** 2)
 
 
+def mlp_large(W1, b1, W2, b2, X, y):
+    """The MLP loss at the issue's large size (batch 1024, 256 -> 1024 -> 1)."""
+    h = np.tanh(X @ W1 + b1)
+    out = h @ W2 + b2
+    return np.mean((out - y) ** 2)
+
+
 def gaussian_nll(B, mu, Y):
     """Negative log-likelihood of the rows of ``Y`` under N(mu, B B^T + I / 2)."""
     n, d = Y.shape

@@ -363,6 +363,7 @@ def check_grads(
                        rtol, atol)
 
     if order >= 2:
+        _check_hessian(wengert, f, fresh, expected, random_tangents, eps, call, rtol, atol)
         # The derivative of the pullback (in a fixed direction v) is a second
         # derivative of f: check it like any other function.
         v = tree.random_like(expected, rng)
@@ -556,3 +557,76 @@ def _check_fwd(
         want = tree.materialize(expected, numeric(u))
         _assert_close(got, want, rtol, atol,
                       f"{where}: the jvp disagrees with finite differences in direction {u!r}")
+    _check_jacfwd(wengert, f, fresh, expected, random_tangents, numeric, where, rtol, atol)
+
+
+def _check_hessian(
+    wengert: Any,
+    f: Callable[..., Any],
+    fresh: Callable[[], tuple[Any, ...]],
+    expected: Any,
+    random_tangents: Callable[[], tuple[Any, ...]],
+    eps: float,
+    where: str,
+    rtol: float,
+    atol: float,
+) -> None:
+    """``wengert.hessian`` (batched forward mode over the gradient) of a function of floats
+    and float arrays to a number: ``H u`` must be the central difference of
+    ``wengert.grad`` in the direction ``u``."""
+    u = random_tangents()
+    args = fresh()
+    idx = tuple(i for i, t in enumerate(u) if t is not None)
+    if not idx or not _is_real(expected) or numpy.ndim(expected) != 0 or \
+            not all(_is_real(args[i]) for i in idx):
+        return
+    hess = wengert.hessian(f, argnums=idx)(*args)
+    grad = wengert.grad(f, argnums=idx)
+
+    def moved(s: float) -> tuple[Any, ...]:
+        a = list(fresh())
+        for i in idx:
+            a[i] = a[i] + s * u[i]
+        return tuple(a)
+
+    plus, minus = grad(*moved(eps)), grad(*moved(-eps))
+    for k, i in enumerate(idx):
+        got = sum(numpy.tensordot(numpy.asarray(hess[k][m]), numpy.asarray(u[j]),
+                                  axes=numpy.ndim(u[j])) for m, j in enumerate(idx))
+        want = (numpy.asarray(plus[k]) - numpy.asarray(minus[k])) / (2 * eps)
+        _assert_close(numpy.asarray(got), want, max(rtol, 1e-4), max(atol, 1e-5),
+                      f"{where} [wengert.hessian]: row block {i} applied to {u!r} disagrees "
+                      "with differences of wengert.grad")
+
+
+def _is_real(x: Any) -> bool:
+    return type(x) is float or isinstance(x, numpy.floating) or \
+        isinstance(x, numpy.ndarray) and x.dtype.kind == "f"
+
+
+def _check_jacfwd(
+    wengert: Any,
+    f: Callable[..., Any],
+    fresh: Callable[[], tuple[Any, ...]],
+    expected: Any,
+    random_tangents: Callable[[], tuple[Any, ...]],
+    numeric: Callable[[tuple[Any, ...]], Any],
+    where: str,
+    rtol: float,
+    atol: float,
+) -> None:
+    """Batched forward mode (many tangents at once, what ``jacfwd`` and ``hessian`` run)
+    for a function of floats and float arrays to a float or an array: the Jacobian it
+    gives, applied to a random direction, must be the finite differences' ``J u``."""
+    u = random_tangents()
+    args = fresh()
+    idx = tuple(i for i, t in enumerate(u) if t is not None)
+    if not idx or not _is_real(expected) or not all(_is_real(args[i]) for i in idx):
+        return
+    jac = wengert.jacfwd(f, argnums=idx)(*args)
+    got = sum(numpy.tensordot(numpy.asarray(jac[k]), numpy.asarray(u[i]), axes=numpy.ndim(u[i]))
+              for k, i in enumerate(idx))
+    want = tree.materialize(expected, numeric(u))
+    _assert_close(numpy.asarray(got), numpy.asarray(want), rtol, atol,
+                  f"{where}: batched forward mode (jacfwd) disagrees with finite differences "
+                  f"in direction {u!r}")

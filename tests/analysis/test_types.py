@@ -16,7 +16,14 @@ import pytest
 
 import wengert.rules  # noqa: F401  (registers the built-in rules)
 from wengert import runtime
-from wengert.analysis.types import Types, infer_types, join
+from wengert.analysis.types import (
+    FLOAT_OR_FLOAT64,
+    Types,
+    array_of,
+    infer_types,
+    join,
+    subclass,
+)
 from wengert.driver.pipeline import lower
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
@@ -111,7 +118,8 @@ def test_unary_rules_agree_with_python(callee):
     (operator.pow, [int, int], None),            # 2 ** -1 is a float
     (operator.pow, [float, int], float),
     (operator.mul, [np.ndarray, None], np.ndarray),
-    (operator.add, [float, np.float64], None),
+    (operator.add, [float, np.float64], np.float64),  # float defers to its subclass
+    (operator.pow, [int, np.float64], np.float64),
     (operator.add, [np.float64, np.float64], np.float64),
     (operator.truediv, [np.int64, np.int64], np.float64),
     (operator.add, [list, list], list),
@@ -202,10 +210,96 @@ def test_parameter_count_must_match():
         infer_types(lower(literals), [])
 
 
-def test_join_is_flat():
+def test_join_is_flat_but_for_floats_and_numpy_floats():
     assert join(float, float) is float
     assert join(float, int) is None
     assert join(None, float) is None
+    assert join(float, np.float64) is FLOAT_OR_FLOAT64
+    assert join(FLOAT_OR_FLOAT64, np.float64) is FLOAT_OR_FLOAT64
+    assert join(FLOAT_OR_FLOAT64, np.float32) is None
+    assert join(np.float32, float) is None
+
+
+def test_isinstance_of_the_union_folds_only_where_its_members_agree():
+    assert subclass(FLOAT_OR_FLOAT64, float) is True
+    assert subclass(FLOAT_OR_FLOAT64, (int, str)) is False
+    assert subclass(FLOAT_OR_FLOAT64, np.floating) is None
+    assert subclass(None, float) is None
+
+
+@pytest.mark.parametrize("callee", BINARY + [math.sin, abs], ids=lambda f: f.__name__)
+def test_calls_on_the_union_agree_with_python_for_each_member(callee):
+    # Typed for each member and joined: sound when each member's answer is.
+    arity = 1 if callee in (math.sin, abs) else 2
+    fn = call_fn(callee, arity)
+    for others in itertools.product([float, np.float64, int], repeat=arity - 1):
+        t = returned(fn, [FLOAT_OR_FLOAT64, *others])
+        if t is None:
+            continue
+        for member in FLOAT_OR_FLOAT64.members:
+            with contextlib.suppress(Exception):
+                got = type(callee(member(1.5), *(o(2) for o in others)))
+                assert t is got or (t is FLOAT_OR_FLOAT64 and got in t.members), (t, got)
+
+
+def accumulator(x):
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i] * 2.0
+    return s
+
+
+def array_reads(m, v, k):
+    a = m[k]
+    b = m[k, 1]
+    c = m[1:, None]
+    d = v[-1]
+    e = m[k][k]
+    f = v[None]
+    g = m[..., 0]
+    for row in m:
+        r = row
+    for w in v:
+        q = w
+    y = np.zeros_like(v)
+    y[k] = d
+    z = np.zeros((k, 3))
+    h = 2.0 * m + 1.0
+    return a, b, c, d, e, f, g, r, q, y, z, h
+
+
+def test_entries_of_arrays_of_known_dtype_and_axes():
+    fn = lower(array_reads)
+    a2, a1 = array_of(np.float64, 2), array_of(np.float64, 1)
+    ty = infer_types(fn, [a2, a1, int])
+
+    def one(name):
+        (v,) = [v for v in values_named(fn, name) if ty.of(v) is not None] or [None]
+        return v
+    for name, t in [("a", a1), ("c", array_of(np.float64, 3)), ("f", a2), ("y", a1),
+                    ("z", a2), ("h", a2)]:
+        assert ty.of(one(name)) is np.ndarray and ty.arrays[one(name).id] is t, name
+    for name in ("b", "d", "e"):
+        assert ty.of(one(name)) is np.float64, name
+    rows, values = (loop.body.args[0] for loop in ops_of(fn, n.For))
+    assert ty.arrays[rows.id] is a1 and ty.of(values) is np.float64
+    assert ty.of(one("g")) is np.ndarray  # ``...`` keeps an array, axes not followed
+    (write,) = ops_of(fn, n.SetItem)
+    assert (write.obj.id, write.index.id) in ty.entry_writes
+    # An accumulator of its entries started at 0.0 is a float or a float64.
+    assert returned(lower(accumulator), [a1]) is FLOAT_OR_FLOAT64
+    # A plain ndarray says nothing of its entries; an integer array's are NumPy ints.
+    assert returned(lower(accumulator), [np.ndarray]) is None
+    assert infer_types(fn, [array_of(np.int64, 2), a1, int]).of(one("b")) is np.int64
+
+
+def reshaped(x):
+    x.shape = (2, 2)
+    return x[0]
+
+
+def test_an_array_reshaped_in_place_says_nothing_of_its_entries():
+    assert returned(lower(reshaped), [array_of(np.float64, 1)]) is None
 
 
 # ----------------------------------------------------------------------------- control flow

@@ -131,6 +131,14 @@ def test_specialised_lists_of_lists_call_no_rule_at_run_time():
     assert "_vjp(" not in body and "_pb(" not in body, text
 
 
+def test_a_recursive_call_on_a_list_the_function_builds_is_typed():
+    # ``minor`` is only appended to (rows of floats): the recursive call is on a list of
+    # lists of floats too, returns a float by induction, and its product inlines.
+    text = wengert.show(det, mode="vjp", arg_types=(ListOf(ListOf(float)),))
+    forward = text.split("def det_pullback", 1)[0]
+    assert "det_vjp(minor)" in forward and "mul_vjp" not in forward, text
+
+
 # --- lists of tuples of floats ------------------------------------------------------------
 
 

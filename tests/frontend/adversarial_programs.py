@@ -123,7 +123,7 @@ SCALE = Scaler(0.75)
 '''
 
 ADVERSARIAL_PRELUDE = (
-    "import math\n\n"
+    "import math\n\nimport numpy as np\n\n"
     f"from {HELPERS_MODULE} import h1, h2, h3, squash\n"
     f"from {ADVERSARIAL_HELPERS_MODULE} import (SCALE, Box, Cell, Pt, Tracked,\n"
     "    integrate, vsum)\n\n\n"
@@ -136,7 +136,7 @@ ADVERSARIAL = dataclasses.replace(
                       "vcall", "prop", "classmeth", "nt", "callobj", "integrate", "map",
                       "sortkey", "maxkey"),
     statement_kinds=(*SMOOTH.statement_kinds, "sweep", "mutiter", "cells", "lambdas",
-                     "constpow", "objects", "containers"),
+                     "constpow", "objects", "containers", "arrays"),
     prelude=ADVERSARIAL_PRELUDE,
 )
 
@@ -260,6 +260,32 @@ def _extra_statement(draw, kind: str, g: Grammar, indent: int, expr, wrap) -> li
         return [(indent, "dd = {'p': x}"), (indent, f"dd.update({{'q': {e}}})"),
                 (indent, "dd.setdefault('r', y)"),
                 (indent, f"{target} = {wrap(f'sum(dd.values()) * 0.25 + {target}')}")]
+    if kind == "arrays":
+        # Python loops over the numbers of NumPy arrays: reads, writes of one entry, an
+        # in-place sweep reading what it wrote, rows of a matrix, iteration, a copy.
+        form = draw(st.sampled_from(["read", "write", "sweep", "matrix", "iter", "copy"]))
+        e = draw(expr)
+        if form == "read":
+            return [(indent, f"av = np.array([x, y, {e}])"),
+                    (indent, "for j in range(len(av)):"),
+                    (indent + 1, f"{target} = {wrap(f'{target} + av[j] * av[j - 1] * 0.5')}")]
+        if form == "write":
+            return [(indent, "aw = np.zeros(3)"), (indent, "for j in range(3):"),
+                    (indent + 1, f"aw[j] = {wrap(f'{e} * (j + 1)')} + (aw[j - 1] if j else y)"),
+                    (indent, f"{target} = {wrap(f'{target} + np.sum(aw * aw) * 0.1')}")]
+        if form == "sweep":
+            return [(indent, f"av = np.array([x, {e}, z])"), (indent, "for j in range(1, 3):"),
+                    (indent + 1, "av[j] = 0.5 * (av[j - 1] + av[j]) + 0.1 * av[j] * av[j]"),
+                    (indent, f"{target} = {wrap(f'{target} + av[2] - av[0]')}")]
+        if form == "matrix":
+            return [(indent, f"am = np.array([[x, y], [{e}, z]])"),
+                    (indent, "for j in range(2):"), (indent + 1, "for k in range(2):"),
+                    (indent + 2, f"{target} = {wrap(f'{target} + am[j, k] * am[k][j]')}")]
+        if form == "iter":
+            return [(indent, f"for ev in np.array([x, {e}]):"),
+                    (indent + 1, f"{target} = {wrap(f'{target} * 0.5 + ev * y')}")]
+        return [(indent, "ac = np.array([x, y]).copy()"), (indent, f"ac[0] = ac[1] * {e}"),
+                (indent, f"{target} = {wrap(f'{target} + ac[0] * ac[1]')}")]
     assert kind == "constpow", kind
     c = draw(st.sampled_from(["-1.0", "-0.5", "-2.0"]))
     return [(indent, f"c = {c}"), (indent, f"{target} = {wrap(f'{target} + x * c ** 2')}")]
@@ -425,13 +451,16 @@ def check_program(source: str, seed: int, hessian: bool = True) -> Outcome:
 def main(argv: list[str]) -> int:
     """Bulk run: ``--count N`` programs (seeded), outcomes counted, failures printed."""
     from hypothesis import HealthCheck, given, settings
+    from hypothesis import seed as hypothesis_seed
 
     count = int(argv[argv.index("--count") + 1]) if "--count" in argv else 200
+    # ``--seed S``: another sequence of programs than the default derandomised one.
+    fresh = int(argv[argv.index("--seed") + 1]) if "--seed" in argv else None
     tally: Counter[str] = Counter()
     refusals: Counter[str] = Counter()
     failures: list[str] = []
 
-    @settings(max_examples=count, deadline=None, database=None, derandomize=True,
+    @settings(max_examples=count, deadline=None, database=None, derandomize=fresh is None,
               suppress_health_check=list(HealthCheck))
     @given(source=adversarial_programs(), seed=st.integers(0, 2**32 - 1))
     def run(source: str, seed: int) -> None:
@@ -443,6 +472,8 @@ def main(argv: list[str]) -> int:
         elif out.kind not in ("ok", "skipped"):
             failures.append(f"--- {out.kind}: {out.detail}\n{source}")
 
+    if fresh is not None:
+        run = hypothesis_seed(fresh)(run)
     run()
     for f in failures[:20]:
         print(f)

@@ -584,7 +584,8 @@ PULLBACK_HELPERS = [
     "as_tuple", "regroup", "like_structure", "check_list", "finish_adjoint",
     "getitem_adjoint_owned", "pop_adjoint_owned", "getattr_adjoint_owned",
     "setattr_adjoint_owned", "unpop_adjoint", "remove_adjoint",
-    "entry_adjoint",
+    "entry_adjoint", "entry_adjoint_of_array", "entry_adjoint_of_array_owned",
+    "entry_write_adjoint", "entry_write_adjoint_owned",
 ]
 #: Helpers that write into their arguments or raise, so an unused call must stay.
 IMPURE = {"push", "check_list"}

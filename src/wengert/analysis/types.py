@@ -11,6 +11,7 @@ scalar compared with a float, ``numpy.float64(array)``), the answer is unknown.
 from __future__ import annotations
 
 import builtins
+import itertools
 import operator
 import types
 from collections.abc import Callable, Mapping, Sequence
@@ -24,7 +25,33 @@ from wengert.analysis.fields import object_fields
 from wengert.ir import nodes as n
 from wengert.ir.uses import replace_uses
 
-Type = type | None  # None is "unknown"
+Type = Any  # a type, :data:`FLOAT_OR_FLOAT64`, or None for "unknown"
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """A value's type is one of ``members`` (each exact), not known which: a float
+    accumulator started at ``0.0`` that a loop adds NumPy scalars into is a ``float`` before
+    the first step and a ``numpy.float64`` after it. Calls are typed for each member and the
+    answers joined; ``isinstance`` folds where every member agrees (:func:`subclass`)."""
+
+    members: tuple[type, ...]
+
+
+#: The one union the lattice has: a Python float or a ``numpy.float64`` (both subclass
+#: ``float``, so every float fast path of a rule applies to either).
+FLOAT_OR_FLOAT64 = OneOf((float, numpy.float64))
+
+
+def subclass(t: Type, classes: Any) -> bool | None:
+    """``issubclass(t, classes)`` for a type of the lattice; ``None`` when unknown (``t``
+    unknown, or members of a union that disagree)."""
+    if t is None:
+        return None
+    if isinstance(t, OneOf):
+        answers = {issubclass(m, classes) for m in t.members}
+        return answers.pop() if len(answers) == 1 else None
+    return issubclass(t, classes)
 
 
 @dataclass(frozen=True)
@@ -52,6 +79,41 @@ class DictOf:
     type ``value`` wherever the function cannot change it."""
 
     value: type
+
+
+@dataclass(frozen=True, eq=False)
+class ArrayOf:
+    """A parameter type: a NumPy array (exactly ``numpy.ndarray``) of ``ndim`` axes whose
+    entries are ``dtype`` scalars (``numpy.float64``). Its value's type is ``numpy.ndarray``;
+    an entry read with as many integer indices as it has axes is a ``dtype`` scalar, a row a
+    smaller array. Made only by :func:`array_of`, one object per pair (compared by identity,
+    so a derivation's key costs what a plain type costs)."""
+
+    dtype: type
+    ndim: int
+
+
+_ARRAYS: dict[tuple[type, int], ArrayOf] = {}
+
+
+def plain(t: Any) -> Any:
+    """The value type of a parameter type: ``numpy.ndarray`` for an :class:`ArrayOf`,
+    ``list`` for a :class:`ListOf`, ``dict`` for a :class:`DictOf`, else ``t``."""
+    if isinstance(t, ArrayOf):
+        return numpy.ndarray
+    if isinstance(t, ListOf):
+        return list
+    if isinstance(t, DictOf):
+        return dict
+    return t
+
+
+def array_of(dtype: type, ndim: int) -> ArrayOf:
+    """The :class:`ArrayOf` of ``ndim`` axes of ``dtype`` scalars."""
+    t = _ARRAYS.get((dtype, ndim))
+    if t is None:
+        t = _ARRAYS[dtype, ndim] = ArrayOf(dtype, ndim)
+    return t
 
 
 @dataclass(frozen=True)
@@ -99,6 +161,11 @@ class Types:
     items: Mapping[int, type] = field(default_factory=dict)
     #: The type of every value of dict values that hold one type throughout.
     values: Mapping[int, type] = field(default_factory=dict)
+    #: The entry type and number of axes of arrays known to have them.
+    arrays: Mapping[int, ArrayOf] = field(default_factory=dict)
+    #: ``(array id, index id)`` of writes ``a[index] = v`` that set one entry of such an
+    #: array (as many integers as it has axes).
+    entry_writes: frozenset[tuple[int, int]] = frozenset()
 
     def of(self, v: n.Value) -> type | None:
         """The exact type of ``v`` at run time, or ``None`` when it is not known."""
@@ -111,12 +178,22 @@ class Types:
             return ListOf(self.items[v.id])
         if v.id in self.values:
             return DictOf(self.values[v.id])
+        if v.id in self.arrays:
+            return self.arrays[v.id]
         return self.by_id.get(v.id)
 
 
 def join(a: Type, b: Type) -> Type:
-    """The least upper bound in the flat lattice: equal types stay, anything else is unknown."""
-    return a if a is b else None
+    """The least upper bound: equal types stay, a ``float`` and a ``numpy.float64`` (or
+    either and their union) give :data:`FLOAT_OR_FLOAT64`, anything else is unknown."""
+    if a is b:
+        return a
+    if a in _FLOAT_KINDS and b in _FLOAT_KINDS:
+        return FLOAT_OR_FLOAT64
+    return None
+
+
+_FLOAT_KINDS = (float, numpy.float64, FLOAT_OR_FLOAT64)
 
 
 def infer_types(fn: n.Function, param_types: Sequence[Type],
@@ -136,6 +213,7 @@ def infer_types(fn: n.Function, param_types: Sequence[Type],
         raise ValueError(f"{fn.name}: {len(param_types)} parameter types for "
                          f"{len(fn.body.args)} parameters")
     readonly = _read_only(fn.body, writes)
+    reshaped = _reshapes(fn.body, writes)
 
     def run(fields: Mapping[tuple[type, str], type]) -> _Inference:
         inf = _Inference(dict(free_types or {}), callee)
@@ -150,6 +228,11 @@ def infer_types(fn: n.Function, param_types: Sequence[Type],
                     else:
                         inf.values[a.id] = t.value
                 t = list if isinstance(t, ListOf) else dict
+            elif isinstance(t, ArrayOf):
+                inf.set(a, numpy.ndarray)
+                if not reshaped:
+                    inf.arrays[a.id] = t
+                continue
             inf.set(a, t)
         inf.region(fn.body)
         for lst in inf.appended:
@@ -185,7 +268,43 @@ def infer_types(fn: n.Function, param_types: Sequence[Type],
                 break
             trial = run(assumed)
     return Types(types.MappingProxyType(inf.types), types.MappingProxyType(inf.items),
-                 types.MappingProxyType(inf.values))
+                 types.MappingProxyType(inf.values), types.MappingProxyType(inf.arrays),
+                 frozenset(inf.entry_writes))
+
+
+def _consts_and_methods(body: n.Region) -> tuple[dict[int, Any], dict[int, str]]:
+    """The constants of ``body`` and the attribute names read (methods), by value id."""
+    consts: dict[int, Any] = {}
+    methods: dict[int, str] = {}
+    for op in n.walk(body):
+        if isinstance(op, n.Const):
+            consts[op.result.id] = op.value
+        elif isinstance(op, n.GetAttr):
+            methods[op.result.id] = op.name
+    return consts, methods
+
+
+def _reshapes(body: n.Region, writes: Callable[[Any], Any] | None) -> bool:
+    """Whether ``body`` may change the number of axes of an array in place (``a.shape =
+    ...``, ``a.resize(...)``, or a callee that may write into what it is given), so that
+    an array parameter's :class:`ArrayOf` may not hold throughout."""
+    consts, methods = _consts_and_methods(body)
+    for op in n.walk(body):
+        if isinstance(op, n.GetAttr) and op.name == "resize" or \
+                isinstance(op, n.SetAttr) and op.name in ("shape", "dtype", "strides"):
+            return True
+        if isinstance(op, n.Call):
+            if op.fn.id in methods:
+                if not any(hasattr(t, methods[op.fn.id]) for t in (numpy.ndarray, list, dict)):
+                    return True  # a method of an object of unknown class
+                continue
+            f = consts.get(op.fn.id, _NOT_CONST)
+            if f is _NOT_CONST:
+                return True
+            if isinstance(f, types.FunctionType) and _user_function(f) and \
+                    (writes is None or any(True for _ in writes(f))):
+                return True
+    return False
 
 
 #: Callables that read a list they are given and never change it.
@@ -199,13 +318,7 @@ def _read_only(body: n.Region, writes: Callable[[Any], Any] | None = None) -> se
     In a function that writes into nothing (no item or attribute assignment, no in-place
     operator, no method but ``append``, no callee that may write), a value appended to a
     list is only stored, not changed."""
-    consts: dict[int, Any] = {}
-    methods: dict[int, str] = {}
-    for op in n.walk(body):
-        if isinstance(op, n.Const):
-            consts[op.result.id] = op.value
-        elif isinstance(op, n.GetAttr):
-            methods[op.result.id] = op.name
+    consts, methods = _consts_and_methods(body)
     quiet = _writes_nothing(body, consts, methods, writes)
     bad: set[int] = set()
     seen: set[int] = set()
@@ -339,6 +452,10 @@ def return_type(fn: n.Function, inferred: Types) -> Type:
 # ----------------------------------------------------------------------------- call tables
 
 _INTS = (bool, int)
+#: Types a ``numpy.float64`` computes with to give a ``numpy.float64``.
+_F64_PARTNERS = (bool, int, float, numpy.float64, numpy.float32, numpy.int64)
+#: Index types that select one entry along an axis (``True`` adds an axis instead).
+_INDEX_INTS = (int, numpy.int64, numpy.intp, numpy.int32)
 _NUMBERS = (bool, int, float)
 #: Types whose comparisons always give a ``bool`` (or raise), whatever the other operand.
 _PLAIN = frozenset({bool, int, float, complex, str, bytes, type(None), tuple, list, dict, set,
@@ -440,6 +557,8 @@ def _arith(fn: Any, a: Type, b: Type) -> Type:
         return None if fn in _POWS else int  # 2 ** -1 is a float
     if a in _NUMBERS and b in _NUMBERS:
         return float
+    if (a is numpy.float64 and b in _F64_PARTNERS) or (b is numpy.float64 and a in _F64_PARTNERS):
+        return numpy.float64  # (a float subclass: float's operators defer to its own)
     if a is b and _numpy_scalar(a):
         return numpy.float64 if fn in _DIVS and issubclass(a, numpy.integer) else a
     if fn in _ADDS and a is b and a in (list, tuple, str, bytes):
@@ -564,6 +683,67 @@ def _call(fn: Any, args: list[Type], simple: bool) -> Type:
     return None
 
 
+def _lifted(fn: Any, args: list[Type], simple: bool) -> Type:
+    """:func:`_call` where arguments may be unions: the join of its answers for every
+    choice of their members."""
+    unions = [k for k, t in enumerate(args) if isinstance(t, OneOf)]
+    if not unions:
+        return _call(fn, args, simple)
+    if len(unions) > 3:
+        return None
+    out: Type = None
+    for k, choice in enumerate(itertools.product(*(args[i].members for i in unions))):
+        trial = list(args)
+        for i, m in zip(unions, choice):
+            trial[i] = m
+        t = _call(fn, trial, simple)
+        if t is None:
+            return None
+        out = t if k == 0 else join(out, t)
+    return out
+
+
+#: NumPy functions making an array of the dtype and number of axes of their first argument.
+_LIKE = frozenset({numpy.zeros_like, numpy.ones_like, numpy.empty_like, numpy.full_like,
+                   numpy.copy})
+#: Numbers that computing elementwise with a float64 array keeps it float64.
+_REAL_SCALARS = (bool, int, float, numpy.float64, FLOAT_OR_FLOAT64)
+_ELEMENTWISE = frozenset({operator.add, operator.sub, operator.mul, operator.truediv,
+                          operator.pow, operator.neg, operator.pos, operator.abs,
+                          operator.iadd, operator.isub, operator.imul, operator.itruediv,
+                          operator.ipow, operator.mod, operator.floordiv, abs})
+
+
+def _join_full(a: Any, b: Any) -> Any:
+    """:func:`join` that keeps an :class:`ArrayOf` (or a :class:`ListOf`) both sides agree
+    on."""
+    if a is b or a == b and isinstance(a, ListOf):
+        return a
+    return join(plain(a), plain(b))
+
+
+def _matmul_ndim(a: int, b: int) -> int | None:
+    """The number of axes of ``x @ y`` for ``x``, ``y`` of ``a``, ``b`` axes (``None``:
+    an error)."""
+    if a == 0 or b == 0:
+        return None
+    if a == 1 or b == 1:
+        return a + b - 2
+    return max(a, b)
+
+
+def _float_elementwise(fn: Any) -> bool:
+    """Whether ``fn`` computes entry by entry, float64 entries giving float64 ones (a
+    broadcasting operator, or a ufunc with a float64 loop: not ``isnan``, not ``@``)."""
+    if isinstance(fn, numpy.ufunc):
+        return fn.nout == 1 and "d" * fn.nin + "->d" in fn.types
+    return fn in _ELEMENTWISE
+
+
+#: NumPy functions making a float64 array of a shape given as their one argument.
+_FLOAT_MAKERS = frozenset({numpy.zeros, numpy.ones, numpy.empty})
+
+
 #: Return annotations of wengert's own helpers, as types.
 _ANNOTATED = {"int": int, "bool": bool, "float": float, "str": str, "tuple": tuple,
               "list": list}
@@ -607,6 +787,10 @@ class _Inference:
         self.readonly: set[int] = set()
         #: Value types of dicts that hold one type throughout (``DictOf`` parameters).
         self.values: dict[int, type] = {}
+        #: The dtype and number of axes of arrays known to have them (``ArrayOf``).
+        self.arrays: dict[int, ArrayOf] = {}
+        #: Writes into one entry of such an array (see ``Types.entry_writes``).
+        self.entry_writes: set[tuple[int, int]] = set()
         #: The types of the fields of objects the function makes (see ``fields``).
         self.fields: Mapping[tuple[type, str], type] = {}
         #: Loop variables over ``zip``/``enumerate`` of such lists: their entries' types.
@@ -617,13 +801,14 @@ class _Inference:
             n.JoinStr: self.fixed(str), n.FormatValue: self.fixed(str),
             n.GetItem: self.getitem, n.MakeFunction: self.make_function, n.If: self.if_,
             n.For: self.for_, n.While: self.while_, n.With: self.with_,
-            n.Unpack: self.unpack, n.GetAttr: self.getattr,
+            n.Unpack: self.unpack, n.GetAttr: self.getattr, n.SetItem: self.setitem,
         }
 
     def get(self, v: n.Value) -> Type:
         return self.types.get(v.id)
 
     def set(self, v: n.Value, t: Type) -> None:
+        self.arrays.pop(v.id, None)  # (``set_full`` gives an array its axes again)
         if t is None:
             self.types.pop(v.id, None)
         else:
@@ -656,7 +841,7 @@ class _Inference:
             simple = not op.starred and not op.kwargs
             fn = self.consts[op.fn.id]
             args = [self.get(a) for a in op.args]
-            t = _call(fn, args, simple)
+            t = _lifted(fn, args, simple)
             if (fn is runtime.make_namedtuple or fn is object.__new__) and op.args and \
                     op.args[0].id in self.consts and isinstance(self.consts[op.args[0].id], type):
                 t = self.consts[op.args[0].id]  # the class it makes an instance of
@@ -678,7 +863,59 @@ class _Inference:
             if t is None and simple and self.callee is not None and \
                     isinstance(fn, types.FunctionType):
                 t = self.callee(fn, [self.full_type(a) for a in op.args])
+            if t is numpy.ndarray and simple and (made := self.made_array(fn, op.args)):
+                self.set_full(op.result, made)
+                return
+            if fn in (operator.matmul, operator.imatmul) and simple and len(args) == 2 and \
+                    all(isinstance(self.full_type(a), ArrayOf) for a in op.args):
+                a, b = (self.full_type(v) for v in op.args)
+                ndim = _matmul_ndim(a.ndim, b.ndim)
+                if a.dtype is numpy.float64 and b.dtype is numpy.float64 and ndim is not None:
+                    # Exact: two vectors give a NumPy scalar, not an array.
+                    self.set_full(op.result, array_of(a.dtype, ndim) if ndim else a.dtype)
+                    return
         self.set(op.result, t)
+
+    def array_arg(self, v: n.Value) -> Any:
+        """``v``'s type as a rule's ``array_type`` reads it: ``(dtype, ndim)`` for an array
+        of known axes, a list of its items' types for a list or tuple display (nested
+        displays nested; ``float`` for any float scalar), else its type."""
+        t = self.full_type(v)
+        if isinstance(t, ArrayOf):
+            return (t.dtype, t.ndim)
+        made = self.defs.get(v.id)
+        if isinstance(made, n.Build) and made.kind in ("list", "tuple") and not made.starred:
+            return [self.array_arg(u) for u in made.items]
+        return float if t in _FLOAT_KINDS else t
+
+    def made_array(self, fn: Any, args: list[n.Value]) -> ArrayOf | None:
+        """The :class:`ArrayOf` of the new array ``fn(*args)`` makes, where its arguments
+        say: ``zeros_like(x)`` and its kin and ``copy(x)`` take ``x``'s, ``zeros(n)`` (and
+        ``ones``, ``empty``) a float64 array of as many axes as its shape has entries."""
+        if fn in _LIKE and len(args) == (2 if fn is numpy.full_like else 1):
+            return self.arrays.get(args[0].id)
+        if str(getattr(fn, "__module__", "")).startswith("wengert.rules."):
+            from wengert.rules import registry  # the rule tables import this module's users
+
+            rule = registry.lookup(fn)
+            if rule is not None and rule.array_type is not None:
+                made = rule.array_type(*(self.array_arg(v) for v in args))
+                return array_of(*made) if made is not None else None
+        ts = [self.full_type(a) for a in args]
+        if all(isinstance(t, ArrayOf) and t.dtype is numpy.float64 or t in _REAL_SCALARS
+               for t in ts) and _float_elementwise(fn):
+            return array_of(numpy.float64, max(t.ndim for t in ts if isinstance(t, ArrayOf)))
+        if fn in _FLOAT_MAKERS and len(args) == 1:
+            if self.get(args[0]) in _INDEX_INTS:
+                return array_of(numpy.float64, 1)
+            made = self.defs.get(args[0].id)
+            if isinstance(made, n.Build) and made.kind == "tuple" and not made.starred and \
+                    all(self.get(v) in _INDEX_INTS for v in made.items):
+                return array_of(numpy.float64, len(made.items))
+            shape = self.consts.get(args[0].id)
+            if type(shape) is tuple and all(type(k) is int for k in shape):
+                return array_of(numpy.float64, len(shape))
+        return None
 
     def getitem(self, op: n.GetItem) -> None:
         obj, index = self.get(op.obj), self.get(op.index)
@@ -696,9 +933,41 @@ class _Inference:
             return
         elif op.obj.id in self.values and obj is dict:
             t = self.values[op.obj.id]
+        elif obj is numpy.ndarray and op.obj.id in self.arrays:
+            self.set_full(op.result, self.array_entry(self.arrays[op.obj.id], op.index))
+            return
         elif obj is numpy.ndarray and self.array_index(op.index):
             t = numpy.ndarray
         self.set(op.result, t)
+
+    def setitem(self, op: n.SetItem) -> None:
+        a = self.arrays.get(op.obj.id)
+        if a is not None and self.array_entry(a, op.index) is a.dtype:
+            self.entry_writes.add((op.obj.id, op.index.id))
+
+    def array_entry(self, a: ArrayOf, index: n.Value) -> Any:
+        """The type of ``x[index]`` for an array ``x`` of type ``a``: a scalar of its dtype
+        for as many integers as it has axes, an :class:`ArrayOf` for integers, slices and
+        ``None`` (each integer drops an axis, each ``None`` adds one), else an array or
+        unknown."""
+        parts: list[tuple[Any, Type]]
+        if index.id in self.consts:
+            v = self.consts[index.id]
+            parts = [(x, type(x)) for x in (v if type(v) is tuple else (v,))]
+        elif isinstance(made := self.defs.get(index.id), n.Build) and made.kind == "tuple" \
+                and not made.starred:
+            parts = [(self.consts.get(x.id, _NOT_CONST), self.get(x)) for x in made.items]
+        else:
+            parts = [(_NOT_CONST, self.get(index))]
+        ints = sum(1 for _, t in parts if t in _INDEX_INTS)
+        nones = sum(1 for _, t in parts if t is type(None))
+        if ints + nones + sum(1 for _, t in parts if t is slice) < len(parts) or \
+                ints > a.ndim:
+            return numpy.ndarray if self.array_index(index) else None
+        ndim = a.ndim - ints + nones
+        if ints == len(parts) and ndim == 0:
+            return a.dtype
+        return array_of(a.dtype, ndim)
 
     def array_index(self, index: n.Value) -> bool:
         """Whether indexing an array with ``index`` surely gives an array (never a NumPy
@@ -730,24 +999,32 @@ class _Inference:
         self.region(op.orelse)
         live = [r.terminator.values for r in (op.then, op.orelse) if not _diverges(r)]
         for k, r in enumerate(op.results):
-            ts = [self.get(ys[k]) for ys in live]
-            self.set(r, ts[0] if ts and all(t is ts[0] for t in ts) else None)
+            ts = [self.full_type(ys[k]) for ys in live]
+            t = ts[0] if ts else None
+            for u in ts[1:]:
+                t = _join_full(t, u)
+            self.set_full(r, t)
 
     def loop(self, op: n.For | n.While, carried: list[n.Value],
              regions: list[n.Region]) -> None:
         """Iterate the body until the carried types are stable (each step only loses types)."""
-        cur = [self.get(v) for v in op.inits]
+        cur = [self.array_or_type(v) for v in op.inits]
         while True:
             for a, t in zip(carried, cur):
-                self.set(a, t)
+                self.set_full(a, t)
             for r in regions:
                 self.region(r)
-            new = [join(t, self.get(y)) for t, y in zip(cur, op.body.terminator.values)]
+            new = [_join_full(t, self.array_or_type(y))
+                   for t, y in zip(cur, op.body.terminator.values)]
             if all(a is b for a, b in zip(new, cur)):
                 break
             cur = new
         for r, t in zip(op.results, cur):
-            self.set(r, t)
+            self.set_full(r, t)
+
+    def array_or_type(self, v: n.Value) -> Any:
+        """``v``'s :class:`ArrayOf` where known, else its type."""
+        return self.arrays.get(v.id) or self.get(v)
 
     def for_(self, op: n.For) -> None:
         item = op.body.args[0]
@@ -758,6 +1035,9 @@ class _Inference:
                           else None)
         elif op.iterable.id in self.items:
             self.set_full(item, self.items[op.iterable.id])
+        elif op.iterable.id in self.arrays and self.arrays[op.iterable.id].ndim:
+            a = self.arrays[op.iterable.id]
+            self.set_full(item, a.dtype if a.ndim == 1 else array_of(a.dtype, a.ndim - 1))
         elif (entries := self.zipped(op.iterable)) is not None:
             self.set(item, tuple)
             self.entries[item.id] = entries
@@ -789,8 +1069,10 @@ class _Inference:
     def full_type(self, v: n.Value) -> Any:
         """``v``'s type, as :class:`ListOf` for a list of known items."""
         t = self.get(v)
-        if t is list and v.id in self.items:
-            return ListOf(self.items[v.id])
+        if t is list and (item := self.item_type(v)) is not None:
+            return ListOf(item)  # (a list only appended to: what every append puts there)
+        if t is numpy.ndarray and v.id in self.arrays:
+            return self.arrays[v.id]
         return t
 
     def set_full(self, v: n.Value, t: Any) -> None:
@@ -802,6 +1084,9 @@ class _Inference:
         elif isinstance(t, TupleOf):
             self.set(v, tuple)
             self.entries[v.id] = list(t.entries)
+        elif isinstance(t, ArrayOf):
+            self.set(v, numpy.ndarray)
+            self.arrays[v.id] = t
         else:
             self.set(v, t)
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy
 
 from wengert import runtime, tangents
-from wengert.analysis.types import FUNCTION_VALUES, Constant, DictOf, ListOf, TupleOf
+from wengert.analysis.types import FUNCTION_VALUES, Constant, DictOf, ListOf, TupleOf, array_of
 from wengert.diagnostics import (
     NonDifferentiableError,
     describe,
@@ -40,9 +40,12 @@ DICT_OF_FLOAT = DictOf(float)
 
 def arg_type(a: Any) -> Any:
     """The type an argument specialises derivatives on: its own, ``ListOf(float)`` for a
-    list of floats, ``DictOf(float)`` for a dict of floats (checked on each call: the
-    specialised code relies on it)."""
+    list of floats, ``DictOf(float)`` for a dict of floats, ``ArrayOf`` for a NumPy array
+    (checked on each call: the specialised code relies on it)."""
     t = type(a)
+    if t is numpy.ndarray:
+        # Entries of a numeric dtype (``a[i]`` is a ``numpy.float64``), by number of axes.
+        return array_of(a.dtype.type, a.ndim) if a.dtype.kind in "biufc" else t
     if t is list and a and all(type(v) is float for v in a):
         return LIST_OF_FLOAT
     if t is list and a and all(type(v) is list and v and all(type(w) is float for w in v)

@@ -270,7 +270,8 @@ def result_type(fn: Any, arg_types: tuple[Any, ...], consulted: set[Any] | None 
         linker = Linker()
         _RESULT_GUESS[key] = guess
         try:
-            inferred = infer_types(prim.ir, list(arg_types), callee=linker.result_type)
+            inferred = infer_types(prim.ir, list(arg_types), callee=linker.result_type,
+                                   writes=linker.written_params)
         finally:
             del _RESULT_GUESS[key]
         t = return_type(prim.ir, inferred)

@@ -264,9 +264,14 @@ deflinear(runtime.finish_adjoint, lambda adj, x: ans_bar, keep={"x": _const},
           tangent=lambda adj, x: runtime.finish_adjoint(adj, x))
 
 
-# The in-place variant computes the same function of its arguments (its caller never
-# reads ``prev`` again): a pullback differentiated again gets the functional rules.
+# The in-place variants compute the same function of their arguments (their caller never
+# reads ``prev`` again), as does the form for one entry of a float64 array: a pullback
+# differentiated again gets the functional rules.
 for _shared, _owned in ((runtime.getitem_adjoint, runtime.getitem_adjoint_owned),
+                        (runtime.getitem_adjoint, runtime.entry_adjoint_of_array),
+                        (runtime.getitem_adjoint, runtime.entry_adjoint_of_array_owned),
+                        (runtime.setitem_adjoint, runtime.entry_write_adjoint),
+                        (runtime.setitem_adjoint, runtime.entry_write_adjoint_owned),
                         (runtime.pop_adjoint, runtime.pop_adjoint_owned),
                         (runtime.getattr_adjoint, runtime.getattr_adjoint_owned),
                         (runtime.setattr_adjoint, runtime.setattr_adjoint_owned)):
@@ -275,6 +280,8 @@ for _shared, _owned in ((runtime.getitem_adjoint, runtime.getitem_adjoint_owned)
 # ``push`` appends to its list: not pure, an unused call of it still has its effect.
 mark_pure(
     runtime.getitem_adjoint_owned, runtime.pop_adjoint_owned, runtime.getattr_adjoint_owned,
+    runtime.entry_adjoint_of_array, runtime.entry_adjoint_of_array_owned,
+    runtime.entry_write_adjoint, runtime.entry_write_adjoint_owned,
     runtime.setattr_adjoint_owned, runtime.finish_adjoint,
     runtime.add_adjoint, runtime.snapshot, runtime.getitem_adjoint, runtime.setitem_adjoint,
     runtime.pop_adjoint, runtime.getattr_adjoint, runtime.field_adjoint,
@@ -289,6 +296,8 @@ nondifferentiable(runtime.structure)
 # Checks that raise or return nothing: kept, carrying no derivative.
 nondifferentiable(runtime.check_rebinding, runtime.check_view, runtime.check_plain_setattr,
                   pure=False)
+# A gradient's seed: 1 in the precision of the result, whatever the result's value.
+nondifferentiable(runtime.unit_like)
 # Which item max/min picks by key, the order sorted puts items in: piecewise constant.
 nondifferentiable(runtime.keyed_extreme, runtime.keyed_order, runtime.field_index)
 
@@ -317,6 +326,10 @@ cases(runtime.setitem_adjoint,
       (_M32.copy(), (slice(None), 0)),
       (_M32.copy(), numpy.array([0, 2])),
       ({"a": 1.0, "b": 2.0}, "a"))
+for _f in (runtime.entry_adjoint_of_array, runtime.entry_adjoint_of_array_owned):
+    cases(_f, (None, _V4, 2, 0.5), (_V4.copy(), _V4, -1, 0.5), (_M32.copy(), _M32, (2, 1), 0.75))
+for _f in (runtime.entry_write_adjoint, runtime.entry_write_adjoint_owned):
+    cases(_f, (_V4.copy(), 1), (_M32.copy(), (2, 0)))
 cases(runtime.pop_adjoint, ([0.1, 0.2, 0.3],))
 cases(runtime.entry_adjoint, ({"a": 0.5, "b": 0.25}, {"a": 1.0, "b": 2.0}, "b", 1.5),
       ({"a": 0.5}, {"a": 1.0}, "z", 0.75))

@@ -25,7 +25,13 @@ from wengert.rules.np_plans import (
     _inverse,
     _linspace_ramp,
 )
-from wengert.rules.registry import defjvp, defvjp, mark_array_result, mark_pure
+from wengert.rules.registry import (
+    defjvp,
+    defvjp,
+    mark_array_result,
+    mark_array_type,
+    mark_pure,
+)
 
 
 def _permute(a: Any, perm: tuple[int, ...]) -> Any:
@@ -350,6 +356,44 @@ cases(_item, (_M, (2, 3), 4), (_A, (3, 4), 5))
 cases(_copy, (_M,), (0.5,))
 cases(_linspace, (0.5, 2.0, 5, True), (-1.0, 3.0, 4, False), (_V[:2], _V[2:], 3, True))
 cases(_arange, (0.5, 4.0, 0.75, None), (-1.0, 2.5, 1.0, np.float64))
+
+
+def _arange_type(start: Any, stop: Any, step: Any, dtype: Any) -> tuple[type, int] | None:
+    """``np.arange`` of Python ints makes the default integers, of other numbers floats."""
+    if dtype is not type(None):
+        return None
+    if all(t in (int, bool) for t in (start, stop, step)):
+        return np.arange(1).dtype.type, 1
+    if all(t in (int, bool, float) for t in (start, stop, step)):
+        return np.float64, 1
+    return None
+
+
+mark_array_type(_arange, _arange_type)
+# A copy of an array of known dtype and axes has them (of a number: a 0-d array).
+mark_array_type(_copy, lambda a: a if type(a) is tuple else None)
+
+
+def _pack_type(t: Any, like: Any) -> tuple[type, int] | None:
+    """``np.array`` of (nested, rectangular) lists of floats: a float64 array of as many
+    axes as the nesting is deep."""
+    def dims(x: Any) -> int | None:
+        if x is float:
+            return 0
+        if type(x) is not list or not x:
+            return None
+        inner = {dims(e) for e in x}
+        if len(inner) != 1 or None in inner:
+            return None
+        if inner != {0} and len({len(e) for e in x}) != 1:
+            return None  # ragged
+        return inner.pop() + 1
+
+    ndim = dims(t)
+    return (np.float64, ndim) if ndim else None
+
+
+mark_array_type(_pack, _pack_type)
 cases(np.float64, (0.25,), (np.zeros(3, dtype=np.float32),))
 cases(np.float32, (np.zeros(3),))
 

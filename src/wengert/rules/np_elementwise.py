@@ -211,10 +211,12 @@ defderiv(np.arctan2, lambda x1, x2: np.divide(x2, x1 * x1 + x2 * x2),
 # Gradient 0 at the origin: (ans == 0) makes the denominator 1 where the numerator is 0.
 defderiv(np.hypot, lambda x1, x2, *, ans: x1 / (ans + (ans == 0)),
          lambda x1, x2, *, ans: x2 / (ans + (ans == 0)), broadcast=True)
-defderiv(np.logaddexp, lambda x1, x2: _sigmoid(x1 - x2), lambda x1, x2: _sigmoid(x2 - x1),
-         broadcast=True)
-defderiv(np.logaddexp2, lambda x1, x2: _sigmoid((x1 - x2) * _LN2),
-         lambda x1, x2: _sigmoid((x2 - x1) * _LN2), broadcast=True)
+# The weight of x1 in the sum of exponentials, e^x1 / (e^x1 + e^x2) = e^(x1 - ans): one
+# pass over the arrays (the exponent is never positive, so it never overflows).
+defderiv(np.logaddexp, lambda x1, x2, *, ans: np.exp(x1 - ans),
+         lambda x1, x2, *, ans: np.exp(x2 - ans), broadcast=True)
+defderiv(np.logaddexp2, lambda x1, x2, *, ans: np.exp2(x1 - ans),
+         lambda x1, x2, *, ans: np.exp2(x2 - ans), broadcast=True)
 defderiv(np.maximum, lambda x1, x2, *, ans: _tie_weight(x1, x2, ans),
          lambda x1, x2, *, ans: _tie_weight(x2, x1, ans), broadcast=True)
 defderiv(np.minimum, lambda x1, x2, *, ans: _tie_weight(x1, x2, ans),

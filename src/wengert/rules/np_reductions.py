@@ -97,7 +97,7 @@ def _unsum(g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool
     g = np.asarray(g)
     if not keepdims:
         for a in sorted(axes, reverse=True):  # -1 first: each insert keeps the others' places
-            g = np.expand_dims(g, a)
+            g = _unsqueeze(g, a)
     batch = g.ndim - len(shape)
     return np.broadcast_to(g, g.shape[:batch] + tuple(shape))
 

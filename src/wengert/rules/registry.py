@@ -52,6 +52,9 @@ class Rule:
     #: Given an array, it returns an array (or a NumPy scalar, for a full reduction): what
     #: type inference knows of a private NumPy primitive's result (:func:`mark_array_result`).
     array_result: bool = False
+    #: ``(dtype, ndim)`` of the array it returns from its arguments' types, or ``None``
+    #: where they do not say (:func:`mark_array_type`).
+    array_type: Callable[..., tuple[type, int] | None] | None = None
 
 
 _RULES: dict[int, Rule] = {}
@@ -160,6 +163,13 @@ def mark_array_result(*fns: Any) -> None:
     branches (which hold for NumPy scalars too)."""
     for fn in fns:
         _entry(fn).array_result = True
+
+
+def mark_array_type(fn: Any, of_types: Callable[..., tuple[type, int] | None]) -> None:
+    """Declare the dtype and number of axes of the array primitive ``fn`` returns, as
+    ``of_types(*argument_types)`` (``None``: unknown), for type inference: an argument's
+    type is ``(dtype, ndim)`` for an array known to have them, else its type."""
+    _entry(fn).array_type = of_types
 
 
 def is_pure(fn: Any) -> bool:

@@ -17,7 +17,8 @@ __all__ = ["broadcast_to", "const", "mT", "shape", "skeleton", "squeeze", "sum_t
 
 def shape(x: Any) -> tuple[int, ...]:
     """The NumPy shape of a primal value (``()`` for Python scalars)."""
-    return numpy.shape(x)
+    # (An array's own attribute: ``numpy.shape`` dispatches, at a microsecond a call.)
+    return x.shape if type(x) is numpy.ndarray else numpy.shape(x)
 
 
 def sum_to(t: Any, shape: tuple[int, ...], full: tuple[int, ...]) -> Any:
@@ -27,7 +28,7 @@ def sum_to(t: Any, shape: tuple[int, ...], full: tuple[int, ...]) -> Any:
     has beyond ``full``, which is why axes are counted from the right.  ``None``
     (a symbolic zero) passes through.
     """
-    if t is None or tuple(shape) == tuple(full):
+    if t is None or shape == full or tuple(shape) == tuple(full):
         return t
     shape, full = tuple(shape), tuple(full)
     t = numpy.asarray(t)
@@ -50,29 +51,53 @@ def broadcast_to(t: Any, shape: tuple[int, ...], full: tuple[int, ...]) -> Any:
     The adjoint of :func:`sum_to`.  The result is materialised (not a read-only
     view) because it becomes a tangent or adjoint that later code may accumulate into.
     """
-    if t is None or tuple(shape) == tuple(full):
+    if t is None or shape == full or tuple(shape) == tuple(full):
         return t
     shape, full = tuple(shape), tuple(full)
-    t = numpy.asarray(t)
+    t = _sequence_tangent(t, shape) if isinstance(t, (list, tuple)) else numpy.asarray(t)
     batch = t.ndim - len(shape)
     lead = len(full) - len(shape)
     t = t.reshape(t.shape[:batch] + (1,) * lead + shape)
     return numpy.array(numpy.broadcast_to(t, t.shape[:batch] + full))
 
 
+def _sequence_tangent(t: Any, shape: tuple[int, ...]) -> Any:
+    """The tangent of a (nested) list of numbers of ``shape``, the list of their tangents
+    (each a number, or an array of batch axes, ``0.0`` for a zero), as one array with the
+    batch axes in front."""
+    flat: list[Any] = []
+
+    def walk(x: Any, depth: int) -> None:
+        if depth < len(shape) and isinstance(x, (list, tuple)):
+            for y in x:
+                walk(y, depth + 1)
+        else:
+            flat.append(x)
+
+    walk(t, 0)
+    batch = max((numpy.shape(x) for x in flat), key=len, default=())
+    parts = [numpy.broadcast_to(numpy.asarray(x, dtype=float), batch) for x in flat]
+    out = numpy.stack(parts, axis=-1) if parts else numpy.zeros(batch + (0,))
+    return out.reshape(batch + shape)
+
+
 def mT(x: Any) -> Any:
     """Swap the last two axes (the matrix transpose of a stack of matrices)."""
-    return numpy.swapaxes(x, -1, -2)
+    return x.swapaxes(-1, -2) if type(x) is numpy.ndarray else numpy.swapaxes(x, -1, -2)
 
 
 def unsqueeze(x: Any, axis: int) -> Any:
     """Insert a size-1 axis at negative position ``axis`` (batch axes stay in front)."""
+    if type(x) is numpy.ndarray and -x.ndim - 1 <= axis < 0:
+        s = x.shape
+        k = len(s) + 1 + axis
+        return x.reshape(s[:k] + (1,) + s[k:])
     return numpy.expand_dims(x, axis)
 
 
 def squeeze(x: Any, axis: int) -> Any:
     """Remove the size-1 axis at negative position ``axis``."""
-    return numpy.squeeze(x, axis)
+    return x.squeeze(axis) if type(x) is numpy.ndarray else numpy.squeeze(x, axis)
 
 
 def skeleton(x: Any) -> Any:

@@ -8,7 +8,7 @@ from typing import Any, NoReturn
 
 from wengert.diagnostics import NonDifferentiableError
 from wengert.objects import namedtuple_field
-from wengert.runtime.reverse import _DISPATCH, Attrs
+from wengert.runtime.reverse import _DISPATCH, Attrs, _ndarray
 
 # ------------------------------------------------------------------------------------------
 # Tangent helpers called by generated JVPs (forward mode).  ``None`` is a zero tangent;
@@ -104,7 +104,12 @@ def getitem_tangent(t: Any, x: Any, index: Any) -> Any:
     if hasattr(x, "shape") and hasattr(t, "shape"):
         if not hasattr(x, "ndim"):
             return None
-        return t[_batch_index(t, x, index)]
+        out = t[_batch_index(t, x, index)]
+        if type(out) is _ndarray() and out.base is not None and out.ndim == t.ndim - x.ndim:
+            # One number of x, with batch axes: a copy, as the number is. (A view would
+            # change when the entry is written later, the number read before it would not.)
+            return out.copy()
+        return out
     if isinstance(x, dict):
         return t.get(index)
     if isinstance(x, (list, tuple)):
@@ -171,6 +176,13 @@ def setitem_tangent(t: Any, x: Any, index: Any, v: Any) -> Any:
                                                 getattr(x[index], "ndim", 0)):
             _tangent_error("a batched tangent is written into an array whose zero tangent "
                            "has no batch axis")
+        nb = t.ndim - x.ndim
+        if nb > 0 and type(v) is _ndarray() and v.shape[:nb] == t.shape[:nb]:
+            # A value spread over the entries it is written to (``b[1:3] = a[0]``): its axes
+            # line up with theirs from the right, after the batch axes.
+            pad = getattr(x[index], "ndim", 0) - (v.ndim - nb)
+            if pad > 0:
+                v = v.reshape(v.shape[:nb] + (1,) * pad + v.shape[nb:])
         t[_batch_index(t, x, index)] = 0.0 if v is None else v
         return t
     if isinstance(index, slice) and isinstance(t, list):

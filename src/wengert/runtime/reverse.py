@@ -40,6 +40,8 @@ def add_adjoint(a: Any, b: Any) -> Any:
         return b
     if b is None:
         return a
+    if type(a) is float and type(b) is float:
+        return a + b
     if isinstance(a, dict):
         out = type(a)(a)
         for k, v in b.items():
@@ -51,6 +53,20 @@ def add_adjoint(a: Any, b: Any) -> Any:
         items = [add_adjoint(x, y) for x, y in zip(a, b)]
         return tuple(items) if isinstance(a, tuple) else items
     return a + b
+
+
+def unit_like(y: Any) -> Any:
+    """The seed of a gradient of ``y``: ``1`` in ``y``'s precision (a float32 result is
+    differentiated in float32, as ``grad`` of it is)."""
+    t = type(y)
+    if t is float:
+        return 1.0
+    dtype = getattr(y, "dtype", None)
+    if dtype is not None and dtype.kind == "f":
+        import numpy
+
+        return dtype.type(1.0) if t is not numpy.ndarray else numpy.ones((), dtype)
+    return 1.0
 
 
 def nonzero(a: Any, like: Any) -> Any:
@@ -75,11 +91,18 @@ def snapshot(x: Any) -> Any:
     return x
 
 
+def _real(x: Any) -> Any:
+    """The dtype of an adjoint of the array ``x``: its own if a float one (float32 stays
+    float32), else float64."""
+    dtype = getattr(x, "dtype", None)
+    return dtype if dtype is not None and dtype.kind == "f" else float
+
+
 def _empty_like(x: Any, size: int | None = None) -> Any:
     import numpy
 
     if isinstance(x, numpy.ndarray):
-        return numpy.zeros(x.shape, dtype=numpy.result_type(x.dtype, float))
+        return numpy.zeros(x.shape, dtype=_real(x))
     if isinstance(x, dict):
         return {}
     if isinstance(x, (list, tuple)) or size is not None:
@@ -89,12 +112,23 @@ def _empty_like(x: Any, size: int | None = None) -> Any:
 
 def getitem_adjoint(prev: Any, x: Any, index: Any, g: Any, size: int | None = None) -> Any:
     """The adjoint of ``x`` after adding ``g`` at ``x[index]`` (the reverse of a read)."""
-    import numpy
-
     if g is None:
         return prev
+    if type(x) is list and type(index) is int:  # the common case first: one item of a list
+        n = len(x) if size is None else size
+        out = [None] * n if prev is None else list(prev)
+        old = out[index]
+        if old is None:
+            out[index] = g
+        elif type(old) is float and type(g) is float:
+            out[index] = old + g
+        else:
+            out[index] = add_adjoint(old, g)
+        return tuple(out) if isinstance(prev, tuple) else out
+    import numpy
+
     if isinstance(x, numpy.ndarray):
-        out = _empty_like(x) if prev is None else numpy.array(prev, dtype=float)
+        out = _empty_like(x) if prev is None else numpy.array(prev, dtype=_real(prev))
         if isinstance(index, (int, numpy.integer, slice)) or index is Ellipsis:
             out[index] += g
         else:
@@ -164,6 +198,63 @@ def getitem_adjoint_owned(prev: Any, x: Any, index: Any, g: Any, size: int | Non
         prev[index] += g
         return prev
     return getitem_adjoint(prev, x, index, g, size)
+
+
+def entry_adjoint_of_array(prev: Any, x: Any, index: Any, g: Any) -> Any:
+    """:func:`getitem_adjoint` for one entry of a float64 array ``x`` (``index`` as many
+    integers as ``x`` has axes, ``g`` a number): the transforms emit it where the types say
+    so, so that ``transforms.inplace`` may add into an owned adjoint without a call."""
+    return getitem_adjoint(prev, x, index, g)
+
+
+def entry_adjoint_of_array_owned(prev: Any, x: Any, index: Any, g: Any) -> Any:
+    """:func:`entry_adjoint_of_array` adding into ``prev`` itself when nothing else holds
+    it (as :func:`getitem_adjoint_owned`)."""
+    if type(prev) is _ndarray() and _refs(prev) <= _SOLE and _own_array(prev):
+        prev[index] += g
+        return prev
+    return getitem_adjoint(prev, x, index, g)
+
+
+def entry_write_adjoint(prev: Any, index: Any) -> tuple[Any, Any]:
+    """:func:`setitem_adjoint` for a write into one entry of a float64 array (``index`` as
+    many integers as it has axes, ``prev`` an array): the adjoint before the write and the
+    written number's, a NumPy scalar."""
+    out = prev.copy()
+    out[index] = 0.0
+    return out, prev[index]
+
+
+def entry_write_adjoint_owned(prev: Any, index: Any) -> tuple[Any, Any]:
+    """:func:`entry_write_adjoint` clearing the entry of ``prev`` itself when nothing else
+    holds it (as :func:`getitem_adjoint_owned`)."""
+    if type(prev) is _ndarray() and _refs(prev) <= _SOLE and _own_array(prev):
+        item = prev[index]
+        prev[index] = 0.0
+        return prev, item
+    return entry_write_adjoint(prev, index)
+
+
+def owned_array(prev: Any, x: Any) -> Any:
+    """An adjoint for the float64 array ``x`` with ``prev``'s values (zeros for ``None``)
+    that nothing else holds: ``prev`` itself when only the caller's dead local does, else a
+    new array. A loop adding into entries of it then updates it in place with no check."""
+    import numpy
+
+    if prev is None:
+        return numpy.zeros(x.shape)
+    if type(prev) is numpy.ndarray and _refs(prev) <= _SOLE and _own_array(prev) and \
+            prev.shape == x.shape:
+        return prev
+    out = numpy.zeros(x.shape)
+    out += prev
+    return out
+
+
+def _ndarray() -> type:
+    import numpy
+
+    return numpy.ndarray
 
 
 def _own_array(a: Any) -> bool:

@@ -33,28 +33,32 @@ import numpy
 
 from wengert import runtime
 from wengert.analysis.activity import Activity, activity
-from wengert.analysis.types import Types, bind_constants, infer_types
+from wengert.analysis.types import FLOAT_OR_FLOAT64, Types, bind_constants, infer_types
 from wengert.diagnostics import NonDifferentiableError, SourceLoc, describe
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
 from wengert.ir.uses import free_uses
 from wengert.objects import hashable
 from wengert.rules import registry, shapes
-from wengert.transforms.checks import check_global_writes, check_out_arguments
+from wengert.transforms.checks import (
+    check_array_attributes,
+    check_global_writes,
+    check_out_arguments,
+)
 from wengert.transforms.devirtualize import called_only
 from wengert.transforms.nested_grad import check_not_dispatcher
 from wengert.transforms.prepare import prepare
 
 #: Python and NumPy floating scalar types.
-FLOATS = (float, numpy.float64, numpy.float32)
+FLOATS = (float, numpy.float64, numpy.float32, FLOAT_OR_FLOAT64)
 #: Immutable scalar types: nothing can be written into a value of one of them.
 SCALARS = frozenset({float, int, bool, str, bytes, complex, type(None), numpy.float64,
-                     numpy.float32, numpy.int64, numpy.bool_})
+                     numpy.float32, numpy.int64, numpy.bool_, FLOAT_OR_FLOAT64})
 #: Types whose values have no tangent space.
 NO_TANGENT = frozenset({int, bool, str, bytes, type(None), range})
 #: Types whose values no callee can write into.
 IMMUTABLE = frozenset({float, int, bool, str, bytes, tuple, type(None), complex, range,
-                       numpy.float64, numpy.float32})
+                       numpy.float64, numpy.float32, FLOAT_OR_FLOAT64})
 #: In-place operators: ``a += b`` may change the object ``a`` (a list, an array).
 INPLACE = frozenset({operator.iadd, operator.isub, operator.imul, operator.itruediv,
                      operator.ipow, operator.imatmul, operator.iconcat})
@@ -140,7 +144,7 @@ class Transform:
 
     #: Types whose in-place operators the mode follows even when the old value is read
     #: again (forward mode mirrors list updates on the list's tangent).
-    inplace_followed: frozenset[Any] = frozenset({None, float, int, bool})
+    inplace_followed: frozenset[Any] = frozenset({None, float, int, bool, FLOAT_OR_FLOAT64})
 
     def __init__(self, fn: n.Function, wrt: Sequence[int], arg_types: Sequence[Any],
                  linker: Linker | None) -> None:
@@ -179,6 +183,7 @@ class Transform:
         self.check_closures()
         check_global_writes(fn, self.act)
         check_out_arguments(fn, self.act)
+        check_array_attributes(fn, self.types)
         self.check_inplace()
 
     # -- queries -------------------------------------------------------------------------
@@ -198,11 +203,18 @@ class Transform:
         t = self.extra_types.get(v.id)
         return t if t is not None else self.types.of(v)
 
+    def rule_arg_type(self, v: n.Value) -> Any:
+        """``v``'s type for specialising a rule's body: its :class:`ArrayOf` where the
+        number of axes is known (the body's shape branches fold), else its type."""
+        a = self.types.arrays.get(self.resolve(v).id) or self.types.arrays.get(v.id)
+        return a if a is not None else self.type_of(v)
+
     def param_type(self, v: n.Value) -> Any:
         """``v``'s type as a callee's parameter type (``ListOf`` for a list of floats,
         ``DictOf`` for a dict of floats)."""
         t = self.type_of(v)
-        return self.types.param_type(self.resolve(v)) if t in (list, dict) else t
+        return self.types.param_type(self.resolve(v)) if t in (list, dict, numpy.ndarray) \
+            else t
 
     def const_value(self, v: n.Value) -> tuple[bool, Any]:
         """``(True, value)`` for a constant, ``(False, None)`` otherwise."""

@@ -11,7 +11,10 @@ from __future__ import annotations
 import types
 from typing import Any
 
+import numpy
+
 from wengert.analysis.activity import READONLY_METHODS, Activity
+from wengert.analysis.types import Types
 from wengert.diagnostics import NonDifferentiableError
 from wengert.ir import nodes as n
 
@@ -63,3 +66,21 @@ def check_out_arguments(fn: n.Function, act: Activity) -> None:
             raise NonDifferentiableError(
                 "`out=` writes the result into an existing array, which wengert does not "
                 "differentiate", op.loc, hint="assign the result instead (`buf = np.sin(x)`)")
+
+
+#: Attributes of an array whose assignment changes it in place.
+_ARRAY_ATTRIBUTES = {"shape": "x = x.reshape(...)", "dtype": "x = x.astype(...)",
+                     "strides": "np.lib.stride_tricks.as_strided", "flat": "x[...] = v",
+                     "real": "x = v + 1j * x.imag", "imag": "x = x.real + 1j * v"}
+
+
+def check_array_attributes(fn: n.Function, types: Types) -> None:
+    """Refuse ``x.shape = s`` (and ``dtype``, ``strides``, ...) on a NumPy array: it changes
+    the array in place under a name no derivative follows."""
+    for op in n.walk(fn.body):
+        if isinstance(op, n.SetAttr) and types.of(op.obj) is numpy.ndarray:
+            hint = _ARRAY_ATTRIBUTES.get(op.name)
+            raise NonDifferentiableError(
+                f"assigning `.{op.name}` of an array changes it in place, which wengert does "
+                "not differentiate", op.loc,
+                hint=f"make a new array instead (`{hint}`)" if hint else None)

@@ -30,7 +30,8 @@ def grad_ir(vjp_ir: n.Function, wrt: tuple[int, ...], single: bool, seeded: bool
     mk = next(op for op in body.ops if pair.items[1] in op.results)
     assert isinstance(mk, n.MakeFunction)
     pb = mk.func.body
-    seed = n.Const(1.0, [n.Value("seed")])
+    unit = n.Const(runtime.unit_like, [n.Value()])
+    seed = n.Call(unit.result, [pair.items[0]], [], [n.Value("seed")])
     seed_value = seed.result
     if seeded:
         seed_value = n.Value(pb.args[0].hint or "v")
@@ -44,7 +45,7 @@ def grad_ir(vjp_ir: n.Function, wrt: tuple[int, ...], single: bool, seeded: bool
     grads = next(op for op in pb.ops if pb_ret.value in op.results)
     assert isinstance(grads, n.Build)
     ops = [op for op in body.ops if op not in (ret, pair, mk)]
-    ops += [seed, none, *(op for op in pb.ops if op is not pb_ret)]
+    ops += [*([] if seeded else [unit, seed]), none, *(op for op in pb.ops if op is not pb_ret)]
     # Containers the function may change get their structure recorded at entry.
     types_ = list(arg_types) + [None] * (len(body.args) - len(arg_types))
     shapes: dict[int, n.Value] = {}

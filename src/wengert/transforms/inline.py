@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy
 
-from wengert.analysis.types import infer_types
+from wengert.analysis.types import FLOAT_OR_FLOAT64, infer_types, plain
 from wengert.diagnostics import SourceLoc
 from wengert.frontend import lower
 from wengert.ir import nodes as n
@@ -214,14 +214,15 @@ def _build(rule_fn: Callable, nargs: int, arg_types: list[type | None]) -> Spec 
     else:
         outs = None
         pb_ops = list(pb_body.ops[:-1])
-    value_type = types.of(value) if value not in body.args else arg_types[body.args.index(value)]
+    value_type = types.of(value) if value not in body.args else \
+        plain(arg_types[body.args.index(value)])
     # The adjoint of a float is a float: type the pullback from it to know its outputs.
     free_types = {k: t for k, t in types.by_id.items()}
     for p, t in zip(body.args, arg_types):
         if t is not None:
-            free_types[p.id] = t
+            free_types[p.id] = plain(t)
     pb_types = infer_types(mk.func, [value_type], free_types)
-    sure = (float, numpy.float64, numpy.ndarray)
+    sure = (float, numpy.float64, numpy.ndarray, FLOAT_OR_FLOAT64)
     out_sure = [outs is not None and pb_types.of(v) in sure for v in (outs or [None] * nargs)]
     return Spec(
         params=list(body.args), fwd_ops=fwd_ops, value=value, pb_param=pb_body.args[0],
@@ -347,7 +348,7 @@ def _build_jvp(rule_fn: Callable, nargs: int, arg_types: list[type | None],
     free_types = dict(types.by_id)
     for p, t in zip(body.args, arg_types):
         if t is not None:
-            free_types[p.id] = t
+            free_types[p.id] = plain(t)
     diff = mk.func
     specialize(diff, ttypes, free_types)
     cleanup(diff, drop_pure_calls=True)
@@ -356,8 +357,9 @@ def _build_jvp(rule_fn: Callable, nargs: int, arg_types: list[type | None],
             isinstance(op, n.Return) for op in diff.body.ops[:-1]):
         return None
     d_types = infer_types(diff, ttypes, free_types)
-    value_type = types.of(value) if value not in body.args else arg_types[body.args.index(value)]
-    sure = d_types.of(d_ret.value) in (float, numpy.float64, numpy.ndarray)
+    value_type = types.of(value) if value not in body.args else \
+        plain(arg_types[body.args.index(value)])
+    sure = d_types.of(d_ret.value) in (float, numpy.float64, numpy.ndarray, FLOAT_OR_FLOAT64)
     return JSpec(
         params=list(body.args), fwd_ops=fwd_ops, value=value,
         diff_params=list(diff.body.args), diff_ops=list(diff.body.ops[:-1]),

@@ -23,19 +23,26 @@ needs no rules of its own.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
+
 from wengert import runtime
 from wengert.analysis.liveness import Liveness, liveness
 from wengert.ir import nodes as n
 from wengert.ir.uses import free_uses
+from wengert.objects import hashable
 
 #: Functional adjoint updates and their in-place variants.
 IN_PLACE = {runtime.getitem_adjoint: runtime.getitem_adjoint_owned,
+            runtime.entry_adjoint_of_array: runtime.entry_adjoint_of_array_owned,
+            runtime.entry_write_adjoint: runtime.entry_write_adjoint_owned,
             runtime.setitem_adjoint: runtime.setitem_adjoint_owned,
             runtime.pop_adjoint: runtime.pop_adjoint_owned,
             runtime.getattr_adjoint: runtime.getattr_adjoint_owned,
             runtime.setattr_adjoint: runtime.setattr_adjoint_owned}
 #: Those returning a pair (the updated adjoint, a part), unpacked at once.
-PAIRS = {runtime.setitem_adjoint, runtime.setitem_adjoint_owned, runtime.pop_adjoint,
+PAIRS = {runtime.setitem_adjoint, runtime.setitem_adjoint_owned, runtime.entry_write_adjoint,
+         runtime.entry_write_adjoint_owned, runtime.pop_adjoint,
          runtime.pop_adjoint_owned, runtime.setattr_adjoint, runtime.setattr_adjoint_owned}
 
 
@@ -66,6 +73,12 @@ def _function(fn: n.Function) -> None:
                 _function(op.func)
             elif isinstance(op, n.Call) and _rewrite(op, r, k, live):
                 k += 1  # past the constant inserted before the call
+            elif isinstance(op, n.For):
+                # (``owned_array`` counts references itself: a value held by
+                # anything but this dead local, a parameter's included, is copied.)
+                k += _hoist_entries(op, r, k, lambda v: (
+                    consts.get(v.id, 0) is None or
+                    v.id not in live.after(op) and v.id not in captured))
             elif isinstance(op, n.Unpack) and op.value.id in pairs:
                 owned.add(op.results[0].id)
             for a in n.region_args(op):
@@ -79,7 +92,7 @@ def _function(fn: n.Function) -> None:
 
     def _rewrite(op: n.Call, r: n.Region, k: int, live: Liveness) -> bool:
         fn_value = consts.get(op.fn.id)
-        if not op.args or op.kwargs or op.starred or not _hashable(fn_value):
+        if not op.args or op.kwargs or op.starred or not hashable(fn_value):
             return False
         if fn_value not in IN_PLACE and fn_value not in IN_PLACE.values():
             return False
@@ -103,9 +116,107 @@ def _function(fn: n.Function) -> None:
     region(fn.body)
 
 
-def _hashable(v: object) -> bool:
-    try:
-        hash(v)
-    except TypeError:
-        return False
-    return True
+def _hoist_entries(loop: n.For, r: n.Region, k: int, dead: Callable[[n.Value], bool]) -> int:
+    """Make each adjoint ``loop`` carries that its body only reads and writes at entries of
+    one float64 array (a chain of :data:`ENTRY_LINKS` from the carried value to the yielded
+    one) an array the loop owns: ``x_bar = owned_array(x_bar, x)`` before the loop
+    (``dead``: nothing reads the old adjoint after it), ``x_bar[i] += g`` and ``v_bar =
+    y_bar[i]; y_bar[i] = 0.0`` in the body, with no call and no check per entry. Returns
+    how many ops went before ``loop`` in ``r`` (at ``k``)."""
+    body = loop.body
+    term = body.terminator
+    inside = {v.id for v in body.args} | {res.id for op in n.walk(body) for res in op.results}
+    consts = {op.result.id: op.value for op in n.walk(body) if isinstance(op, n.Const)}
+    uses: dict[int, list[n.Op]] = {}
+    for op in n.walk(body):
+        vals = op.operands()
+        if isinstance(op, n.MakeFunction):
+            vals = vals + free_uses(op.func.body)
+        for v in vals:
+            uses.setdefault(v.id, []).append(op)
+    inserted = 0
+    for j, (a, init) in enumerate(zip(loop.carried_args, loop.inits)):
+        chain = _entry_chain(a, j, term, body, consts, uses, inside)
+        if not chain or not dead(init) or sum(v is init for v in loop.inits) != 1:
+            continue
+        like = next((link.args[1] for link in chain if consts[link.fn.id] in
+                     (runtime.entry_adjoint_of_array, runtime.nonzero)), init)
+        own = n.Const(runtime.owned_array, [n.Value()], loc=loop.loc)
+        call = n.Call(own.result, [init, like], [], [n.Value(init.hint)], loc=loop.loc)
+        r.ops[k + inserted:k + inserted] = [own, call]
+        inserted += 2
+        loop.inits[j] = call.result
+        for link in chain:
+            at = body.ops.index(link)
+            body.ops[at:at + 1] = _in_place(link, consts[link.fn.id], a, uses)
+            if consts[link.fn.id] is runtime.entry_write_adjoint:
+                body.ops.remove(uses[link.result.id][0])  # the unpacking of the pair
+        term.values[j] = a
+    return inserted
+
+
+#: The updates of an array's adjoint that a loop owning the adjoint does in place.
+ENTRY_LINKS = (runtime.entry_adjoint_of_array, runtime.entry_write_adjoint, runtime.nonzero)
+
+
+def _in_place(link: n.Call, fn: object, a: n.Value, uses: dict[int, list[n.Op]]
+              ) -> list[n.Op]:
+    """The ops doing ``link``'s update into ``a`` itself (none for ``nonzero``)."""
+    loc = link.loc
+    if fn is runtime.entry_adjoint_of_array:
+        _, _, index, g = link.args
+        add = n.Const(operator.add, [n.Value()], loc=loc)
+        get = n.GetItem(a, index, [n.Value()], loc=loc)
+        total = n.Call(add.result, [get.result, g], [], [n.Value()], loc=loc)
+        return [add, get, total, n.SetItem(a, index, total.result, loc=loc)]
+    if fn is runtime.entry_write_adjoint:
+        index = link.args[1]
+        unpack = uses[link.result.id][0]
+        assert isinstance(unpack, n.Unpack)
+        zero = n.Const(0.0, [n.Value()], loc=loc)
+        # The entry's adjoint is read into the value the pair's second part was.
+        return [n.GetItem(a, index, [unpack.results[1]], loc=loc), zero,
+                n.SetItem(a, index, zero.result, loc=loc)]
+    return []
+
+
+def _entry_chain(a: n.Value, j: int, term: n.Op, body: n.Region, consts: dict[int, object],
+                 uses: dict[int, list[n.Op]], inside: set[int]) -> list[n.Call] | None:
+    """The calls of :data:`ENTRY_LINKS` in ``body`` that take the carried ``a`` to the
+    value yielded at ``j``, each reading the one before only, all of one array's adjoint
+    (at least one entry update among them); ``None`` if the carried value is used
+    otherwise."""
+    chain: list[n.Call] = []
+    x: n.Value | None = None
+    cur = a
+    while True:
+        us = uses.get(cur.id, [])
+        if len(us) != 1:
+            return None
+        u = us[0]
+        if u is term:
+            ok = [i for i, v in enumerate(term.values) if v is cur] == [j]  # type: ignore
+            entries = any(consts[c.fn.id] is not runtime.nonzero for c in chain)
+            return chain if ok and entries else None
+        fn = consts.get(u.fn.id) if isinstance(u, n.Call) else None
+        if not (isinstance(u, n.Call) and hashable(fn) and fn in ENTRY_LINKS and
+                not u.kwargs and not u.starred and u.args and u.args[0] is cur and
+                u in body.ops and cur not in u.args[1:]):
+            return None
+        if fn is runtime.entry_adjoint_of_array:
+            if len(u.args) != 4 or u.args[1].id in inside or x not in (None, u.args[1]):
+                return None
+            x = u.args[1]
+            nxt = u.result
+        elif fn is runtime.entry_write_adjoint:
+            pair = uses.get(u.result.id, [])
+            if len(u.args) != 2 or len(pair) != 1 or not isinstance(pair[0], n.Unpack) or \
+                    pair[0] not in body.ops or len(pair[0].results) != 2:
+                return None
+            nxt = pair[0].results[0]
+        else:
+            if len(u.args) != 2:
+                return None
+            nxt = u.result
+        chain.append(u)
+        cur = nxt

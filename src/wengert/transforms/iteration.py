@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from wengert.analysis.activity import MUTATING_METHODS, READONLY_METHODS
-from wengert.analysis.types import Types, infer_types
+from wengert.analysis.types import Types, infer_types, subclass
 from wengert.diagnostics import NonDifferentiableError
 from wengert.ir import nodes as n
 from wengert.ir.clone import substitute
@@ -132,7 +132,7 @@ class _State:
 
     def immutable(self, v: n.Value) -> bool:
         t = self.types.of(v)
-        return (t is not None and issubclass(t, _IMMUTABLE)) or \
+        return subclass(t, _IMMUTABLE) is True or \
             (self.const(v)[0] and isinstance(self.const(v)[1], _IMMUTABLE))
 
     # -- what a loop iterates over ---------------------------------------------------------

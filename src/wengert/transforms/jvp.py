@@ -37,6 +37,7 @@ import numpy
 
 from wengert import runtime
 from wengert.analysis.activity import MUTATING_METHODS
+from wengert.analysis.types import FLOAT_OR_FLOAT64
 from wengert.diagnostics import NonDifferentiableError, SourceLoc
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
@@ -62,7 +63,7 @@ from wengert.transforms.devirtualize import (
 )
 from wengert.vocabulary import tangent_name
 
-_NUMERIC = (float, numpy.float64, numpy.float32, numpy.ndarray)
+_NUMERIC = (*FLOATS, numpy.ndarray)
 
 #: Adjoint updates ``(prev, x, index, g[, size])`` that forward mode maps onto tangents.
 _ADJOINT_UPDATES = (runtime.getitem_adjoint, runtime.getitem_adjoint_owned)
@@ -82,7 +83,7 @@ def _dot(v: n.Value) -> str | None:
 class JVP(Transform):
     """Builds the JVP function of one (already cloned) primal function."""
 
-    inplace_followed = frozenset({None, float, int, bool, list})
+    inplace_followed = frozenset({None, float, int, bool, list, FLOAT_OR_FLOAT64})
 
     def __init__(self, fn: n.Function, wrt: Sequence[int], arg_types: Sequence[type | None],
                  linker: Linker | None = None, batched: bool = False) -> None:
@@ -453,7 +454,7 @@ class JVP(Transform):
                        hint=_dot(y))
             self.set_tan(y, t)
             return
-        types_ = [self.type_of(a) for a in args]
+        types_ = [self.rule_arg_type(a) for a in args]
         ttypes: list[type | None] = []
         ready: list[n.Value | None] = []
         inline_ok = True

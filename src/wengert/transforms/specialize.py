@@ -21,10 +21,13 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from wengert.analysis.types import Types, infer_types
+import numpy
+
+from wengert.analysis.types import Types, infer_types, subclass
 from wengert.ir import nodes as n
 from wengert.ir.clone import Cloner, substitute
 from wengert.ir.uses import replace_uses
+from wengert.rules import shapes
 from wengert.transforms.cleanup import cleanup
 
 
@@ -278,13 +281,21 @@ class _Folder:
             t = self.types.of(args[0])
             classes = self.classes(args[1])
             if t is not None and classes is not None:
-                return issubclass(t, classes)
+                known = subclass(t, classes)
+                if known is not None:
+                    return known
         elif fn in (operator.is_, operator.is_not) and len(args) == 2:
             same = self.is_none(args[0], args[1])
             if same is None:
                 same = self.is_none(args[1], args[0])
             if same is not None:
                 return same if fn is operator.is_ else not same
+        elif fn is numpy.ndim and len(args) == 1 and args[0].id in self.types.arrays:
+            return self.types.arrays[args[0].id].ndim  # (guarded on each call, as its type)
+        elif fn is len and len(args) == 1 and (made := self.calls.get(args[0].id)) and \
+                len(made.args) == 1 and not made.kwargs and made.args[0].id in self.types.arrays \
+                and self.consts.get(made.fn.id, None) in (numpy.shape, shapes.shape):
+            return self.types.arrays[made.args[0].id].ndim  # ``len(np.shape(x))``
         elif fn is operator.not_ and len(args) == 1 and args[0].id in self.consts:
             try:
                 return not self.consts[args[0].id]

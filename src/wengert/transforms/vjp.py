@@ -243,7 +243,7 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         top = Scope(self, None, pb_body, None)
         for i in self.wrt:
             p = body.args[i]
-            if self.type_of(p) not in (float, int, bool) and self.active(p):
+            if self.type_of(p) not in (*FLOATS, int, bool) and self.active(p):
                 # A caller passes the adjoint a mutable argument has after the call.
                 top.adj[p.id] = top.b.call(runtime.inout, inouts, top.b.const(i),
                                            hint=_bar(p))
@@ -291,6 +291,7 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         self.rematerialize(vjp_fn)
         cleanup(pb_fn, drop_pure_calls=True)  # what recomputing made unused
         self.prune_records(vjp_fn)
+        self.keep_shapes(vjp_fn, mk)
         if not getattr(self.linker, "differentiated_again", False):
             self.count_only_loops(vjp_fn, pb_fn)
             # A record pushed before a list it holds is filled aliases that list: fine
@@ -363,12 +364,12 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         for a in args:
             # A float ``s`` in ``s += t`` is rebound, not changed: nothing to copy.
             if self.is_mutated(a) and \
-                    self.type_of(a) not in (float, int, bool, str, tuple):
+                    self.type_of(a) not in IMMUTABLE:
                 s = b.call(self.const_fn(runtime.snapshot), a, hint=a.hint)
                 snap.append(s)
             else:
                 snap.append(a)
-        types_ = [self.type_of(a) for a in args]
+        types_ = [self.rule_arg_type(a) for a in args]
         spec = inline.specialized_vjp(rule.vjp, len(args), types_)
         if spec is None and getattr(self.linker, "differentiated_again", False):
             spec = inline.specialized_vjp(rule.vjp, len(args), types_, unknown_ok=True)

@@ -11,15 +11,22 @@ the entries of a dict parameter read under constant keys get scalar adjoints of 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
+
+import numpy
 
 from wengert import runtime
 from wengert.diagnostics import NonDifferentiableError, SourceLoc
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
+from wengert.objects import plain_class
 from wengert.rules import shapes
-from wengert.transforms.base import DECLINED
+from wengert.transforms.base import DECLINED, FLOATS
 from wengert.transforms.devirtualize import check_stored_attribute, checked_attribute
 from wengert.transforms.vjp_scope import Action, Scope, _bar
+
+#: The key of a field's scalar adjoint among an object's slots (a dict's are its keys).
+FIELD = "field"
 
 
 class ReverseContainers:
@@ -87,16 +94,31 @@ class ReverseContainers:
             return None
         if self.type_of(obj) is not dict or type(c.value) is not str:
             return None
-        key = c.value
+        return self.slot(obj, c.value, c.value)
+
+    def slot(self, obj: n.Value, key: Any, label: str) -> n.Value:
+        """The float adjoint of ``obj``'s entry or field ``key`` (made on first use)."""
         per = self.slots.setdefault(obj.id, {})
         if key not in per:
-            hint = f"{obj.hint}_{key}" if obj.hint and key.isidentifier() else None
+            hint = f"{obj.hint}_{label}" if obj.hint and label.isidentifier() else None
             slot = n.Value(hint)
             per[key] = slot
             self.synthetic[slot.id] = slot
             self.extra_types[slot.id] = float
             self.renamed_active.add(slot.id)
         return per[key]
+
+    def field_slot(self, op: n.GetAttr) -> n.Value | None:
+        """The scalar adjoint of the float field ``o.a`` of an object the function makes and
+        keeps (its fields typed, ``analysis/fields.py``): reads of the field add into one
+        float, writes take the field's adjoint from it (``on_SetAttr``), and the object's
+        adjoint (an ``Attrs``, updated by a call) is only made where the object is read as
+        a whole (its constructor's reverse), as for a dict's entries."""
+        obj = self.resolve(op.obj)
+        t = self.type_of(obj)
+        if not (isinstance(t, type) and plain_class(t)) or self.type_of(op.result) is not float:
+            return None
+        return self.slot(obj, (FIELD, op.name), op.name)
 
     def on_GetItem(self, op: n.GetItem, b: Builder) -> Action:
         self.check_active_index(op)
@@ -105,10 +127,16 @@ class ReverseContainers:
         slot = self.entry_slot(op) if self.active(obj) else None
         if slot is not None:
             def reverse_entry(scope: Scope) -> None:
-                g = scope.get(y)
-                if g is not None:
-                    scope.accumulate(slot, g)
+                if scope.get(y) is not None:
+                    scope.accumulate(slot, scope.need(y))  # (a float: never None)
             return reverse_entry
+        array = self.types.arrays.get(obj.id)
+        if array is not None and array.dtype is numpy.float64 and \
+                self.type_of(y) is numpy.float64:
+            # One number of a float64 array: an update ``transforms.inplace`` may make a
+            # plain ``x_bar[i] += g`` in a loop.
+            return self.read_back(obj, y, loc, runtime.entry_adjoint_of_array,
+                                  lambda scope, g: [scope.res(index), g], sure=True)
         size = None
         if self.is_mutated(obj):
             size = b.call(len, obj, hint=f"{obj.hint or 'n'}_len")
@@ -117,13 +145,17 @@ class ReverseContainers:
             scope.res(index), g, *([scope.res(size)] if size is not None else [])])
 
     def read_back(self, obj: n.Value, y: n.Value, loc: SourceLoc | None, helper: Callable,
-                  key: Callable[[Scope, n.Value], list[n.Value]]) -> Action:
+                  key: Callable[[Scope, n.Value], list[n.Value]], sure: bool = False
+                  ) -> Action:
         """The reverse of a read ``y = obj[k]`` or ``y = obj.k``: ``obj``'s adjoint becomes
-        ``helper(obj_bar, obj, *key(scope, y_bar))``, the read's adjoint added at its place."""
+        ``helper(obj_bar, obj, *key(scope, y_bar))``, the read's adjoint added at its place
+        (never ``None`` there when ``sure``)."""
         def reverse(scope: Scope) -> None:
             g = scope.get(y)
             if g is None or not self.active(obj):
                 return
+            if sure:
+                g = scope.need(y)
             scope.b.loc = loc
             prev = scope.get(obj)
             new = scope.b.call(self.const_fn(helper),
@@ -136,12 +168,20 @@ class ReverseContainers:
     def on_GetAttr(self, op: n.GetAttr, b: Builder) -> Action:
         b.emit(checked_attribute(op, self.type_of(op.obj), self.is_module_attr(op), b,
                                  op.result.id in self.called))
+        slot = self.field_slot(op) if self.active(op.obj) else None
+        if slot is not None:
+            y = op.result
+
+            def reverse_field(scope: Scope) -> None:
+                if scope.get(y) is not None:
+                    scope.accumulate(slot, scope.need(y))  # (a float: never None)
+            return reverse_field
         return self.read_back(op.obj, op.result, op.loc, runtime.getattr_adjoint,
                               lambda scope, g: [scope.b.const(op.name), g])
 
     def overwrite(self, obj: n.Value, value: n.Value | None, helper: Callable,
                   key: Callable[[Scope], list[n.Value]], loc: SourceLoc | None,
-                  spread: bool = False) -> Action:
+                  spread: bool = False, flush: bool = True) -> Action:
         """The reverse of a write into ``obj`` (``x[i] = v``, ``o.a = v``, ``xs.append(v)``).
 
         ``helper(obj_bar, *key)`` returns the adjoint of ``obj`` before the write and the
@@ -149,7 +189,7 @@ class ReverseContainers:
         ``spread``: ``a[1:3] = x`` broadcasts ``x`` over the slice).
         """
         def reverse(scope: Scope) -> None:
-            prev = scope.get(obj)
+            prev = scope.get(obj, flush=flush)
             if prev is None:
                 return
             scope.b.loc = loc
@@ -171,17 +211,54 @@ class ReverseContainers:
     def on_SetItem(self, op: n.SetItem, b: Builder) -> Action:
         b.emit(op)
         index = op.index
+        array = self.types.arrays.get(op.obj.id)
+        if array is not None and array.dtype is numpy.float64 and \
+                (op.obj.id, index.id) in self.types.entry_writes and \
+                self.type_of(op.value) in FLOATS:
+            return self.overwrite_entry(op)
         # Writing into an array may broadcast the value; into a list or dict it cannot.
         spread = self.type_of(op.obj) not in (list, dict)
         return self.overwrite(op.obj, op.value, runtime.setitem_adjoint,
                               lambda scope: [scope.res(index)], op.loc, spread)
 
+    def overwrite_entry(self, op: n.SetItem) -> Action:
+        """The reverse of ``a[i] = v`` setting one number of a float64 array: the adjoint of
+        ``a`` (made an array if it was a zero) gives up the entry's, which ``v`` gets (a
+        number, never ``None``, no broadcasting to undo), and ``transforms.inplace`` may
+        make it ``v_bar = a_bar[i]; a_bar[i] = 0.0`` in a loop."""
+        obj, value, index = op.obj, op.value, op.index
+
+        def reverse(scope: Scope) -> None:
+            if scope.get(obj) is None:
+                return
+            scope.b.loc = op.loc
+            pair = scope.b.call(self.const_fn(runtime.entry_write_adjoint), scope.need(obj),
+                                scope.res(index))
+            parts = scope.b.emit(n.Unpack(pair, [n.Value(_bar(obj)), n.Value()], loc=op.loc))
+            scope.adj[self.resolve(obj).id] = parts.results[0]
+            scope.maybe_none.discard(self.resolve(obj).id)
+            if self.active(value):
+                scope.accumulate(value, parts.results[1])
+        return reverse
+
     def on_SetAttr(self, op: n.SetAttr, b: Builder) -> Action:
         check_stored_attribute(op, self.type_of(op.obj), b)
         b.emit(op)
-        name = op.name
-        return self.overwrite(op.obj, op.value, runtime.setattr_adjoint,
-                              lambda scope: [scope.b.const(name)], op.loc)
+        name, obj, value = op.name, self.resolve(op.obj), op.value
+        whole = self.overwrite(op.obj, op.value, runtime.setattr_adjoint,
+                               lambda scope: [scope.b.const(name)], op.loc, flush=False)
+
+        def reverse(scope: Scope) -> None:
+            # The field's float adjoint (reads since this write, ``field_slot``) is the
+            # written value's; what the object's own adjoint holds of it goes there too.
+            slot = self.slots.get(obj.id, {}).get((FIELD, name))
+            g = scope.get(slot) if slot is not None else None
+            if g is not None and g.id not in self.zeros:
+                scope.adj.pop(slot.id)  # type: ignore[union-attr]
+                if self.active(value):
+                    scope.accumulate(value, g)
+            whole(scope)
+        return reverse
 
     def on_Build(self, op: n.Build, b: Builder) -> Action:
         b.emit(op)

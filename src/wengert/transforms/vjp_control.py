@@ -19,6 +19,7 @@ from wengert.ir.builder import Builder
 from wengert.ir.clone import defined_in, substitute
 from wengert.ir.uses import free_uses
 from wengert.transforms.base import FLOATS
+from wengert.transforms.vjp_containers import FIELD
 from wengert.transforms.vjp_scope import Action, Scope, _bar
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ class ReverseControlFlow:
                 a = child.adj.get(v.id)
                 if a is None:
                     a = child.zero(v, allow_none=True)
-                    if self.type_of(v) not in (float, int, bool):
+                    if self.type_of(v) not in (*FLOATS, int, bool):
                         child.maybe_none.add(v.id)
                 ys.append(a)
             child.b.emit(n.Yield(ys, loc=loc))
@@ -158,6 +159,28 @@ class ReverseControlFlow:
                     out.extend(self.slots.get(v.id, {}).values())
         return out
 
+    def fields_only(self, op: n.For | n.While, v: n.Value) -> bool:
+        """Whether the loop ``op`` uses the object ``v`` only to read float fields with
+        scalar adjoints (``field_slot``) and to write fields: nothing in its reverse adds
+        into ``v``'s own adjoint."""
+        if v.id not in self.slots or any(type(k) is not tuple for k in self.slots[v.id]):
+            return False
+        regions = [op.cond, op.body] if isinstance(op, n.While) else [op.body]
+        for r in regions:
+            for use in n.walk(r):
+                ins = [self.resolve(u).id for u in use.operands()]
+                if isinstance(use, n.MakeFunction):
+                    ins += [self.resolve(u).id for u in free_uses(use.func.body)]
+                if v.id not in ins:
+                    continue
+                if isinstance(use, n.GetAttr) and (FIELD, use.name) in self.slots[v.id] and \
+                        self.type_of(use.result) is float:
+                    continue
+                if isinstance(use, n.SetAttr) and self.resolve(use.value).id != v.id:
+                    continue
+                return False
+        return True
+
     def on_For(self, op: n.For, b: Builder) -> Action:
         return self.loop(op, b)
 
@@ -196,6 +219,11 @@ class ReverseControlFlow:
                 inits.append(scope.need(r) if scope.get(r) is not None
                              else scope.zero(r, allow_none=True))
                 slots.append(("carried", a))
+            # An object whose adjoint is zero here and that the body only reads and writes
+            # float fields of: its adjoint stays zero through the loop (the fields' scalar
+            # adjoints carry), so it is not carried.
+            free = [v for v in free if scope.get(v, flush=False) is not None or
+                    not self.fields_only(op, v)]
             for v in free:
                 g = scope.get(v, flush=False)
                 if g is not None and self.type_of(v) in (*FLOATS, int, bool):
@@ -214,7 +242,7 @@ class ReverseControlFlow:
             for (kind, v), arg in zip(slots, rargs):
                 if kind != "items":
                     child.adj[self.resolve(v).id] = arg
-                    maybe = self.type_of(v) not in (float, int, bool)
+                    maybe = self.type_of(v) not in (*FLOATS, int, bool)
                     (child.maybe_none.add if maybe else child.maybe_none.discard)(
                         self.resolve(v).id)
             # At the end of an iteration the carried values were the yielded ones.
@@ -223,7 +251,7 @@ class ReverseControlFlow:
             for (a, _r, y), arg in zip(carried, rargs):
                 if self.active(y):
                     child.accumulate(y, arg, maybe_none=self.type_of(a) not in
-                                     (float, int, bool))
+                                     (*FLOATS, int, bool))
             for act in reversed(actions):
                 act(child)
             ys = []
@@ -233,7 +261,10 @@ class ReverseControlFlow:
                     ys.append(child.b.call(self.const_fn(runtime.push), arg,
                                            g if g is not None else child.b.const(None)))
                     continue
-                g = child.get(v, flush=False)
+                # A carried object's fields' scalar adjoints are this iteration's (each
+                # iteration's object is another): they go into its adjoint here. A free
+                # value's are carried beside it.
+                g = child.get(v, flush=kind == "carried")
                 if g is not None and self.type_of(v) in (*FLOATS, int, bool):
                     # The next iteration reads a number's adjoint as never None.
                     g = child.need(v)
@@ -305,7 +336,7 @@ class ReverseControlFlow:
             for (kind, v), r in results:
                 if kind == "free":
                     scope.adj[self.resolve(v).id] = r
-                    if self.type_of(v) in (float, int, bool):
+                    if self.type_of(v) in (*FLOATS, int, bool):
                         scope.maybe_none.discard(self.resolve(v).id)
                     else:
                         scope.maybe_none.add(self.resolve(v).id)

@@ -11,10 +11,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy
+
 from wengert.ir import nodes as n
 from wengert.ir.clone import substitute
-from wengert.ir.uses import replace_uses
-from wengert.rules import registry
+from wengert.ir.uses import free_uses, replace_uses
+from wengert.objects import hashable
+from wengert.rules import registry, shapes
+
+#: Calls that read only the shape of their argument.
+SHAPE_READERS = frozenset({shapes.shape, numpy.shape, numpy.ndim})
 
 if TYPE_CHECKING:
     pass
@@ -137,6 +143,55 @@ class LoopRecords:
                 continue
             record_op.items = [record_op.items[k] for k in keep]
             unpack.results = [unpack.results[k] for k in keep]
+        replace_uses(vjp_fn, mapping)
+
+    def keep_shapes(self, vjp_fn: n.Function, mk: n.MakeFunction) -> None:
+        """A forward value the pullback reads only the shape of (``np.shape(t)``, the
+        broadcasting rules' ``_shape(t)``, ``np.ndim(t)``) is not kept for it: the forward
+        computes the shape and the pullback captures that, so a large temporary (``(a -
+        b) ** 2`` summed over an axis) is freed when the forward returns, as the primal
+        frees it, and the pullback's arrays reuse its memory."""
+        inside: set[int] = set()
+        consts: dict[int, n.Const] = {}
+        reads: dict[int, list[tuple[n.Region, n.Op]]] = {}
+        regions = [mk.func.body]
+        while regions:
+            region = regions.pop()
+            inside.update(v.id for v in region.args)
+            for op in region.ops:
+                inside.update(v.id for v in op.results)
+                if isinstance(op, n.Const):
+                    consts[op.result.id] = op
+                vals = op.operands()
+                if isinstance(op, n.MakeFunction):
+                    vals = vals + free_uses(op.func.body)
+                for v in vals:
+                    reads.setdefault(v.id, []).append((region, op))
+                regions.extend(op.regions())
+        at = vjp_fn.body.ops.index(mk)
+        mapping: dict[int, n.Value] = {}
+        for vid, users in reads.items():
+            if vid in inside or not all(
+                    isinstance(op, n.Call) and len(op.args) == 1 and not op.kwargs and
+                    not op.starred and op.args[0].id == vid and
+                    op.fn.id in consts and hashable(f := consts[op.fn.id].value) and
+                    f in SHAPE_READERS
+                    for _, op in users):
+                continue
+            made: dict[object, n.Value] = {}
+            for region, op in users:
+                f = consts[op.fn.id].value  # type: ignore[union-attr]
+                if f not in made:
+                    orig = consts[op.fn.id]  # type: ignore[union-attr]
+                    c = n.Const(f, [n.Value()], orig.origin, orig.root, loc=op.loc)
+                    v = op.args[0]  # type: ignore[union-attr]
+                    hint = f"{v.hint}_shape" if v.hint and not v.hint.startswith(".") else None
+                    call = n.Call(c.result, [v], [], [n.Value(hint)], loc=op.loc)
+                    vjp_fn.body.ops[at:at] = [c, call]
+                    at += 2
+                    made[f] = call.result
+                mapping[op.result.id] = made[f]
+                region.ops.remove(op)
         replace_uses(vjp_fn, mapping)
 
     def count_only_loops(self, vjp_fn: n.Function, pb_fn: n.Function) -> None:

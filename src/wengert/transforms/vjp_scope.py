@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy
 
 from wengert import runtime, tangents
+from wengert.analysis.types import FLOAT_OR_FLOAT64
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
 from wengert.transforms.base import FLOATS
@@ -85,13 +86,17 @@ class Scope:
         return self.adj.get(v.id)
 
     def flush(self, v: n.Value) -> None:
-        """Add the scalar adjoints of ``v``'s entries (``VJP.entry_slot``) into ``v``'s."""
+        """Add the scalar adjoints of ``v``'s entries or fields (``VJP.entry_slot``,
+        ``VJP.field_slot``) into ``v``'s."""
         for key, slot in self.vjp.slots.get(v.id, {}).items():
             g = self.adj.get(slot.id)
             if g is None or g.id in self.vjp.zeros:
                 continue
             prev = self.adj.get(v.id)
-            new = self.b.call(self.vjp.const_fn(runtime.entry_adjoint),
+            # A field's key is ("field", name); a dict's entry's is the key itself.
+            helper, key = (runtime.getattr_adjoint, key[1]) if type(key) is tuple else \
+                (runtime.entry_adjoint, key)
+            new = self.b.call(self.vjp.const_fn(helper),
                               prev if prev is not None else self.b.const(None), self.res(v),
                               self.b.const(key), g, hint=_bar(v))
             self.adj[v.id] = new
@@ -118,13 +123,13 @@ class Scope:
     def zero(self, v: n.Value, allow_none: bool = False) -> n.Value:
         """A materialised zero adjoint for ``v`` (``None`` for containers when allowed)."""
         t = self.vjp.type_of(v)
-        if t is float:
-            return self.b.const(0.0)
+        if t is float or t is numpy.float64 or t is FLOAT_OR_FLOAT64:
+            return self.b.const(0.0)  # (a float64's zero adjoint adds like its own)
         if t is type(None):
             return self.b.const(None)
         if t in (int, bool):
             return self.b.const(0)
-        if allow_none and t is not numpy.ndarray:
+        if allow_none and t is not numpy.ndarray and t not in FLOATS:
             return self.b.const(None)
         return self.b.call(self.vjp.const_fn(tangents.zeros_like), self.res(v), hint=_bar(v))
 
