@@ -169,3 +169,21 @@ def test_unsupported_syntax_is_a_diagnostic(example):
     assert "try" in proc.stderr
     assert f"{example.name}:" in proc.stderr
     assert "^" in proc.stderr
+
+
+def test_show_specialised_on_example_arguments(tmp_path):
+    path = tmp_path / "arr.py"
+    path.write_text("def total(x):\n    s = 0.0\n    for i in range(len(x)):\n"
+                    "        s += x[i] * x[i]\n    return s\n")
+    proc = run_cli("show", f"{path}:total", "--mode", "vjp", "--like", "np.ones(3)")
+    assert proc.returncode == 0, proc.stderr
+    assert "owned_array(x_bar, x)" in proc.stdout  # a float64 vector's entries, in place
+    plain = run_cli("show", f"{path}:total", "--mode", "vjp")
+    assert "owned_array" not in plain.stdout  # floats by default: another specialisation
+
+
+def test_show_with_a_bad_example_argument(tmp_path):
+    path = tmp_path / "arr.py"
+    path.write_text("def total(x):\n    return x\n")
+    line = _one_line_error(run_cli("show", f"{path}:total", "--mode", "vjp", "--like", "np.nope"))
+    assert "--like" in line

@@ -18,7 +18,7 @@ def _blocks(lang: str) -> list[str]:
 
 def test_the_python_in_the_readme_runs(tmp_path, capsys):
     # The snippets that define things run in order in one namespace, as a reader would.
-    code = "\n".join(b for b in _blocks("python") if not b.lstrip().startswith("def f_"))
+    code = "\n".join(b for b in _blocks("python") if not _generated(b))
     script = tmp_path / "readme_snippets.py"  # a file: wengert reads functions' source
     script.write_text(code)
     namespace = {"__name__": "readme_snippets", "__file__": str(script)}
@@ -32,11 +32,17 @@ def _cli(*args: str) -> str:
     return out.stdout.strip()
 
 
+def _generated(block: str) -> bool:
+    return block.lstrip().startswith(("def f_", "def smooth_"))
+
+
 def test_the_generated_code_shown_is_what_wengert_generates():
-    shown = [b.strip() for b in _blocks("python") if b.lstrip().startswith("def f_")]
-    assert len(shown) == 2
+    shown = [b.strip() for b in _blocks("python") if _generated(b)]
+    assert len(shown) == 3
     assert shown[0] == _cli("show", "examples/loops.py:f", "--mode", "vjp")
     assert shown[1] == _cli("show", "examples/loops.py:f", "--mode", "jvp")
+    assert shown[2] == _cli("show", "examples/arrays.py:smooth", "--mode", "vjp", "--like",
+                            "np.zeros(5)")
 
 
 def test_the_main_command_prints_what_the_readme_says():

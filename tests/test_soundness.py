@@ -805,3 +805,60 @@ def test_an_array_made_here_and_written_into_takes_batched_tangents():
     g = wengert.grad(_accumulated)
     fd = np.array([(g(x + eps * e) - g(x - eps * e)) / (2 * eps) for e in np.eye(3)])
     np.testing.assert_allclose(h, fd, rtol=1e-6, atol=1e-8)
+
+
+# --------------------------------------------------- batched tangents (jacfwd, hessian)
+
+W2 = np.array([0.5, -1.5])
+
+
+def list_to_ufunc(x, y):
+    return np.sum(np.exp([x, y * x]) * W2)
+
+
+def list_to_dot(x, y):
+    return np.dot([x, y * x], W2) ** 2
+
+
+def tuple_to_dot(x, y):
+    return np.dot((x * x, y), W2) ** 2
+
+
+def list_times_array(x, y):
+    return np.sum(W2 * [x, y * y]) * x
+
+
+def list_to_linspace(x, y):
+    return np.sum(np.linspace([x, 2.0 * y], [3.0 * x, 1.0], 4) ** 2)
+
+
+def list_to_maximum(x, y):
+    return np.sum(np.maximum([x, y, x * y], 0.1) ** 2)
+
+
+def nested_list_to_matmul(x, y):
+    return np.sum(np.array([[1.0, 2.0], [0.5, -1.0]]) @ [x * y, y])
+
+
+def entry_read_then_written(x, y):
+    a = np.array([x, y, x * y])
+    a[1] = a[0] * a[1]
+    return a[1] + a[2]
+
+
+def slice_given_an_entry(x, y):
+    b = np.array([x, y, y]) * 1.0
+    b[1:3] = b[0]
+    return np.sum(b * b) * y
+
+
+@pytest.mark.parametrize("f", [list_to_ufunc, list_to_dot, tuple_to_dot, list_times_array,
+                               list_to_linspace, list_to_maximum, nested_list_to_matmul,
+                               entry_read_then_written, slice_given_an_entry],
+                         ids=lambda f: f.__name__)
+def test_hessians_by_batched_forward_mode_are_right(f):
+    # These gave wrong Hessians (no error) before: the tangents of a list of numbers that a
+    # NumPy function reads as an array, a read entry's tangent that a later write changed.
+    both_modes(f, (0.3, 0.7), order=2)
+    h = np.array(wengert.hessian(f, argnums=(0, 1))(0.3, 0.7))
+    np.testing.assert_allclose(h, h.T, rtol=1e-9, atol=1e-12)

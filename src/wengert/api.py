@@ -70,14 +70,18 @@ def primal(f: Any) -> Any:
 
 
 def show(f: Any, mode: str = "ir", argnums: int | Sequence[int] = 0,
-         arg_types: Sequence[type | None] | None = None) -> str:
+         arg_types: Sequence[type | None] | None = None,
+         like: Sequence[Any] | None = None) -> str:
     """Text of what wengert makes of ``f``: ``"ir"``, ``"primal"``, ``"vjp"`` or ``"jvp"``.
 
     ``"vjp"`` shows the generated forward code and pullback for ``argnums``,
-    specialised on ``arg_types`` (default: ``float`` for every parameter); ``"jvp"``
-    the generated forward-mode code, likewise.
+    specialised on ``arg_types`` (default: ``float`` for every parameter), or on the types
+    of the example arguments ``like`` as a call with them specialises (``like=(np.zeros(5),
+    3)``: a float64 vector and an int); ``"jvp"`` the generated forward-mode code, likewise.
     """
     fn, bound, _ = function_of(f)
+    if like is not None:
+        arg_types = [arg_type(a) for a in like]
     if mode == "ir":
         if type(fn) is Gradient:  # the gradient's IR, for float arguments
             return print_function(ir_entry(fn, (float,) * param_count(fn)).ir)

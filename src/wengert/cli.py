@@ -51,6 +51,16 @@ def _cmd_show(args: argparse.Namespace) -> int:
     options = {}
     if args.argnums is not None:
         options["argnums"] = tuple(args.argnums) if len(args.argnums) > 1 else args.argnums[0]
+    if args.like is not None:
+        import math
+
+        import numpy
+
+        scope = {"np": numpy, "numpy": numpy, "math": math}
+        try:
+            options["like"] = [eval(text, scope) for text in args.like]  # noqa: S307
+        except Exception as e:
+            raise CliError(f"--like: cannot evaluate an example argument: {e}") from None
     print(wengert.show(fn, mode=args.mode, **options), end="")
     return 0
 
@@ -95,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("target", help="path/to/file.py:function")
     show.add_argument("--mode", default="ir", choices=["ir", "primal", "vjp", "jvp"])
     show.add_argument("--argnums", type=int, nargs="+", default=None)
+    show.add_argument("--like", nargs="+", default=None, metavar="EXPR",
+                      help="example arguments (Python expressions; np and math are there): "
+                           "the code is specialised on their types, as a call with them is")
     show.set_defaults(run=_cmd_show)
     grad = sub.add_parser("grad", help="print a function's value and gradient at a point")
     grad.add_argument("target", help="path/to/file.py:function")

@@ -585,7 +585,7 @@ PULLBACK_HELPERS = [
     "getitem_adjoint_owned", "pop_adjoint_owned", "getattr_adjoint_owned",
     "setattr_adjoint_owned", "unpop_adjoint", "remove_adjoint",
     "entry_adjoint", "entry_adjoint_of_array", "entry_adjoint_of_array_owned",
-    "entry_write_adjoint", "entry_write_adjoint_owned",
+    "entry_write_adjoint", "entry_write_adjoint_owned", "display_item_adjoint", "item_tangent",
 ]
 #: Helpers that write into their arguments or raise, so an unused call must stay.
 IMPURE = {"push", "check_list"}

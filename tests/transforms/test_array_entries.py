@@ -111,6 +111,15 @@ def accumulate_then_branch(x):
     return s
 
 
+def read_then_written(x):
+    y = x * 1.0
+    t = y * y  # read before the writes below: the pullback needs y as it was here
+    for i in range(len(y)):
+        y[i] = y[i] * 2.0 + t[i]
+    u = y * x  # read after them
+    return np.sum(t * u)
+
+
 PROGRAMS = [
     (accumulate_items, (X,)),
     (iterate_values, (X,)),
@@ -124,6 +133,7 @@ PROGRAMS = [
     (fill_new_array, (X,)),
     (zero_trip_loop, (X,)),
     (accumulate_then_branch, (X,)),
+    (read_then_written, (X,)),
 ]
 
 

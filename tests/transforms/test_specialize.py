@@ -589,3 +589,26 @@ def test_a_missing_key_still_raises():
         return {"w": a}["nope"] * a
     with pytest.raises(KeyError):
         wengert.grad(f)(1.0)
+
+
+def summed_squares(x):
+    return np.sum(x * x, axis=-1)
+
+
+def summed_with_dtype(x):
+    return np.sum(x * x, dtype=np.float32)
+
+
+def test_checks_and_static_helpers_of_definitions_fold_away():
+    # np.sum's definition checks its keywords and computes its axes: with constants that
+    # pass, neither is left in the generated code.
+    from wengert import api
+    from wengert.analysis.types import array_of
+
+    text = api.show(summed_squares, mode="vjp", arg_types=(array_of(np.float64, 2),))
+    code = "\n".join(line for line in text.splitlines() if not line.strip().startswith("#"))
+    assert "_unsupported" not in code and "_axes(" not in code and "_flag(" not in code
+    check_grads(summed_squares, (np.arange(6.0).reshape(2, 3) / 4,), modes=("rev", "fwd"))
+    # A check that fails stays, and fails where the user called it, when it runs.
+    with pytest.raises(TypeError, match="dtype="):
+        api.grad(summed_with_dtype)(np.ones(3))

@@ -240,6 +240,16 @@ deflinear(runtime.field_adjoint, lambda g, name: (
     keep={"g": _skeleton, "name": _const}, zeros=True)
 deflinear(runtime.item_adjoint, lambda g, k: runtime.getitem_adjoint(None, g, k, ans_bar),
           keep={"g": _skeleton, "k": _const}, zeros=True)
+# An array adjoint's cotangents and tangents may carry batch axes in front (``_add_at``).
+deflinear(runtime.display_item_adjoint, lambda g, k, like: (
+    _add_at(None, g, k, ans_bar) if isinstance(g, numpy.ndarray)
+    else runtime.getitem_adjoint(None, g, k, ans_bar)),
+          keep={"g": _skeleton, "k": _const, "like": _skeleton}, zeros=True,
+          tangent=lambda g, k, like: runtime.item_tangent(g, k, like))
+deflinear(runtime.item_tangent, lambda t, k, like: (
+    _add_at(None, t, k, ans_bar) if isinstance(t, numpy.ndarray)
+    else runtime.getitem_adjoint(None, t, k, ans_bar)),
+          keep={"t": _skeleton, "k": _const, "like": _skeleton}, zeros=True)
 deflinear(runtime.split_adjoint, lambda g, lens: _join(ans_bar, lens, isinstance(g, tuple)),
           keep={"g": _skeleton, "lens": _const}, zeros=True)
 deflinear(runtime.key_adjoint, lambda g, key: (
@@ -287,6 +297,8 @@ mark_pure(
     runtime.pop_adjoint, runtime.getattr_adjoint, runtime.field_adjoint,
     runtime.setattr_adjoint, runtime.item_adjoint, runtime.split_adjoint, runtime.key_adjoint,
     runtime.subdict_adjoint, runtime.unpack_adjoint, runtime.reversed_adjoint, runtime.inout,
+    runtime.item_tangent, runtime.display_item_adjoint,
+
     runtime.as_tuple, runtime.regroup, runtime.like_structure,
 )
 # It raises when a user object's ``append`` is met where a list's was expected: keep it.
@@ -342,6 +354,8 @@ cases(runtime.getattr_adjoint,
 cases(runtime.field_adjoint, (runtime.Attrs(w=0.1, b=0.2), "w"))
 cases(runtime.setattr_adjoint, (runtime.Attrs(w=0.1, b=0.2), "w"))
 cases(runtime.item_adjoint, ([0.1, 0.2, _V4], 2), ((0.1, 0.2), 0))
+cases(runtime.display_item_adjoint, (_V4.copy(), 1, _V4), ([0.1, 0.2], 0, [0.1, 0.2]))
+cases(runtime.item_tangent, (_V4.copy(), 1, _V4), ([0.1, 0.2], 0, None))
 cases(runtime.split_adjoint, ([0.1, 0.2, 0.3, 0.4], (None, 2, None)))
 cases(runtime.key_adjoint, ({"a": 0.1, "b": 0.2}, "b"))
 cases(runtime.subdict_adjoint, ({"a": 0.1, "b": 0.2, "c": 0.3}, {"a": 1, "c": 2}))

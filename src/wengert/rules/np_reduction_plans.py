@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from wengert.rules.registry import nondifferentiable
+from wengert.rules.registry import mark_check, nondifferentiable
 
 _NoValue = np._NoValue
 
@@ -61,6 +61,9 @@ def _unsupported(name: str, **given: Any) -> None:
         raise TypeError(f"wengert: the derivative of np.{name} does not support "
                         f"{', '.join(k + '=' for k in bad)}: "
                         f"{'; '.join(how.get(k, 'leave it out') for k in bad)}")
+
+
+mark_check(_unsupported)
 
 
 def _ddof(ddof: Any, correction: Any) -> Any:

@@ -55,6 +55,8 @@ class Rule:
     #: ``(dtype, ndim)`` of the array it returns from its arguments' types, or ``None``
     #: where they do not say (:func:`mark_array_type`).
     array_type: Callable[..., tuple[type, int] | None] | None = None
+    #: A check: it returns ``None`` or raises, and does nothing else (:func:`mark_check`).
+    check: bool = False
 
 
 _RULES: dict[int, Rule] = {}
@@ -163,6 +165,13 @@ def mark_array_result(*fns: Any) -> None:
     branches (which hold for NumPy scalars too)."""
     for fn in fns:
         _entry(fn).array_result = True
+
+
+def mark_check(*fns: Any) -> None:
+    """Declare functions that only check their arguments (return ``None`` or raise): a call
+    of one with constant arguments that passes is dropped at compile time."""
+    for fn in fns:
+        _entry(fn).check = True
 
 
 def mark_array_type(fn: Any, of_types: Callable[..., tuple[type, int] | None]) -> None:

@@ -50,7 +50,8 @@ def add_adjoint(a: Any, b: Any) -> Any:
     if isinstance(a, (list, tuple)) and not hasattr(a, "shape"):
         if len(a) != len(b):
             raise ValueError(f"adjoints of different lengths: {len(a)} and {len(b)}")
-        items = [add_adjoint(x, y) for x, y in zip(a, b)]
+        items = [x + y if type(x) is float and type(y) is float else add_adjoint(x, y)
+                 for x, y in zip(a, b)]
         return tuple(items) if isinstance(a, tuple) else items
     return a + b
 
@@ -443,6 +444,24 @@ def item_adjoint(g: Any, k: int) -> Any:
     return None if g is None else g[k]
 
 
+def display_item_adjoint(g: Any, k: int, like: Any) -> Any:
+    """:func:`item_adjoint` for the adjoint ``g`` of a list or tuple display, which is an
+    array where a NumPy function read the display as one (``np.dot([x, y], w)``): ``like``
+    is ``g`` itself, so that its tangents, which carry batch axes in front, are cut past
+    them (:func:`item_tangent`)."""
+    return None if g is None else g[k]
+
+
+def item_tangent(t: Any, k: int, like: Any) -> Any:
+    """The tangent of :func:`item_adjoint`: entry ``k`` of ``t`` past the batch axes it has
+    beyond the array ``like``."""
+    if t is None:
+        return None
+    if type(t) is _ndarray() and type(like) is _ndarray():
+        return t[(*(slice(None),) * (t.ndim - like.ndim), k)]
+    return t[k]
+
+
 def split_adjoint(g: Any, lens: tuple[int | None, ...]) -> Any:
     """Split the adjoint of ``[a, *b, c]`` into one entry per display item."""
     if g is None:
@@ -472,6 +491,11 @@ def subdict_adjoint(g: Any, sub: Any) -> Any:
 
 def unpack_adjoint(parts: tuple[Any, ...], value: Any, star: int | None) -> Any:
     """The adjoint of the value unpacked by ``a, *b, c = value`` from its targets' adjoints."""
+    if star is None and type(value) is tuple:  # ``for w, x in zip(ws, xs)``: the parts
+        for p in parts:
+            if p is not None:
+                return tuple(parts)
+        return None
     if all(p is None for p in parts):
         return None
     items: list[Any] = []

@@ -203,6 +203,18 @@ class Transform:
         t = self.extra_types.get(v.id)
         return t if t is not None else self.types.of(v)
 
+    def reads_as_array(self, fn: Any, args: list[n.Value], a: n.Value) -> bool:
+        """Whether ``fn(*args)`` reads its argument ``a``, a list or tuple, as an array: a
+        NumPy function does, and an operator with an array operand. Its derivatives are then
+        arrays too (batch axes in front), not lists of the items' (wengert's own NumPy
+        primitives, ``_pack``, ``_concat``, take lists as lists)."""
+        if self.type_of(a) not in (list, tuple):
+            return False
+        return isinstance(fn, numpy.ufunc) or \
+            str(getattr(fn, "__module__", "")).startswith("numpy") or \
+            getattr(fn, "__module__", None) in ("_operator", "operator") and \
+            any(self.type_of(o) is numpy.ndarray for o in args)
+
     def rule_arg_type(self, v: n.Value) -> Any:
         """``v``'s type for specialising a rule's body: its :class:`ArrayOf` where the
         number of axes is known (the body's shape branches fold), else its type."""

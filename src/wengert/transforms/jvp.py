@@ -44,7 +44,7 @@ from wengert.ir.builder import Builder
 from wengert.ir.clone import Cloner, clone_function, substitute
 from wengert.ir.uses import free_uses, replace_uses
 from wengert.objects import hashable
-from wengert.rules import registry
+from wengert.rules import np_arrays, registry
 from wengert.transforms import inline
 from wengert.transforms.base import (
     DECLINED,
@@ -466,6 +466,12 @@ class JVP(Transform):
                 s = self.arg_dot(a, b, sure=True)
                 ttypes.append(self.tangent_type(a))
                 ready.append(s)
+            elif self.reads_as_array(fn, args, a):
+                # A NumPy function takes a list of numbers as an array: so its tangent, the
+                # list of theirs, is one array, batch axes in front (as numpy.array of it
+                # would put them behind).
+                ttypes.append(None)
+                ready.append(b.call(np_arrays._pack, d, a, hint=d.hint))
             else:
                 if not self.is_sure(d) and len(args) == 1:
                     inline_ok = False  # a unary differential must not see ``None``

@@ -27,7 +27,8 @@ from wengert.analysis.types import Types, infer_types, subclass
 from wengert.ir import nodes as n
 from wengert.ir.clone import Cloner, substitute
 from wengert.ir.uses import replace_uses
-from wengert.rules import shapes
+from wengert.objects import hashable
+from wengert.rules import registry, shapes
 from wengert.transforms.cleanup import cleanup
 
 
@@ -235,6 +236,9 @@ class _Folder:
         result from what is known: a ``Const``, or a tuple display for ``tuple(items)``."""
         if isinstance(op, (n.Call, n.Build)) and op.starred:
             self.spread(op)
+        if isinstance(op, n.Call) and self.passing_check(op):
+            self.changed = True
+            return n.Const(None, [op.result], loc=op.loc)
         if not isinstance(op, n.Call) or op.fn.id not in self.consts or op.kwargs or \
                 op.starred:
             return op
@@ -253,6 +257,21 @@ class _Folder:
         self.consts[op.result.id] = value
         self.changed = True
         return n.Const(value, [op.result], loc=op.loc)
+
+    def passing_check(self, op: n.Call) -> bool:
+        """Whether ``op`` calls a check (``registry.mark_check``) with constant arguments
+        that it accepts: the call can go."""
+        fn = self.consts.get(op.fn.id, None)
+        rule = registry.lookup(fn) if hashable(fn) else None
+        if rule is None or not rule.check or op.starred or \
+                any(v.id not in self.consts for v in [*op.args, *(v for _, v in op.kwargs)]):
+            return False
+        try:
+            fn(*(self.consts[v.id] for v in op.args),
+               **{k: self.consts[v.id] for k, v in op.kwargs})
+        except Exception:
+            return False  # it raises when it runs, where the user called it
+        return True
 
     def spread(self, op: n.Call | n.Build) -> None:
         """``f(*items)`` as ``f(a, b)`` (and ``(*items, c)`` as ``(a, b, c)``) where the
@@ -290,6 +309,16 @@ class _Folder:
                 same = self.is_none(args[1], args[0])
             if same is not None:
                 return same if fn is operator.is_ else not same
+        elif _static_helper(fn) and all(type(self.consts.get(a.id, _UNKNOWN)) in _SIMPLE
+                                        for a in args):
+            # A helper of wengert's own definitions computing a static value (axes, a
+            # flag) from constants: its value, once, here.
+            try:
+                value = fn(*(self.consts[a.id] for a in args))
+            except Exception:
+                return _UNKNOWN
+            if _simple(value):
+                return value
         elif fn is numpy.ndim and len(args) == 1 and args[0].id in self.types.arrays:
             return self.types.arrays[args[0].id].ndim  # (guarded on each call, as its type)
         elif fn is len and len(args) == 1 and (made := self.calls.get(args[0].id)) and \
@@ -324,6 +353,23 @@ class _Folder:
             return self.consts[other.id] is None
         t = self.types.of(other)
         return None if t is None else t is type(None)
+
+
+#: Constants a static helper may be computed from, and may give.
+_SIMPLE = (int, float, bool, str, type(None), tuple)
+
+
+def _simple(v: Any) -> bool:
+    return type(v) in _SIMPLE and (type(v) is not tuple or all(_simple(x) for x in v))
+
+
+def _static_helper(fn: Any) -> bool:
+    """A pure helper without derivative of wengert's own rule definitions (``_axes``)."""
+    if not str(getattr(fn, "__module__", "")).startswith("wengert.rules.") or \
+            not hashable(fn):
+        return False
+    rule = registry.lookup(fn)
+    return rule is not None and rule.nondifferentiable and rule.pure
 
 
 def _fold_appends(region: n.Region, used: set[int] | None = None) -> bool:

@@ -84,18 +84,49 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         #: Loops with a record list: (forward loop, the list's op, the region holding them,
         #: the reverse loop, the region holding it).
         self.stacks: list[tuple[n.Op, n.Build, n.Region, n.For, n.Region]] = []
+        #: Where each mutated value is changed, and each op's place: its index in program
+        #: order and the loops around it (``mutated_after``).
+        self.mutations: dict[int, list[n.Op]] = {}
+        self.place: dict[int, tuple[int, tuple[int, ...]]] = {}
+        self._places(fn.body, ())
         for op in n.walk(fn.body):
+            target = None
             if isinstance(op, (n.SetItem, n.SetAttr)):
-                self.mutated.add(op.obj.id)
+                target = op.obj
             elif isinstance(op, n.Call):
                 m = self.defs.get(op.fn.id)
                 if isinstance(m, n.GetAttr) and m.name in MUTATING_METHODS:
-                    self.mutated.add(m.obj.id)
+                    target = m.obj
                 c = self.consts.get(op.fn.id)
                 if c is not None and hashable(c.value) and c.value in INPLACE and op.args:
-                    self.mutated.add(op.args[0].id)
+                    target = op.args[0]
+            if target is not None:
+                self.mutated.add(target.id)
+                self.mutations.setdefault(target.id, []).append(op)
         self.check_stored_then_changed()
         self.check_nested_writes()
+
+    def _places(self, region: n.Region, loops: tuple[int, ...]) -> None:
+        for op in region.ops:
+            self.place[id(op)] = (len(self.place), loops)
+            if isinstance(op, n.MakeFunction):
+                continue  # what a nested function changes, it changes whenever it is called
+            inner = (*loops, id(op)) if isinstance(op, (n.For, n.While)) else loops
+            for r in op.regions():
+                self._places(r, inner)
+
+    def mutated_after(self, v: n.Value, op: n.Op) -> bool:
+        """Whether the program may change ``v`` in place from ``op`` on: ``op`` itself, a
+        change later in program order, or one in a loop around both (the next iteration's)."""
+        at = self.place.get(id(op))
+        if at is None:
+            return self.is_mutated(v)
+        for vid in {v.id, self.resolve(v).id}:
+            for m in self.mutations.get(vid, ()):
+                where = self.place.get(id(m))
+                if where is None or where[0] >= at[0] or set(where[1]) & set(at[1]):
+                    return True
+        return False
 
     def is_mutated(self, v: n.Value) -> bool:
         """Whether the program changes ``v`` in place somewhere (by its own name, or by the
@@ -362,9 +393,9 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         loc = op.loc
         snap = []
         for a in args:
-            # A float ``s`` in ``s += t`` is rebound, not changed: nothing to copy.
-            if self.is_mutated(a) and \
-                    self.type_of(a) not in IMMUTABLE:
+            # A float ``s`` in ``s += t`` is rebound, not changed: nothing to copy; nor is a
+            # container nothing changes after this read.
+            if self.mutated_after(a, op) and self.type_of(a) not in IMMUTABLE:
                 s = b.call(self.const_fn(runtime.snapshot), a, hint=a.hint)
                 snap.append(s)
             else:

@@ -280,8 +280,9 @@ class ReverseContainers:
                 parts = g
             for k, x in enumerate(items):
                 if self.active(x):
-                    c = scope.b.call(self.const_fn(runtime.item_adjoint), parts,
-                                     scope.b.const(k), hint=_bar(x))
+                    # (``parts`` again: it may be an array, see ``display_item_adjoint``.)
+                    c = scope.b.call(self.const_fn(runtime.display_item_adjoint), parts,
+                                     scope.b.const(k), parts, hint=_bar(x))
                     scope.accumulate(x, c, maybe_none=True)
         return reverse
 
