@@ -142,8 +142,10 @@ def value_and_grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = Fal
         else:
             value = out
             adjs = pb(seed(value))
-        grads = tuple(finish(before[i], adjs[i]) for i in wrt)
-        g = grads[0] if single else grads
+        if single:
+            g = finish(before[wrt[0]], adjs[wrt[0]])
+        else:
+            g = tuple(finish(before[i], adjs[i]) for i in wrt)
         return ((value, aux), g) if has_aux else (value, g)
 
     return value_and_grad_f

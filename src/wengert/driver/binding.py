@@ -167,6 +167,8 @@ def as_adjoint(ct: Any) -> Any:
 
 
 def seed(out: Any) -> Any:
+    if type(out) is float:
+        return 1.0
     if isinstance(out, (float, numpy.floating)):
         return type(out)(1.0)
     if isinstance(out, numpy.ndarray) and out.shape == () and \
