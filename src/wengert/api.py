@@ -40,7 +40,7 @@ from wengert.driver.pipeline import (
 from wengert.frontend.source import unwrap
 from wengert.ir import nodes as n
 from wengert.ir.printer import print_function
-from wengert.jacobians import jacfwd
+from wengert.jacobians import jacfwd, second_derivatives
 from wengert.rules import registry
 
 
@@ -177,8 +177,12 @@ def hvp(f: Any, primals: Sequence[Any], tangents_: Sequence[Any]) -> Any:
 
 
 def hessian(f: Any, argnums: int | Sequence[int] = 0) -> Any:
-    """The Hessian of scalar ``f``: ``jacfwd(grad(f))``, one batched forward pass over the
-    gradient's generated code. Layout as in JAX (``x.shape + x.shape``)."""
+    """The Hessian of ``f``: for a scalar ``f``, ``jacfwd(grad(f))``, one batched forward
+    pass over the gradient's generated code; for ``f`` returning an array (int
+    ``argnums``), one such pass per output entry. Layout as in JAX (``out.shape + x.shape +
+    x.shape``)."""
+    if isinstance(argnums, int):
+        return second_derivatives(f, argnums, argnums)
     return jacfwd(grad(f, argnums), argnums)
 
 

@@ -104,6 +104,11 @@ class NonDifferentiableError(WengertError):
     """An active value flows into a callee with neither a derivative rule nor Python source."""
 
 
+class OutputNotScalarError(TypeError):
+    """A gradient (``grad``, ``hessian``'s inner gradient) asked of a function whose result
+    is not one float: its Jacobian is what ``jacrev``/``jacfwd`` compute."""
+
+
 class NonDifferentiableWarning(UserWarning):
     """An active value passes through a derivative-cutting operation and the result is used."""
 

@@ -10,7 +10,9 @@ from typing import Any
 import numpy
 
 from wengert import tangents
+from wengert.diagnostics import OutputNotScalarError
 from wengert.driver.binding import internal, jvp_run, run_vjp
+from wengert.driver.callables import OPERATORS
 
 
 def layout(out: Any, parts: list[tuple[list[Any], Any, list[int]]], single: bool
@@ -86,6 +88,8 @@ def jacfwd(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> A
     """
     single = isinstance(argnums, int)
     nums = argnums_tuple(argnums)
+    if hasattr(f, "__wengert_jacobian__"):
+        return nested_jacobian(f, argnums, has_aux)
 
     @functools.wraps(f)
     def jacfwd_f(*args: Any) -> Any:
@@ -130,6 +134,8 @@ def jacfwd(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> A
         jac = layout(out, [(rows, args[i], offsets[i]) for i in idx], single)
         return (jac, res[2]) if has_aux else jac
 
+    jacfwd_f.__wengert_jacobian__ = (f, argnums, has_aux)  # type: ignore[attr-defined]
+    jacfwd_f.__wengert_derivative__ = "jacfwd"  # type: ignore[attr-defined]
     return jacfwd_f
 
 
@@ -138,6 +144,8 @@ def jacrev(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> A
     Layout as in JAX (``out.shape + in.shape``; tuples for tuple argnums)."""
     single = isinstance(argnums, int)
     nums = argnums_tuple(argnums)
+    if hasattr(f, "__wengert_jacobian__"):
+        return nested_jacobian(f, argnums, has_aux)
 
     @functools.wraps(f)
     def jacrev_f(*args: Any) -> Any:
@@ -186,4 +194,81 @@ def jacrev(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> A
         jac = layout(out, parts, single)
         return (jac, res[2]) if has_aux else jac
 
+    jacrev_f.__wengert_jacobian__ = (f, argnums, has_aux)  # type: ignore[attr-defined]
+    jacrev_f.__wengert_derivative__ = "jacrev"  # type: ignore[attr-defined]
     return jacrev_f
+
+
+def nested_jacobian(jac: Any, argnums: Any, has_aux: bool) -> Any:
+    """The Jacobian of ``jac``, itself a Jacobian made by :func:`jacfwd` or :func:`jacrev`
+    (``jacfwd(jacrev(f))``, JAX's spelling of a Hessian, and the other three pairings).
+    Which mode computes either level does not change the numbers, so all four are
+    :func:`second_derivatives` of the function underneath."""
+    f, inner, inner_aux = jac.__wengert_jacobian__
+    if has_aux or inner_aux or not isinstance(argnums, int) or not isinstance(inner, int):
+        raise TypeError("a Jacobian of a Jacobian (jacfwd(jacrev(f)) and the like) takes one "
+                        "int argnums at each level and no has_aux; for several arguments "
+                        "use wengert.hessian(f, argnums=(...)) of a scalar f")
+    return second_derivatives(f, inner, argnums)
+
+
+def second_derivatives(f: Any, a: int, b: int) -> Any:
+    """``d/dx_b (d f / dx_a)`` laid out as ``out.shape + x_a.shape + x_b.shape``, for ``f``
+    returning a float or a float array.
+
+    A scalar ``f`` is one batched forward pass over its gradient's code (``jacfwd(grad(f,
+    a), b)``). An array ``f`` has one such pass per output entry ``r``, over the gradient
+    of ``sum(w * f(...))`` with ``w`` the unit array at ``r``: one function transformed
+    once for every entry."""
+    grad = OPERATORS["grad"]
+
+    # One plain parameter per argument (the common arities): a ``*args`` function goes
+    # through a fixed-arity wrapper whose call is dispatched, which is first order only.
+    def weighted1(w: Any, x: Any) -> Any:
+        return numpy.sum(w * f(x))
+
+    def weighted2(w: Any, x: Any, y: Any) -> Any:
+        return numpy.sum(w * f(x, y))
+
+    def weighted3(w: Any, x: Any, y: Any, z: Any) -> Any:
+        return numpy.sum(w * f(x, y, z))
+
+    def weighted(w: Any, *args: Any) -> Any:
+        return numpy.sum(w * f(*args))
+
+    passes: dict[tuple[int, int], Any] = {}
+
+    @functools.wraps(f)
+    def second(*args: Any) -> Any:
+        for i in (a, b):
+            if not -len(args) <= i < len(args):
+                raise ValueError(f"argnums {i} is out of range for {len(args)} argument(s)")
+        ia, ib = a % len(args), b % len(args)
+        scalar = passes.get((-1 - ia, ib))
+        if scalar is None:
+            scalar = passes[(-1 - ia, ib)] = jacfwd(grad(f, ia), ib)
+        try:
+            return scalar(*args)
+        except OutputNotScalarError:
+            pass  # an array: one pass per entry, below
+        y = f(*args)
+        if not isinstance(y, numpy.ndarray) or y.dtype.kind != "f":
+            raise TypeError("second derivatives need a function returning a float or a "
+                            f"float array; it returned {type(y).__name__}")
+        key = (ia, ib, len(args))
+        if key not in passes:
+            fn = {1: weighted1, 2: weighted2, 3: weighted3}.get(len(args), weighted)
+            passes[key] = jacfwd(grad(fn, ia + 1), ib + 1)
+        per_entry = passes[key]
+        blocks = []
+        for r in range(y.size):
+            w = numpy.zeros(y.shape, y.dtype)
+            w.flat[r] = 1.0
+            blocks.append(numpy.asarray(per_entry(w, *args)))
+        shape = y.shape + numpy.shape(args[ia]) + numpy.shape(args[ib])
+        if not blocks:
+            return numpy.zeros(shape, y.dtype)
+        return numpy.stack(blocks).reshape(shape)
+
+    second.__wengert_derivative__ = "hessian"  # type: ignore[attr-defined]
+    return second

@@ -52,6 +52,28 @@ def test_loop_update_keeps_the_users_name():
     assert not re.search(r"\bs_\d", source), source
 
 
+def weighted_mean(xs):
+    ws = [x * x for x in xs]
+    return sum(w * x for w, x in zip(ws, xs)) / sum(ws)
+
+
+def test_a_loop_variable_takes_the_name_of_its_next_value():
+    # ``acc, g = pop_adjoint_owned(acc)``: the list popped is held by one name only, so
+    # the helper pops it in place (O(1) per item) instead of copying it (O(n)).
+    source = wengert.show(weighted_mean, mode="vjp", like=([0.5, 1.5, -2.0],))
+    pops = re.findall(r"^\s*(\w+), \w+ = pop_adjoint_owned\((\w+)\)$", source, re.M)
+    assert pops and all(a == b for a, b in pops), source
+    xs = [0.5, 1.5, -2.0, 0.25]
+    g = wengert.grad(weighted_mean)(xs)
+    h = 1e-6
+    for i in range(len(xs)):
+        up, down = list(xs), list(xs)
+        up[i] += h
+        down[i] -= h
+        fd = (weighted_mean(up) - weighted_mean(down)) / (2 * h)
+        assert abs(g[i] - fd) < 1e-6 * max(1.0, abs(fd)), (i, g[i], fd)
+
+
 def test_parameter_names_and_kinds_are_preserved():
     def params(a, /, b, c=2, *rest, d, e=5, **kw):
         return a, b, c, rest, d, e, sorted(kw.items())

@@ -70,6 +70,10 @@ class TupleOf:
     entries their types."""
 
     entries: tuple[type, ...]
+    #: A named tuple of a class not known here (NumPy's ``EighResult``): its value's type
+    #: is left unknown, so its fields are read as attributes, and only unpacking it or
+    #: indexing it uses ``entries``.
+    named: bool = False
 
 
 @dataclass(frozen=True)
@@ -653,6 +657,9 @@ def _call(fn: Any, args: list[Type], simple: bool) -> Type:
         return None  # the class is an argument: the call site knows it (see ``call``)
     if fn is runtime.snapshot and simple and len(args) == 1:
         return args[0]  # a copy of a container, the value itself otherwise
+    if fn is runtime.nonzero and simple and len(args) == 2 and args[1] is numpy.ndarray and \
+            args[0] in (None, numpy.ndarray, type(None)):
+        return numpy.ndarray  # an array's adjoint, or zeros shaped like it
     if fn is runtime.add_adjoint and simple and len(args) == 2:
         # Adjoints of one value: ``None`` is a zero, two numbers add like ``+``.
         a, b = args
@@ -674,7 +681,9 @@ def _call(fn: Any, args: list[Type], simple: bool) -> Type:
         from wengert.rules import registry  # the rule tables import this module's users
 
         rule = registry.lookup(fn)
-        if rule is not None and rule.array_result and simple and numpy.ndarray in args:
+        if rule is not None and rule.array_result and simple and \
+                (numpy.ndarray in args or list in args):
+            # (a list given to a NumPy primitive is read as an array: ``np.outer([x, y], w)``)
             return numpy.ndarray
         if rule is not None and rule.nondifferentiable:
             # The static helpers of the NumPy definitions say what they return.
@@ -866,6 +875,9 @@ class _Inference:
             if t is numpy.ndarray and simple and (made := self.made_array(fn, op.args)):
                 self.set_full(op.result, made)
                 return
+            if t is None and simple and (full := self.declared_result(fn, op.args)):
+                self.set_full(op.result, full)
+                return
             if fn in (operator.matmul, operator.imatmul) and simple and len(args) == 2 and \
                     all(isinstance(self.full_type(a), ArrayOf) for a in op.args):
                 a, b = (self.full_type(v) for v in op.args)
@@ -887,6 +899,28 @@ class _Inference:
         if isinstance(made, n.Build) and made.kind in ("list", "tuple") and not made.starred:
             return [self.array_arg(u) for u in made.items]
         return float if t in _FLOAT_KINDS else t
+
+    def declared_result(self, fn: Any, args: list[n.Value]) -> Any:
+        """The full type a NumPy function or primitive declares for its result from its
+        arguments' (:func:`registry.mark_result_type`: the tuples of the decompositions)."""
+        if not _hashable(fn):
+            return None
+        from wengert.rules import registry  # the rule tables import this module's users
+
+        rule = registry.lookup(fn)
+        if rule is None or rule.result_type is None:
+            return None
+
+        def full(x: Any) -> Any:
+            # The rules' vocabulary: (dtype, ndim) an array, a list the entries of a tuple.
+            if isinstance(x, list):
+                return TupleOf(tuple(full(e) for e in x), named=True)
+            if isinstance(x, tuple):
+                return array_of(*x)
+            return x
+
+        return full(rule.result_type([self.array_arg(v) for v in args],
+                                     [self.consts.get(v.id, registry.UNKNOWN) for v in args]))
 
     def made_array(self, fn: Any, args: list[n.Value]) -> ArrayOf | None:
         """The :class:`ArrayOf` of the new array ``fn(*args)`` makes, where its arguments
@@ -1082,7 +1116,7 @@ class _Inference:
             if v.id in self.readonly:  # (a list changed later may hold anything)
                 self.items[v.id] = t.item
         elif isinstance(t, TupleOf):
-            self.set(v, tuple)
+            self.set(v, None if t.named else tuple)
             self.entries[v.id] = list(t.entries)
         elif isinstance(t, ArrayOf):
             self.set(v, numpy.ndarray)
@@ -1122,6 +1156,9 @@ class _Inference:
                 self.set_full(r, t)
             return
         made = self.defs.get(op.value.id)
+        if op.star is not None:
+            self.unpack_star(op, made, entries)
+            return
         if isinstance(made, n.Build) and made.kind == "tuple" and not made.starred and \
                 op.star is None and len(made.items) == len(op.results):
             # ``a, b = b, y``: each target is the value it was built from.
@@ -1141,6 +1178,37 @@ class _Inference:
             for b in builds[1:]:
                 t = join(t, self.get(b.items[k]))  # type: ignore[union-attr]
             self.set(r, t)
+
+    def unpack_star(self, op: n.Unpack, made: n.Op | None, entries: list[Any] | None
+                    ) -> None:
+        """``a, *rest, z = value``: ``rest`` is a list (whatever ``value`` is), the others
+        take the types of the items they get where those are known (a display, a tuple of
+        known entries, a list whose items have one type)."""
+        star, res = op.star, op.results
+        assert star is not None
+        items: list[Any] | None = None
+        if isinstance(made, n.Build) and made.kind in ("list", "tuple") and not made.starred:
+            items = [self.get(v) for v in made.items]
+        elif entries is not None:
+            items = list(entries)
+        item = self.items.get(op.value.id) if self.get(op.value) is list else None
+        after = len(res) - star - 1
+        if items is not None and len(items) >= len(res) - 1:
+            for k in range(star):
+                self.set(res[k], items[k])
+            for k in range(after):
+                self.set(res[len(res) - 1 - k], items[len(items) - 1 - k])
+            middle = items[star:len(items) - after]
+            one = middle[0] if middle and all(t == middle[0] for t in middle) else None
+            self.set_full(res[star], ListOf(one) if isinstance(one, type) else list)
+            return
+        if isinstance(item, type):
+            for k, r in enumerate(res):
+                if k != star:
+                    self.set(r, item)
+            self.set_full(res[star], ListOf(item))
+            return
+        self.set(res[star], list)
 
     def while_(self, op: n.While) -> None:
         self.loop(op, op.args, [op.cond, op.body])

@@ -197,6 +197,7 @@ class FunctionEmitter:
         self.live = liveness(fn, self.effective_operands,
                              lambda op: id(op) in skip or isinstance(op, n.Const))
         self.pinned: set[int] = set()
+        self.carried_next: dict[int, n.Value] = {}
         for op in n.walk(fn.body):
             if isinstance(op, n.MakeFunction):
                 self.pinned |= {v.id for v in free_uses(op.func.body)}
@@ -324,7 +325,17 @@ class FunctionEmitter:
                 hint = a.hint or r.hint or pref
                 # The loop variable keeps the name of its initial value when it can.
                 prefer = self.namer.name_of(i) if self.namer.has(i) else None
-                self.namer.assign([a, r], live, hint=hint, prefer=prefer, phi=[i])
+                # The initial value's variable may already hold several values (an ``if``'s
+                # arms and result): all flow into the loop variable.
+                web = list(self.namer.holders.get(prefer, ())) if prefer is not None else []
+                self.namer.assign([a, r], live, hint=hint, prefer=prefer, phi=[i, *web])
+            # A value the body makes to become a carried variable's next value takes the
+            # variable's name where nothing reads the variable after it is made
+            # (``acc, g = pop_adjoint_owned(acc)``): no second name holds the old object,
+            # so helpers that update what only one name holds do so in place.
+            for a, v in zip(op.carried_args, op.body.terminator.values):
+                if v.id not in self.carried_next and self.defs.get(v.id) in op.body.ops:
+                    self.carried_next[v.id] = a
             if isinstance(op, n.For):
                 item = op.body.args[0]
                 if self.uses.get(item.id, 0):
@@ -368,6 +379,12 @@ class FunctionEmitter:
             if self.uses.get(r.id, 0) == 0 and (r.hint is None or len(op.results) > 1):
                 continue
             others = {x.id for x in op.results if x is not r and self.namer.has(x)}
+            carried = self.carried_next.get(r.id)
+            if carried is not None and self.namer.has(carried):
+                prefer = self.namer.name_of(carried)
+                self.namer.assign([r], set(live_after) | others, hint=r.hint, prefer=prefer,
+                                  phi=list(self.namer.holders.get(prefer, ())))
+                continue
             self.namer.assign([r], set(live_after) | others)
 
     # -- expressions ------------------------------------------------------------------------

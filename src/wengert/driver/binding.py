@@ -166,19 +166,7 @@ def as_adjoint(ct: Any) -> Any:
     return ct
 
 
-def seed(out: Any) -> Any:
-    if type(out) is float:
-        return 1.0
-    if isinstance(out, (float, numpy.floating)):
-        return type(out)(1.0)
-    if isinstance(out, numpy.ndarray) and out.shape == () and \
-            numpy.issubdtype(out.dtype, numpy.floating):
-        return numpy.ones((), out.dtype)
-    if isinstance(out, (int, bool, numpy.integer)):
-        raise TypeError(f"grad requires a float output; the function returned "
-                        f"{type(out).__name__} {out!r} (an int has no derivative)")
-    raise TypeError("grad requires a scalar float output; the function returned "
-                    f"{type(out).__name__}; use wengert.vjp for other outputs")
+seed = runtime.unit_like
 
 
 IMMUTABLE_ARGS = (float, int, bool, str, bytes, tuple, complex, type(None))

@@ -155,7 +155,7 @@ def _definition(f: Any, kwargs: dict) -> Any:
     own source (which may compute with fractions or exceptions no derivative follows)."""
     rule = registry.lookup(f) if hashable(f) else None
     if rule is not None and rule.python is not None and \
-            all(k in rule.python_keywords for k in kwargs):
+            registry.takes_keywords(rule, kwargs):
         return rule.python
     return f
 

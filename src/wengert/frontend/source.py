@@ -159,6 +159,16 @@ def get_source(fn: types.FunctionType) -> FunctionSource:
             "differentiated again through a value at run time",
             hint="take the derivative of the original function instead (wengert.grad of "
                  "wengert.grad, wengert.hessian)")
+    made_by = getattr(fn, "__wengert_derivative__", None)
+    if made_by is not None:
+        # Its source is wengert's own driver code (loops over leaves, try/except).
+        raise SourceUnavailableError(
+            f"a function made by wengert.{made_by} is not differentiated again, except by "
+            "wengert.jacfwd or wengert.jacrev around a jacfwd or jacrev (the Jacobian of a "
+            "Jacobian)",
+            hint="differentiate the original function: wengert.hessian(f), "
+                 "wengert.jacfwd(wengert.jacrev(f)), wengert.grad(wengert.grad(f)); "
+                 "wengert.grad(f) is differentiable to any order")
     tree = parse_file(filename)
     if tree is None:
         raise SourceUnavailableError(

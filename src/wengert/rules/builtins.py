@@ -117,7 +117,7 @@ def sum_rule(xs, *start):
             row = _shape(xs)[1:]
             xs_bar = _broadcast_to(_sum_to(y_bar, row, _shape(y)), row, _shape(xs))
         elif isinstance(y, float):
-            xs_bar = [y_bar for x in xs]
+            xs_bar = [y_bar] * len(xs)  # (one list, no loop: every entry gets y_bar)
         else:
             xs_bar = [_sum_to(y_bar, _shape(x), _shape(y)) for x in xs]
         if isinstance(xs, tuple):

@@ -31,6 +31,7 @@ from wengert.rules.registry import (
     mark_array_result,
     mark_array_type,
     mark_pure,
+    mark_sequence_args,
 )
 
 
@@ -93,9 +94,10 @@ def _leaves(x: Any, like: Any, path: tuple = ()) -> list[tuple[tuple, Any, Any]]
 
 def _batch_of(pairs: list[tuple[Any, int]]) -> tuple[int, ...]:
     """The batch shape of tangents ``t`` of values of ``ndim`` dimensions (pairs
-    ``(t, ndim)``): the leading axes of the first that is not ``None`` (none if all are)."""
+    ``(t, ndim)``): the leading axes of the first that has them (none if none has: a
+    plain ``0.0`` among batched tangents is a zero that broadcasts)."""
     for t, ndim in pairs:
-        if t is not None:
+        if t is not None and np.ndim(t) > ndim:
             return np.shape(t)[:np.ndim(t) - ndim]
     return ()
 
@@ -400,3 +402,4 @@ cases(np.float32, (np.zeros(3),))
 # Arrays in, an array (or a NumPy scalar) out: what type inference may assume.
 mark_array_result(_broadcast, _concat, _copy, _index, _mask, _permute, _reshape, _reshape_f,
                   _spread, _spread_sum, _unbroadcast, _unindex)
+mark_sequence_args(_concat)

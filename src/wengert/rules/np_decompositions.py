@@ -33,7 +33,14 @@ from wengert.rules.np_linalg import (
     _tril,
 )
 from wengert.rules.np_reductions import _sum
-from wengert.rules.registry import defpython, mark_array_result, mark_pure, nondifferentiable
+from wengert.rules.registry import (
+    UNKNOWN,
+    defpython,
+    mark_array_result,
+    mark_pure,
+    mark_result_type,
+    nondifferentiable,
+)
 from wengert.rules.shapes import mT as _mT
 from wengert.rules.shapes import shape as _shape
 from wengert.rules.shapes import unsqueeze as _unsqueeze
@@ -533,4 +540,27 @@ cases(_lstsq_solution, (_TALL, _TALL[:, :2] + 0.1, None), (_WIDE, _B[:2], None),
       (_A, _B, 1e-10))
 
 # Arrays in, an array (or a NumPy scalar) out: what type inference may assume.
-mark_array_result(_column, _keep, _uncolumn, _unkeep)
+mark_array_result(_column, _keep, _uncolumn, _unkeep, _eigvalsh, _pinv, _lstsq_solution)
+
+
+def _axes_of(t: object) -> int | None:
+    """The number of axes of an argument typed ``(dtype, ndim)``, else ``None``."""
+    return t[1] if isinstance(t, tuple) and len(t) == 2 and isinstance(t[1], int) else None
+
+
+def _arrays(ts: list, *drops: int) -> object:
+    """Float64 arrays of the first argument's axes less each of ``drops`` (``ndarray``
+    where they are not known)."""
+    k = _axes_of(ts[0]) if ts else None
+    if k is None or ts[0][0] is not np.float64:
+        return [np.ndarray] * len(drops)
+    return [(np.float64, k - d) for d in drops]
+
+
+# The decompositions return tuples of arrays (NumPy's named tuples): unpacked, each part
+# is an array of known axes, so what is computed from the parts inlines its rules.
+mark_result_type(lambda ts, cs: _arrays(ts, 1, 0), _eigh)
+mark_result_type(lambda ts, cs: _arrays(ts, 0, 0) if cs[1] in ("reduced", "complete")
+                 else None, _qr)
+mark_result_type(lambda ts, cs: None if cs[2] is UNKNOWN else
+                 _arrays(ts, 0, 1, 0) if cs[2] else _arrays(ts, 1)[0], _svd)

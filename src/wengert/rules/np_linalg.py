@@ -442,4 +442,4 @@ cases(_pairwise_recip, (np.array([0.5, -1.0, 2.0]),), (_rng.standard_normal((2, 
 cases(_recip, (np.array([0.5, -1.0, 2.0]),))
 
 # Arrays in, an array (or a NumPy scalar) out: what type inference may assume.
-mark_array_result(_recip)
+mark_array_result(_recip, _solve, _cholesky, np.linalg.inv)

@@ -33,7 +33,13 @@ import numpy
 
 from wengert import runtime
 from wengert.rules.form import ans_bar, cases, defderiv, deflinear, defrule
-from wengert.rules.registry import defrules, lookup, mark_pure, nondifferentiable
+from wengert.rules.registry import (
+    defrules,
+    lookup,
+    mark_array_result,
+    mark_pure,
+    nondifferentiable,
+)
 from wengert.rules.shapes import broadcast_to as _broadcast_to
 from wengert.rules.shapes import mT as _mT
 from wengert.rules.shapes import shape as _shape
@@ -107,6 +113,7 @@ deflinear(_broadcast_to, _sum_to)
 deflinear(_mT, _mT)
 deflinear(_unsqueeze, _squeeze)
 deflinear(_squeeze, _unsqueeze)
+mark_array_result(_mT, _unsqueeze, _squeeze)
 defderiv(_log_base, lambda a: _pos_recip(a))
 defderiv(_pos_recip, lambda a, *, ans: -(ans * ans))
 _A23 = numpy.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])

@@ -117,14 +117,16 @@ def dict_setdefault(self, key, default=None):
     return self[key]
 
 
-@defpython(dict.update)
-def dict_update(self, other):
+@defpython(dict.update, keywords=("**",))
+def dict_update(self, other=(), **kwargs):
     if _is_mapping(other):
         for key in list(other):
             self[key] = other[key]
     else:
         for key, value in list(other):
             self[key] = value
+    for key in kwargs:
+        self[key] = kwargs[key]
 
 
 @defpython(list.extend)
@@ -143,6 +145,26 @@ def list_insert(self, index, item):
     self[at] = item
 
 
+@defpython(list.sort, keywords=("key", "reverse"))
+def list_sort(self, key=None, reverse=False):
+    order = runtime.keyed_order(self, key, reverse)
+    items = [self[i] for i in order]
+    for j in range(len(items)):
+        self[j] = items[j]
+
+
+@defpython(list.reverse)
+def list_reverse(self):
+    items = self[::-1]
+    for j in range(len(items)):
+        self[j] = items[j]
+
+
+@defpython(list.remove)
+def list_remove(self, value):
+    self.pop(self.index(value))  # (index raises ValueError as remove does)
+
+
 @defpython(list.copy)
 def list_copy(self):
     return self[:]
@@ -156,7 +178,7 @@ def _insert_position(index, n):
     return min(index, n)
 
 
-nondifferentiable(_insert_position, dict.keys)
+nondifferentiable(_insert_position, dict.keys, list.index, list.count)
 
 
 # The statistics module computes with exact fractions (and try/except), which no derivative

@@ -52,9 +52,15 @@ class Rule:
     #: Given an array, it returns an array (or a NumPy scalar, for a full reduction): what
     #: type inference knows of a private NumPy primitive's result (:func:`mark_array_result`).
     array_result: bool = False
+    #: It takes a list as a list of arrays (``_concat``), not as one array as NumPy
+    #: would (:func:`mark_sequence_args`).
+    sequence_args: bool = False
     #: ``(dtype, ndim)`` of the array it returns from its arguments' types, or ``None``
     #: where they do not say (:func:`mark_array_type`).
     array_type: Callable[..., tuple[type, int] | None] | None = None
+    #: The full type of its result from its arguments' full types and constant values
+    #: (:func:`mark_result_type`), or ``None``.
+    result_type: Callable[[list[Any], list[Any]], Any] | None = None
     #: A check: it returns ``None`` or raises, and does nothing else (:func:`mark_check`).
     check: bool = False
 
@@ -134,6 +140,12 @@ def defpython(fn: Any, keywords: tuple[str, ...] = ()) -> Callable[[Callable], C
     return register
 
 
+def takes_keywords(rule: Rule, names: Any) -> bool:
+    """Whether ``rule``'s Python definition takes each keyword argument of ``names``
+    (every one, where its keywords include ``"**"``)."""
+    return "**" in rule.python_keywords or all(k in rule.python_keywords for k in names)
+
+
 def python_definition(fn: Any) -> Rule | None:
     """The rule of ``fn`` if it has a Python definition."""
     rule = lookup(fn)
@@ -167,11 +179,32 @@ def mark_array_result(*fns: Any) -> None:
         _entry(fn).array_result = True
 
 
+def mark_sequence_args(*fns: Any) -> None:
+    """Declare array primitives that take a list argument as a list of arrays, rather than
+    reading it as one array: the tangent of such a list stays a list of tangents."""
+    for fn in fns:
+        _entry(fn).sequence_args = True
+
+
 def mark_check(*fns: Any) -> None:
     """Declare functions that only check their arguments (return ``None`` or raise): a call
     of one with constant arguments that passes is dropped at compile time."""
     for fn in fns:
         _entry(fn).check = True
+
+
+#: A constant value not known at compile time (:func:`mark_result_type`'s callbacks).
+UNKNOWN = object()
+
+
+def mark_result_type(of_args: Callable[[list[Any], list[Any]], Any], *fns: Any) -> None:
+    """Declare the type of what ``fn`` returns for type inference, as ``of_args(types,
+    consts)`` from its arguments' types (``(dtype, ndim)`` for an array of known axes, as
+    :func:`mark_array_type` has them) and constant values (:data:`UNKNOWN` where not
+    known): a type, ``(dtype, ndim)`` for an array, a list of these for a tuple of them,
+    or ``None``."""
+    for fn in fns:
+        _entry(fn).result_type = of_args
 
 
 def mark_array_type(fn: Any, of_types: Callable[..., tuple[type, int] | None]) -> None:

@@ -8,6 +8,7 @@ import dataclasses
 import sys
 from typing import Any
 
+from wengert.diagnostics import OutputNotScalarError
 from wengert.objects import namedtuple_field
 
 # ------------------------------------------------------------------------------------------
@@ -58,16 +59,26 @@ def add_adjoint(a: Any, b: Any) -> Any:
 
 def unit_like(y: Any) -> Any:
     """The seed of a gradient of ``y``: ``1`` in ``y``'s precision (a float32 result is
-    differentiated in float32, as ``grad`` of it is)."""
+    differentiated in float32, as ``grad`` of it is). Anything but one float is refused:
+    a gradient of a vector would otherwise be the gradient of its sum."""
     t = type(y)
     if t is float:
         return 1.0
-    dtype = getattr(y, "dtype", None)
-    if dtype is not None and dtype.kind == "f":
-        import numpy
+    import numpy
 
-        return dtype.type(1.0) if t is not numpy.ndarray else numpy.ones((), dtype)
-    return 1.0
+    if isinstance(y, numpy.floating):
+        return t(1.0)
+    if t is numpy.ndarray and y.shape == () and y.dtype.kind == "f":
+        return numpy.ones((), y.dtype)
+    if isinstance(y, (int, bool, numpy.integer)):
+        raise OutputNotScalarError(
+            f"grad requires a float output; the function returned {t.__name__} {y!r} "
+            "(an int has no derivative)")
+    shape = f" of shape {y.shape}" if t is numpy.ndarray else ""
+    raise OutputNotScalarError(
+        f"grad requires a scalar float output; the function returned {t.__name__}{shape}; "
+        "use wengert.jacrev or wengert.jacfwd for its Jacobian, wengert.vjp for a "
+        "vector-Jacobian product")
 
 
 def nonzero(a: Any, like: Any) -> Any:
@@ -142,12 +153,28 @@ def getitem_adjoint(prev: Any, x: Any, index: Any, g: Any, size: int | None = No
     n = len(x) if size is None else size
     out = [None] * n if prev is None else list(prev)
     if isinstance(index, slice):
-        for j, gj in zip(range(*index.indices(n)), g):
-            out[j] = add_adjoint(out[j], gj)
+        _add_into_slice(out, index, g)
     else:
         out[index] = add_adjoint(out[index], g)
     return tuple(out) if isinstance(x, tuple) and prev is None or isinstance(prev, tuple) \
         else out
+
+
+def _add_into_slice(out: list[Any], index: slice, g: Any) -> None:
+    """``out[index] += g`` entry by entry, for adjoints of lists (``None`` is zero)."""
+    if index.step is None or index.step == 1:
+        start, stop, _ = index.indices(len(out))
+        # (``is`` tests, not ``list.count``: entries may be arrays, whose ``==`` is elementwise)
+        for v in out[start:stop]:
+            if v is not None:
+                break
+        else:
+            out[start:stop] = g  # the common case: nothing there yet
+            return
+    for j, gj in zip(range(*index.indices(len(out))), g):
+        old = out[j]
+        out[j] = gj if old is None else old + gj if type(old) is float and \
+            type(gj) is float else add_adjoint(old, gj)
 
 
 def entry_adjoint(prev: Any, x: dict, key: Any, g: Any) -> Any:
@@ -188,9 +215,13 @@ def getitem_adjoint_owned(prev: Any, x: Any, index: Any, g: Any, size: int | Non
     if g is None:
         return prev
     t = type(prev)
-    if t is list and _refs(prev) <= _SOLE and not isinstance(index, slice):
-        prev[index] = add_adjoint(prev[index], g)
-        return prev
+    if t is list and _refs(prev) <= _SOLE:
+        if type(index) is not slice:
+            prev[index] = add_adjoint(prev[index], g)
+            return prev
+        if type(x) is list and len(prev) == len(x):
+            _add_into_slice(prev, index, g)
+            return prev
     if t is dict and _refs(prev) <= _SOLE:
         prev[index] = add_adjoint(prev.get(index), g)
         return prev

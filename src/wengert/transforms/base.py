@@ -144,7 +144,11 @@ class Transform:
 
     #: Types whose in-place operators the mode follows even when the old value is read
     #: again (forward mode mirrors list updates on the list's tangent).
-    inplace_followed: frozenset[Any] = frozenset({None, float, int, bool, FLOAT_OR_FLOAT64})
+    #: Types whose ``x += y`` makes a new object (immutable ones) or that are checked
+    #: when the code runs (unknown): :meth:`check_inplace` lets them be.
+    inplace_followed: frozenset[Any] = frozenset({
+        None, float, int, bool, complex, str, tuple, FLOAT_OR_FLOAT64, numpy.float64,
+        numpy.float32, numpy.int64, numpy.bool_})
 
     def __init__(self, fn: n.Function, wrt: Sequence[int], arg_types: Sequence[Any],
                  linker: Linker | None) -> None:
@@ -210,6 +214,12 @@ class Transform:
         primitives, ``_pack``, ``_concat``, take lists as lists)."""
         if self.type_of(a) not in (list, tuple):
             return False
+        rule = registry.lookup(fn) if hashable(fn) else None
+        if rule is not None and rule.array_result and not rule.sequence_args and \
+                args and a is args[0]:
+            # wengert's own NumPy primitives read their operand (first; the others are
+            # shapes, axes and indices) as NumPy does.
+            return True
         return isinstance(fn, numpy.ufunc) or \
             str(getattr(fn, "__module__", "")).startswith("numpy") or \
             getattr(fn, "__module__", None) in ("_operator", "operator") and \

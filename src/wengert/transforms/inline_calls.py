@@ -128,7 +128,7 @@ def _target(op: n.Call, consts: dict[int, Any]) -> Any:
         # A function with a registered derivative is called, not inlined; one with a Python
         # definition (``statistics.variance``) is inlined as its definition, never as the
         # library's own source.
-        if rule.python is None or any(k not in rule.python_keywords for k, _ in op.kwargs):
+        if rule.python is None or not registry.takes_keywords(rule, [k for k, _ in op.kwargs]):
             return None
         return rule.python
     return f

@@ -41,6 +41,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
+from wengert import runtime
 from wengert.analysis.activity import MUTATING_METHODS, READONLY_METHODS
 from wengert.analysis.types import Types, infer_types, subclass
 from wengert.diagnostics import NonDifferentiableError
@@ -221,6 +222,11 @@ class _State:
                 return self.roots(d.args[0], seen)
             if is_c and _hashable(f) and f in _FRESH_CALLS:
                 return {("fresh", id(d))}
+            if is_c and f is runtime.keyed_order:
+                return {("fresh", id(d))}  # a new list of indices
+            if is_c and f is runtime.snapshot and len(d.args) == 1:
+                # A copy of a container, the value itself otherwise (a number, an object).
+                return {("fresh", id(d))} | self.roots(d.args[0], seen)
             m = self.defs.get(d.fn.id)
             if isinstance(m, n.GetAttr) and m.name == "copy" and not d.args:
                 return {("fresh", id(d))}

@@ -37,7 +37,6 @@ import numpy
 
 from wengert import runtime
 from wengert.analysis.activity import MUTATING_METHODS
-from wengert.analysis.types import FLOAT_OR_FLOAT64
 from wengert.diagnostics import NonDifferentiableError, SourceLoc
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
@@ -83,7 +82,7 @@ def _dot(v: n.Value) -> str | None:
 class JVP(Transform):
     """Builds the JVP function of one (already cloned) primal function."""
 
-    inplace_followed = frozenset({None, float, int, bool, list, FLOAT_OR_FLOAT64})
+    inplace_followed = Transform.inplace_followed | {list}
 
     def __init__(self, fn: n.Function, wrt: Sequence[int], arg_types: Sequence[type | None],
                  linker: Linker | None = None, batched: bool = False) -> None:

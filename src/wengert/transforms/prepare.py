@@ -410,7 +410,7 @@ def _python_definitions(fn: n.Function) -> None:
         if d is None or not _hashable(d.value):
             continue
         rule = registry.python_definition(d.value)
-        if rule is None or any(k not in rule.python_keywords for k, _ in op.kwargs):
+        if rule is None or not registry.takes_keywords(rule, [k for k, _ in op.kwargs]):
             continue
         d2 = n.Const(rule.python, [n.Value()], loc=op.loc)
         region = _region_of(fn.body, op)

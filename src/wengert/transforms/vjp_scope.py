@@ -114,8 +114,9 @@ class Scope:
         if a is None:
             return self.zero(v)
         if v.id in self.maybe_none:
-            a = self.b.call(self.vjp.const_fn(runtime.nonzero), a, self.res(v),
-                            hint=_bar(v))
+            # A float's zero is 0.0: no residual of ``v`` kept (or recomputed) for its shape.
+            like = self.b.const(0.0) if self.vjp.type_of(v) is float else self.res(v)
+            a = self.b.call(self.vjp.const_fn(runtime.nonzero), a, like, hint=_bar(v))
             self.adj[v.id] = a
             self.maybe_none.discard(v.id)
         return a

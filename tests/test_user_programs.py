@@ -1,0 +1,164 @@
+"""Programs written the way users write them, each checked by ``check_grads`` in both
+modes and to second order: each was refused or crashed until its class was fixed.
+
+* results of the decompositions unpacked and their methods called (``s.sum()`` after
+  ``u, s, vt = np.linalg.svd(m)``, ``vals.max()`` after ``eigh``, ``alpha.sum()`` after
+  ``solve``): their types are declared, so second order no longer dispatches them;
+* lists given to NumPy (``np.outer([x, y], w)``): typed as the arrays NumPy makes of them,
+  and their batched tangents packed batch-first when a primitive reads them (``0.0``
+  entries among batched ones broadcast);
+* ``a, *rest = [...]`` then a loop over ``rest`` accumulating a float: ``rest`` is a list
+  of the items' type, ``a`` the first item's;
+* ``for xi, yi in zip(X, y)`` of arrays with ``total += ...``, as a Hessian: a snapshot of
+  a number is no alias of the arrays iterated;
+* ``b -= ...`` on a NumPy scalar in a Hessian: numpy scalars are immutable, ``-=`` makes
+  a new one;
+* list and dict methods: ``sort`` (with ``key``, ``reverse``), ``reverse``, ``remove``,
+  ``index``, ``xs[:] = sorted(xs)``, ``dict.update`` with keywords.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from wengert.testing import check_grads
+
+W = np.array([0.3, -0.6, 0.9])
+
+
+def svd_unpacked(w):
+    a = np.array([[2.0, 0.3, 0.1], [0.3, 1.5, 0.2], [0.1, 0.2, 1.0]])
+    u, s, vt = np.linalg.svd(a + np.outer(w, w))
+    return s.sum() + s[0] ** 2 + vt[0] @ vt[0]
+
+
+def svd_values_only(w):
+    s = np.linalg.svd(np.diag(w ** 2 + 1.0) + 0.1, compute_uv=False)
+    return s @ s
+
+
+def eigh_and_slogdet(w):
+    m = np.diag(w ** 2 + 1.0) + 0.1
+    sign, logdet = np.linalg.slogdet(m)
+    vals, vecs = np.linalg.eigh(m)
+    return sign * logdet + vals.max() + vecs[0, 0] ** 2
+
+
+def qr_unpacked(w):
+    q, r = np.linalg.qr(np.vstack([w, w ** 2, np.ones_like(w)]).T + np.eye(3))
+    return np.abs(np.diag(r)).sum() + np.sum(q[0])
+
+
+def solve_and_cholesky(w):
+    k = np.exp(-0.5 * (w[:, None] - w[None, :]) ** 2) + 0.1 * np.eye(len(w))
+    alpha = np.linalg.solve(k, np.ones(len(w)))
+    chol = np.linalg.cholesky(k)
+    return alpha.sum() + 2 * np.log(np.diag(chol)).sum() + np.linalg.inv(k).trace()
+
+
+def zip_of_arrays(w):
+    x = np.arange(12.0).reshape(4, 3) / 10.0
+    y = np.array([1.0, 0.0, 1.0, 1.0])
+    total = 0.0
+    for xi, yi in zip(x, y):
+        z = xi @ w
+        total += yi * np.log1p(np.exp(-z)) + (1 - yi) * np.log1p(np.exp(z))
+    return total / len(y)
+
+
+def numpy_scalar_in_place(w):
+    b = 1.0
+    for j in range(3):
+        b = np.tanh(b + w[j] * w[j - 1])
+    b -= np.sin(b) * w[0]
+    b *= w[1]
+    return b
+
+
+@pytest.mark.parametrize("f", [svd_unpacked, svd_values_only, eigh_and_slogdet, qr_unpacked,
+                               solve_and_cholesky, zip_of_arrays, numpy_scalar_in_place],
+                         ids=lambda f: f.__name__)
+def test_numpy_programs(f):
+    check_grads(f, (W.copy(),), order=2, rtol=1e-4, atol=1e-6)
+
+
+def outer_of_lists(x, y):
+    m = np.outer([x, y], [y, x, 1.0])
+    return np.sum(m.T) + np.sum(m @ m.T)
+
+
+def list_times_array(x, y):
+    return float(np.dot(np.array([x, 0.0, y]) * [y, 2.0, x], [1.0, x, y]))
+
+
+def star_unpacked(x, y):
+    a, *rest = [x, y, x + y, x - y]
+    out = a
+    for k, r in enumerate(rest, start=1):
+        out += k * r ** 2
+    return out
+
+
+def star_in_the_middle(x, y):
+    first, *middle, last = (x, y * x, math.sin(y), x / y)
+    s = first * last
+    for m in middle:
+        s += m
+    return s + len(middle)
+
+
+@pytest.mark.parametrize("f", [outer_of_lists, list_times_array, star_unpacked,
+                               star_in_the_middle], ids=lambda f: f.__name__)
+def test_float_programs(f):
+    check_grads(f, (0.7, 1.3), order=2)
+
+
+def list_sorted_in_place(x, y):
+    xs = [x * y, x - y, math.sin(x), y * y]
+    alias = xs
+    xs.sort(key=abs, reverse=True)
+    return alias[0] + 2 * xs[-1] * xs[1]
+
+
+def list_sort_plain_and_slice_assign(x, y):
+    xs = [x * y, x - y, math.sin(x), y * y]
+    xs.sort()
+    ys = [y, x]
+    ys[:] = sorted(ys)
+    return xs[0] * ys[0] + xs[-1] * ys[1]
+
+
+def list_reversed_in_place(x, y):
+    xs = [x * y, x - y, math.sin(x), y * y]
+    xs.reverse()
+    return xs[0] + 2 * xs[-1] * xs[1]
+
+
+def list_remove_and_index(x, y):
+    xs = [x * y, x - y, math.sin(x), y * y]
+    xs.insert(1, x)
+    v = xs.pop(0)
+    xs.remove(xs[2])
+    k = xs.index(y * y)
+    return v * xs[0] + sum(xs) + k * xs[k]
+
+
+def dict_update_with_keywords(x, y):
+    d = {"a": x, "b": y}
+    d.update(c=x * y)
+    d.update({"b": y * 2.0}, e=x)
+    d.setdefault("f", 2.0)
+    tot = 0.0
+    for k in sorted(d):
+        tot += d[k] ** 2
+    return tot + d.get("zz", 1.0)
+
+
+@pytest.mark.parametrize("f", [list_sorted_in_place, list_sort_plain_and_slice_assign,
+                               list_reversed_in_place, list_remove_and_index,
+                               dict_update_with_keywords], ids=lambda f: f.__name__)
+def test_list_and_dict_methods(f):
+    check_grads(f, (0.7, 1.3), order=2)
