@@ -106,8 +106,9 @@ CASES = {
 @pytest.mark.parametrize("name", CASES)
 def test_program_gradients_and_hessians(name):
     f, args, argnums = CASES[name]
-    # Recursion is linked to its own derivative, which is not differentiated again yet: a
-    # second derivative of det_cofactor is a located refusal (the last test).
+    # Recursion on numbers differentiates again (split into the call and its gradient);
+    # on arrays it does not yet: a second derivative of det_cofactor is a located refusal
+    # (the last test).
     order = 1 if name == "det_cofactor" else 2
     check_grads(f, args, order=order, modes=("rev", "fwd"), argnums=argnums, rtol=1e-4,
                 atol=1e-6)

@@ -162,3 +162,49 @@ def dict_update_with_keywords(x, y):
                                dict_update_with_keywords], ids=lambda f: f.__name__)
 def test_list_and_dict_methods(f):
     check_grads(f, (0.7, 1.3), order=2)
+
+
+# Recursion on numbers, to second order: in a gradient's IR a recursive call (which is
+# never inlined) is split into a call of the function and, in the pullback, a call of its
+# gradient, both linked when the gradient is differentiated again.
+
+
+def continued_fraction(x, depth):
+    if depth == 0:
+        return 1.0
+    return 1.0 + x / continued_fraction(x, depth - 1)
+
+
+def even_part(x, n):
+    if n == 0:
+        return x
+    return math.sin(odd_part(x * 1.1, n - 1)) + x
+
+
+def odd_part(x, n):
+    if n == 0:
+        return x * x
+    return even_part(x, n - 1) * 0.9 + math.cos(x)
+
+
+def power_by_halves(x, n):
+    if n == 0:
+        return 1.0
+    half = power_by_halves(x, n // 2)
+    return half * half * (x if n % 2 else 1.0)
+
+
+def two_carried(x, y, n):
+    if n == 0:
+        return x * y
+    return two_carried(y * 0.5 + x, math.sin(x) * y, n - 1) + x * y
+
+
+def recursions(x, y):
+    return continued_fraction(x, 6) * y + even_part(y, 5) + power_by_halves(x, 7) + \
+        two_carried(x, y, 4)
+
+
+def test_recursion_to_second_order():
+    check_grads(recursions, (0.7, 1.3), order=2)
+    check_grads(continued_fraction, (0.7, 12), order=2, argnums=(0,))

@@ -30,6 +30,7 @@ import builtins
 import dataclasses
 import inspect
 import math
+import operator
 import types
 from collections.abc import Sequence
 from typing import Any
@@ -505,6 +506,8 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
             b.emit(op)  # nothing that goes in has an adjoint
             return _no_adjoint
         target = self.linker.direct(fn, wrt, types_)
+        if target is None and getattr(self.linker, "differentiated_again", False):
+            return self.call_split(op, fn, wrt, types_, b)
         if target is None:
             return DECLINED
         loc, y = op.loc, op.result
@@ -524,6 +527,36 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
 
         def reverse(scope: Scope) -> None:
             self.reverse_call(scope, pb, y, args, loc, sure=sure)
+        return reverse
+
+    def call_split(self, op: n.Call, fn: Any, wrt: tuple[int, ...], types_: tuple[Any, ...],
+                   b: Builder) -> Action | None:
+        """In code that is differentiated again (a gradient's IR), a user function of
+        numbers returning a float that is not inlined (recursion): the forward calls the
+        function itself and the pullback its gradient, ``y_bar * grad(fn)(*args)``. Both
+        are calls of functions with IR, linked when differentiated again, where a VJP's
+        pullback closure would be a value no transform can follow. (Each level of a
+        recursion then computes its callee's gradient anew: quadratic in the depth, for
+        derivatives of second order and up only.)"""
+        if not all(t in (float, int, bool) for t in types_) or \
+                self.linker.result_type(fn, list(types_)) is not float:
+            return DECLINED
+        b.emit(op)
+        args, loc, y = list(op.args), op.loc, op.result
+        grad_fn = self.linker.make_grad(fn, wrt)
+
+        def reverse(scope: Scope) -> None:
+            g = scope.get(y)
+            if g is None:
+                return
+            scope.b.loc = loc
+            g_val = scope.need(y)
+            grads = scope.b.call(grad_fn, *[scope.res(a) for a in args],
+                                 origin=f"{fn.__name__}_grad")
+            for k, i in enumerate(wrt):
+                gi = scope.b.getitem(grads, scope.b.const(k))
+                scope.accumulate(args[i], scope.b.call(operator.mul, g_val, gi,
+                                                       hint=_bar(args[i])))
         return reverse
 
     def call_dynamic(self, op: n.Call, method: n.GetAttr | None, b: Builder) -> Action:
