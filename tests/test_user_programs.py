@@ -208,3 +208,47 @@ def recursions(x, y):
 def test_recursion_to_second_order():
     check_grads(recursions, (0.7, 1.3), order=2)
     check_grads(continued_fraction, (0.7, 12), order=2, argnums=(0,))
+
+
+def det_by_cofactors(a):
+    # Module level (tests/test_numpy_programs.py has the same expansion as a nested
+    # function, which is still a located refusal at second order).
+    n = a.shape[0]
+    if n == 1:
+        return a[0, 0]
+    total = 0.0
+    for j in range(n):
+        minor = np.concatenate([a[1:, :j], a[1:, j + 1:]], axis=1)
+        total = total + (-1) ** j * a[0, j] * det_by_cofactors(minor)
+    return total
+
+
+def scaled_in_place(v, k):
+    # The callee writes into its array: not split (a gradient taken in the pullback would
+    # read the array after the writes), so the call stays dispatched: a located refusal at
+    # second order, never a wrong number.
+    if k == 0:
+        return np.sum(v * v)
+    v[0] = v[0] * 0.5
+    return scaled_in_place(v, k - 1) + v[1] * v[0]
+
+
+def test_recursion_on_arrays_to_second_order():
+    a = np.random.default_rng(3).normal(size=(4, 4))
+    check_grads(det_by_cofactors, (a,), order=2, rtol=1e-4, atol=1e-6)
+    check_grads(lambda v: np.sin(det_by_cofactors(np.outer(v, v) + np.eye(3))),
+                (W.copy(),), order=2, rtol=1e-4, atol=1e-6)
+
+
+def writes_then_recurses(v, k):
+    return scaled_in_place(v.copy(), k)
+
+
+def test_a_recursive_callee_writing_its_array_is_right_or_refused():
+    import wengert
+
+    try:
+        check_grads(writes_then_recurses, (W.copy(), 3), order=2, argnums=(0,), rtol=1e-4,
+                    atol=1e-6)
+    except wengert.NonDifferentiableError as e:
+        assert e.loc is not None

@@ -235,8 +235,11 @@ class Transform:
         """``v``'s type as a callee's parameter type (``ListOf`` for a list of floats,
         ``DictOf`` for a dict of floats)."""
         t = self.type_of(v)
-        return self.types.param_type(self.resolve(v)) if t in (list, dict, numpy.ndarray) \
-            else t
+        if t not in (list, dict, numpy.ndarray):
+            return t
+        full = self.types.param_type(self.resolve(v))
+        # (an array the transform made, whose axes are not recorded: an array still)
+        return full if full is not None or t is not numpy.ndarray else t
 
     def const_value(self, v: n.Value) -> tuple[bool, Any]:
         """``(True, value)`` for a constant, ``(False, None)`` otherwise."""

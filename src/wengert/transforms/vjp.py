@@ -35,8 +35,11 @@ import types
 from collections.abc import Sequence
 from typing import Any
 
+import numpy
+
 from wengert import runtime
 from wengert.analysis.activity import MUTATING_METHODS, READONLY_METHODS
+from wengert.analysis.types import ArrayOf
 from wengert.diagnostics import NonDifferentiableError, SourceLoc
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
@@ -532,17 +535,25 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
     def call_split(self, op: n.Call, fn: Any, wrt: tuple[int, ...], types_: tuple[Any, ...],
                    b: Builder) -> Action | None:
         """In code that is differentiated again (a gradient's IR), a user function of
-        numbers returning a float that is not inlined (recursion): the forward calls the
-        function itself and the pullback its gradient, ``y_bar * grad(fn)(*args)``. Both
-        are calls of functions with IR, linked when differentiated again, where a VJP's
-        pullback closure would be a value no transform can follow. (Each level of a
-        recursion then computes its callee's gradient anew: quadratic in the depth, for
-        derivatives of second order and up only.)"""
-        if not all(t in (float, int, bool) for t in types_) or \
-                self.linker.result_type(fn, list(types_)) is not float:
+        numbers and float arrays returning a float that is not inlined (recursion): the
+        forward calls the function itself and the pullback its gradient, ``y_bar *
+        grad(fn)(*args)``. Both are calls of functions with IR, linked when differentiated
+        again, where a VJP's pullback closure would be a value no transform can follow.
+        (Each level of a recursion then computes its callee's gradient anew: quadratic in
+        the depth, for derivatives of second order and up only.)"""
+        args, loc, y = list(op.args), op.loc, op.result
+        arrays = [i for i, t in enumerate(types_) if t not in (float, int, bool)]
+        if any(t is not numpy.ndarray and not (isinstance(t, ArrayOf) and
+                                               t.dtype is numpy.float64)
+               for t in (types_[i] for i in arrays)) or \
+                self.linker.result_type(fn, list(types_)) not in (float, numpy.float64, None):
+            return DECLINED  # (unknown: the gradient's seed refuses what is not one float)
+        # The pullback reads an array again, as it was at the call: neither the callee
+        # nor this function may change it in between.
+        written = self.linker.written_params(fn)
+        if any(i in written or self.mutated_after(args[i], op) for i in arrays):
             return DECLINED
         b.emit(op)
-        args, loc, y = list(op.args), op.loc, op.result
         grad_fn = self.linker.make_grad(fn, wrt)
 
         def reverse(scope: Scope) -> None:
