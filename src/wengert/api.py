@@ -12,7 +12,7 @@ import types
 from collections.abc import Sequence
 from typing import Any
 
-from wengert import tangents
+from wengert import runtime, tangents
 from wengert.codegen.emit import generate
 from wengert.driver.binding import (
     arg_type,
@@ -110,14 +110,18 @@ def value_and_grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = Fal
 
     @functools.wraps(f)
     def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
-        hit = None if kwargs else fast.get(tuple(map(arg_type, args)))
+        key = () if kwargs else tuple(map(arg_type, args))
+        hit = None if kwargs else fast.get(key)
         if hit is not None and hit[1].valid(hit[0]):
             fn, entry, wrt, bound, written = hit
             full = (*bound, *args) if bound else args
             if written:
                 check_unaliased(fn, full, written)
-            before = shapes_of(full)
-            out, pb = entry.compiled(*full)
+            before = shapes_of(full, key, len(bound), wrt)
+            # The forward and the pullback of the VJP called directly: no closure is made.
+            compiled = entry.compiled
+            out, res = compiled.forward(*full)
+            pullback = compiled.pullback
         else:
             fn, bound, bound_kw = function_of(f, len(args))
             full = (*bound, *args)
@@ -128,20 +132,21 @@ def value_and_grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = Fal
             written = writes_arguments(fn)
             if written:
                 check_unaliased(fn, full, written)
-            before = shapes_of(full)
-            out, pb, entry = call_vjp(fn, wrt, full, kw)
+            before = shapes_of(full, key, len(bound), wrt)
+            out, res, entry = call_vjp(fn, wrt, full, kw)
+            pullback = runtime.call_pullback  # (``res`` is the pullback itself)
             if not kw and len(full) == fn.__code__.co_argcount and \
                     not fn.__code__.co_flags & 0x0C:
-                fast[tuple(map(arg_type, args))] = (fn, entry, wrt, tuple(bound), written)
+                fast[key] = (fn, entry, wrt, tuple(bound), written)
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise TypeError("has_aux=True requires the function to return a pair "
                                 "(value, aux)")
             value, aux = out
-            adjs = pb((seed(value), None))
+            adjs = pullback(res, (seed(value), None))
         else:
             value = out
-            adjs = pb(seed(value))
+            adjs = pullback(res, seed(value))
         if single:
             g = finish(before[wrt[0]], adjs[wrt[0]])
         else:

@@ -60,9 +60,13 @@ def weighted_mean(xs):
 def test_a_loop_variable_takes_the_name_of_its_next_value():
     # ``acc, g = pop_adjoint_owned(acc)``: the list popped is held by one name only, so
     # the helper pops it in place (O(1) per item) instead of copying it (O(n)).
-    source = wengert.show(weighted_mean, mode="vjp", like=([0.5, 1.5, -2.0],))
+    source = wengert.show(weighted_mean, mode="vjp", arg_types=[list])
     pops = re.findall(r"^\s*(\w+), \w+ = pop_adjoint_owned\((\w+)\)$", source, re.M)
     assert pops and all(a == b for a, b in pops), source
+    # Of a list of floats: the list the loop owns, popped with no call.
+    source = wengert.show(weighted_mean, mode="vjp", like=([0.5, 1.5, -2.0],))
+    assert "pop_adjoint" not in source, source
+    assert re.search(r"= \(?0\.0 if (\w+) is None else \1\.pop\(\)", source), source
     xs = [0.5, 1.5, -2.0, 0.25]
     g = wengert.grad(weighted_mean)(xs)
     h = 1e-6

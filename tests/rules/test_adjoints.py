@@ -585,6 +585,8 @@ PULLBACK_HELPERS = [
     "getitem_adjoint_owned", "pop_adjoint_owned", "getattr_adjoint_owned",
     "setattr_adjoint_owned", "unpop_adjoint", "remove_adjoint",
     "entry_adjoint", "entry_adjoint_of_array", "entry_adjoint_of_array_owned",
+    "entry_adjoint_of_list", "entry_adjoint_of_list_owned", "float_pop_adjoint",
+    "float_pop_adjoint_owned", "entry_write_of_list", "entry_write_of_list_owned",
     "entry_write_adjoint", "entry_write_adjoint_owned", "display_item_adjoint", "item_tangent",
 ]
 #: Helpers that write into their arguments or raise, so an unused call must stay.

@@ -119,7 +119,13 @@ def test_pullback_called_twice_gives_the_same_cotangents(f, args):
 
 
 def test_loop_over_a_list_updates_its_adjoint_in_place():
+    # A list of floats: its adjoint is made a list of floats the loop owns, once, and
+    # each read adds into its entry with no call.
     source = wengert.show(read_pairs, mode="vjp", arg_types=[ListOf(float)])
+    assert "owned_float_list(" in source
+    assert "getitem_adjoint" not in source and "entry_adjoint" not in source
+    # Items of unknown type: the checked in-place update, never the copying one.
+    source = wengert.show(read_pairs, mode="vjp", arg_types=[list])
     assert "getitem_adjoint_owned" in source
     assert "getitem_adjoint(" not in source
 

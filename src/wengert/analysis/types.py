@@ -23,7 +23,7 @@ import numpy
 from wengert import runtime
 from wengert.analysis.fields import object_fields
 from wengert.ir import nodes as n
-from wengert.ir.uses import replace_uses
+from wengert.ir.uses import free_uses, replace_uses
 
 Type = Any  # a type, :data:`FLOAT_OR_FLOAT64`, or None for "unknown"
 
@@ -218,15 +218,17 @@ def infer_types(fn: n.Function, param_types: Sequence[Type],
                          f"{len(fn.body.args)} parameters")
     readonly = _read_only(fn.body, writes)
     reshaped = _reshapes(fn.body, writes)
+    item_writes = _item_writes(fn.body, writes)
 
-    def run(fields: Mapping[tuple[type, str], type]) -> _Inference:
+    def run(fields: Mapping[tuple[type, str], type], lists: frozenset[int] = frozenset()
+            ) -> _Inference:
         inf = _Inference(dict(free_types or {}), callee)
         inf.appended = _appended(fn.body, writes)
-        inf.readonly = readonly
+        inf.readonly = readonly | lists
         inf.fields = fields
         for a, t in zip(fn.body.args, param_types):
             if isinstance(t, (ListOf, DictOf)):
-                if a.id in readonly:
+                if a.id in inf.readonly:
                     if isinstance(t, ListOf):
                         inf.items[a.id] = t.item
                     else:
@@ -246,7 +248,21 @@ def infer_types(fn: n.Function, param_types: Sequence[Type],
                 inf.items[lst] = it
         return inf
 
-    inf = run({})
+    # Lists changed only by writing, appending or popping items (``ys[i] = 0.5 * (ys[i] +
+    # ys[i - 1])``): assume they keep the type of items they start with, infer, and drop
+    # each list some write of which puts another type in (by induction on the writes,
+    # the others hold items of their type throughout).
+    lists = frozenset(item_writes)
+    inf = run({}, lists)
+    for _ in range(4):
+        wrong = {v for v in lists if not _writes_agree(inf, v, item_writes[v])}
+        if not wrong:
+            break
+        lists -= wrong
+        inf = run({}, lists)
+    else:
+        lists = frozenset()
+        inf = run({})
     if any(isinstance(t, type) and _plain_class(t) for t in inf.types.values()):
         # The fields of objects the function makes and keeps: assume what its constructor
         # calls (else its writes) put there, check that every write agrees, and drop the
@@ -270,7 +286,7 @@ def infer_types(fn: n.Function, param_types: Sequence[Type],
                        if k not in dropped and _one_known(ts) is not None}
             if not assumed:
                 break
-            trial = run(assumed)
+            trial = run(assumed, lists)
     return Types(types.MappingProxyType(inf.types), types.MappingProxyType(inf.items),
                  types.MappingProxyType(inf.values), types.MappingProxyType(inf.arrays),
                  frozenset(inf.entry_writes))
@@ -400,6 +416,81 @@ _LIST_READERS = frozenset({reversed, sum, len, max, min, zip, enumerate, sorted,
                            iter, runtime.snapshot})
 
 
+#: Methods of a list that read it or only remove items (no item of another type comes in).
+_ITEM_KEEPING_METHODS = frozenset({"pop", "index", "count", "copy"})
+
+
+def _item_writes(body: n.Region, writes: Callable[[Any], Any] | None = None
+                 ) -> dict[int, list[tuple[n.Value, n.Value | None]]]:
+    """Values changed only by item writes ``xs[i] = v``, ``xs.append(v)`` and pops, and
+    otherwise only read (indexed, iterated, given to readers, returned): for each, what is
+    written and under which index (``None`` for an append). Not entering nested functions:
+    a value one of them reads is not among these."""
+    consts, _ = _consts_and_methods(body)
+    method_of: dict[int, tuple[int, str]] = {}
+    uses: dict[int, list[n.Op]] = {}
+    captured: set[int] = set()
+    stack = [body]
+    while stack:
+        region = stack.pop()
+        for op in region.ops:
+            if isinstance(op, n.MakeFunction):
+                captured.update(v.id for v in free_uses(op.func.body))
+                continue
+            if isinstance(op, n.GetAttr):
+                method_of[op.result.id] = (op.obj.id, op.name)
+            for v in op.operands():
+                uses.setdefault(v.id, []).append(op)
+            stack.extend(op.regions())
+    out: dict[int, list[tuple[n.Value, n.Value | None]]] = {}
+    for vid, ops in uses.items():
+        if vid in captured:
+            continue
+        found: list[tuple[n.Value, n.Value | None]] = []
+        for op in ops:
+            if isinstance(op, n.GetItem) and op.obj.id == vid and op.index.id != vid or \
+                    isinstance(op, n.For) and op.iterable.id == vid and \
+                    all(v.id != vid for v in op.inits) or \
+                    isinstance(op, n.Return):
+                continue
+            if isinstance(op, n.GetAttr) and op.obj.id == vid and \
+                    op.name in ("append", *_ITEM_KEEPING_METHODS):
+                continue
+            if isinstance(op, n.SetItem) and op.obj.id == vid and op.index.id != vid:
+                found.append((op.value, op.index))
+                continue
+            if isinstance(op, n.Call) and not op.kwargs and not op.starred:
+                obj, name = method_of.get(op.fn.id, (None, ""))
+                if obj == vid and name == "append" and len(op.args) == 1:
+                    found.append((op.args[0], None))
+                    continue
+                if obj == vid and name in _ITEM_KEEPING_METHODS and \
+                        all(a.id != vid for a in op.args):
+                    continue
+                f = consts.get(op.fn.id, _NOT_CONST)
+                if obj is None and op.fn.id != vid and f is not _NOT_CONST and \
+                        _hashable(f) and f in _LIST_READERS:
+                    continue
+            break
+        else:
+            if found:
+                out[vid] = found
+    return out
+
+
+def _writes_agree(inf: _Inference, vid: int, found: list[tuple[n.Value, n.Value | None]]
+                  ) -> bool:
+    """Whether every item written into the list ``vid`` is of the type its items were
+    assumed to have (under an int index), or nothing was assumed of its items."""
+    if vid in inf.values:
+        return False  # a dict: the types of what it holds are only assumed for lists
+    item = inf.items.get(vid)
+    if item is None:
+        return True
+    return all(inf.full_type(w) == item and (k is None or inf.get(k) is int)
+               for w, k in found)
+
+
 def _appended(body: n.Region, writes: Callable[[Any], Any] | None = None
               ) -> dict[int, list[n.Value]]:
     """Lists made empty and then only appended to and iterated (a loop's records, in
@@ -426,6 +517,8 @@ def _appended(body: n.Region, writes: Callable[[Any], Any] | None = None
                 values += [c.args[0] for c in calls]  # type: ignore[union-attr]
             elif isinstance(u, n.For) and u.iterable.id == op.result.id:
                 continue
+            elif isinstance(u, n.GetItem) and u.obj.id == op.result.id:
+                continue  # an item read back
             elif isinstance(u, n.Call) and _hashable(consts.get(u.fn.id)) and \
                     consts.get(u.fn.id) in _LIST_READERS and u.fn.id != op.result.id:
                 continue  # read, never changed: its items are still the ones appended
@@ -863,6 +956,10 @@ class _Inference:
             if fn is runtime.snapshot and len(op.args) == 1 and \
                     (item := self.item_type(op.args[0])) is not None:
                 self.items[op.result.id] = item  # a copy holds the items it was taken with
+            if fn is list and simple and len(op.args) == 1 and \
+                    op.result.id in self.readonly and self.get(op.args[0]) is list and \
+                    (item := self.item_type(op.args[0])) is not None:
+                self.items[op.result.id] = item  # ``list(xs)``: a copy, then kept
             if t is None and simple and len(args) == 1 and fn in (max, min, sum):
                 # The extreme or the sum of a list of floats is a float (a sum of none is
                 # the int 0, for which the float code computes the same numbers).
@@ -964,6 +1061,10 @@ class _Inference:
                 self.items[op.result.id] = self.items[op.obj.id]  # a slice: the same items
         elif op.obj.id in self.items and index in _INTS:
             self.set_full(op.result, self.items[op.obj.id])
+            return
+        elif obj is list and index in _INTS and self.appended.get(op.obj.id) and \
+                (item := self.item_type(op.obj)) is not None:
+            self.set_full(op.result, item)  # (a list only appended to)
             return
         elif op.obj.id in self.values and obj is dict:
             t = self.values[op.obj.id]

@@ -10,6 +10,7 @@ source is registered with ``linecache`` so tracebacks, pdb and
 from __future__ import annotations
 
 import ast
+import builtins
 import itertools
 import linecache
 import math
@@ -54,6 +55,13 @@ _SPECIAL = {**{k: True for k in BIN_AST}, **{k: True for k in UNARY_AST},
 #: The value of a constant standing for the generated function itself.
 _SELF = object()
 
+
+class _SelfPart:
+    """The constant standing for a function of the module being generated, by role."""
+
+    def __init__(self, role: str) -> None:
+        self.role = role
+
 _INLINE_KINDS = (n.Call, n.GetAttr, n.GetItem, n.Build, n.BuildDict, n.BuildSlice,
                  n.FormatValue, n.JoinStr)
 
@@ -88,6 +96,8 @@ class Namespace:
         #: The ``runtime.Later`` standing for the function being generated, and its name.
         self.self_ref: Any = None
         self.self_name = ""
+        #: The names of a split VJP's functions by role (``forward``, ``pullback``).
+        self.self_names: dict[str, str] = {}
 
     def bind(self, value: Any, preferred: str | None) -> str:
         """A global name bound to ``value`` (``preferred`` if free or already bound to it)."""
@@ -137,8 +147,13 @@ def const_expr(op: n.Const, ns: Namespace) -> ast.expr:
     v = op.value
     if _is_literal(v) and (not op.origin or isinstance(v, (bool, type(None)))):
         return literal_expr(v)
-    if op.origin:
-        parts = op.origin.split(".")
+    origin = op.origin
+    if origin and "." not in origin and _hashable(v) and \
+            getattr(builtins, getattr(v, "__name__", ""), None) is v and \
+            v.__name__ not in ns.avoid:
+        origin = v.__name__  # ``max``, not the name a rule's closure gave it (``extreme``)
+    if origin:
+        parts = origin.split(".")
         root = op.root if op.root is not None else (v if len(parts) == 1 else None)
         if root is not None:
             name = ns.bind(root, parts[0])
@@ -152,6 +167,8 @@ def const_expr(op: n.Const, ns: Namespace) -> ast.expr:
         return ast.Name(ns.bind(v, "UNBOUND"), ast.Load())
     if v is _SELF:
         return ast.Name(ns.self_name, ast.Load())
+    if isinstance(v, _SelfPart):
+        return ast.Name(ns.self_names[v.role], ast.Load())
     mod = getattr(v, "__module__", None)
     if mod == "operator" or mod == "_operator":
         return ast.Attribute(ast.Name(ns.bind(operator, "operator"), ast.Load()), v.__name__,
@@ -220,6 +237,11 @@ class FunctionEmitter:
                     and self.consts[op.obj.id].value is self.ns.self_ref:
                 # ``f_vjp_later.fn`` inside ``f_vjp`` itself (recursion): the function's own name.
                 self.consts[op.result.id] = n.Const(_SELF, [op.result])
+            elif isinstance(op, n.GetAttr) and op.name in self.ns.self_names and \
+                    op.obj.id in self.consts and self.ns.self_ref is not None and \
+                    self.consts[op.obj.id].value is self.ns.self_ref:
+                # ``later.forward`` / ``later.pullback`` in a split VJP's own module.
+                self.consts[op.result.id] = n.Const(_SelfPart(op.name), [op.result])
             for v in op.operands():
                 self.uses[v.id] = self.uses.get(v.id, 0) + 1
             if isinstance(op, n.MakeFunction):
@@ -835,6 +857,34 @@ def compile_source(source: str, ns: Namespace, label: str) -> dict[str, Any]:
     code = compile(source, filename, "exec")
     exec(code, ns.values)
     return ns.values
+
+
+def generate_split(forward: n.Function, pullback: n.Function, takes_inouts: bool,
+                   label: str, self_ref: Any) -> tuple[Any, Any, str]:
+    """Compile a VJP split in two (``transforms/split.py``) into one module: its forward
+    and pullback functions, and the source. ``self_ref``: the ``runtime.Later`` through
+    which recursive calls reach them (``later.forward``, ``later.pullback``), which the
+    generated code calls by their names instead."""
+    ns = Namespace()
+    names = {}
+    for role, fn in (("forward", forward), ("pullback", pullback)):
+        names[role] = sanitize(fn.name if fn.name != "<lambda>" else "lambda_")
+    if names["forward"] == names["pullback"]:
+        names["pullback"] += "_pullback"
+    ns.avoid.update(names.values())
+    for nm in names.values():
+        ns.values[nm] = None  # the defs bind them: no global may take their names
+    ns.self_ref, ns.self_name, ns.self_names = self_ref, names["forward"], names
+    defs = []
+    for role, fn in (("forward", forward), ("pullback", pullback)):
+        em = FunctionEmitter(fn, ns, name=names[role])
+        fdef = em.function_def()
+        if role == "pullback" and takes_inouts:
+            fdef.args.defaults = [ast.Constant(None)]  # ``inouts``: none from most callers
+        defs.append(fdef)
+    source = to_source(defs)
+    values = compile_source(source, ns, label)
+    return values[names["forward"]], values[names["pullback"]], source
 
 
 def generate(fn: n.Function, label: str | None = None, self_ref: Any = None

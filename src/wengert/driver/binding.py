@@ -46,7 +46,7 @@ def arg_type(a: Any) -> Any:
     if t is numpy.ndarray:
         # Entries of a numeric dtype (``a[i]`` is a ``numpy.float64``), by number of axes.
         return array_of(a.dtype.type, a.ndim) if a.dtype.kind in "biufc" else t
-    if t is list and a and all(type(v) is float for v in a):
+    if t is list and a and type(a[0]) is float and set(map(type, a)) == _FLOAT:
         return LIST_OF_FLOAT
     if t is list and a and all(type(v) is list and v and all(type(w) is float for w in v)
                                for v in a):
@@ -86,12 +86,27 @@ def _typer(fn: Any) -> Any:
     return lambda a: Constant(a) if type(a) in FUNCTION_VALUES else arg_type(a)
 
 
-def shapes_of(args: tuple) -> tuple:
+_FLOAT = {float}
+_FLOAT_OR_NONE = {float, type(None)}
+
+
+class FloatItems(list):  # type: ignore[type-arg]
+    """The copy :func:`shapes_of` makes of a list argument whose items are all floats (its
+    type, :func:`arg_type`, said so): :func:`finish` then checks only the cotangent."""
+
+
+def shapes_of(args: tuple, types: tuple[Any, ...] = (), first: int = 0,
+              wrt: tuple[int, ...] | None = None) -> tuple:
     """Copies of container arguments the function may change the length of (``append``):
-    their cotangents take the structure the arguments had when the call began."""
+    their cotangents take the structure the arguments had when the call began. ``types``:
+    the :func:`arg_type` of the arguments from ``first`` on, if known; ``wrt``: the
+    arguments whose cotangents are wanted (``None``: all)."""
     for a in args:
         if isinstance(a, (list, dict)):
-            return tuple(structure(a) for a in args)
+            return tuple(a if wrt is not None and k not in wrt else
+                         FloatItems(a) if 0 <= k - first < len(types) and
+                         types[k - first] is LIST_OF_FLOAT else structure(a)
+                         for k, a in enumerate(args))
     return args
 
 
@@ -141,6 +156,12 @@ def finish(x: Any, adj: Any) -> Any:
     if adj is None and not tangents.is_differentiable(x) and hasattr(x, "__dict__") and \
             not isinstance(x, type) and not callable(x):
         return None
+    if type(x) is FloatItems and type(adj) is list and len(adj) == len(x):
+        kinds = set(map(type, adj))
+        if kinds == _FLOAT:
+            return list(adj)
+        if kinds <= _FLOAT_OR_NONE:
+            return [0.0 if b is None else b for b in adj]
     if isinstance(adj, (list, tuple)) and isinstance(x, (list, tuple)) and len(adj) == len(x):
         items = [b if type(b) is float and type(a) is float else finish(a, b)
                  for a, b in zip(x, adj)]

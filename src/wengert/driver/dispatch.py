@@ -81,7 +81,10 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,
         _check_borrowed(fn, plan, borrowed, nb, has_obj, len(args), site)
     out, pb, _ = call_vjp(fn, None, full, kw)
     # A pullback of numbers only takes no adjoints in (they are added here, as for floats).
-    takes_inouts = getattr(getattr(pb, "__code__", None), "co_argcount", 2) >= 2
+    # (A split VJP's pullback is its pullback function with the residuals bound first.)
+    code = getattr(getattr(pb, "func", pb), "__code__", None)
+    bound_first = len(getattr(pb, "args", ())) if hasattr(pb, "func") else 0
+    takes_inouts = code is None or code.co_argcount - bound_first >= 2
 
     def pullback(g: Any, inouts: Any = None) -> tuple[Any, ...]:
         ins = None

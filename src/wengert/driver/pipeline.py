@@ -22,7 +22,7 @@ import numpy
 from wengert import runtime
 from wengert.analysis.activity import written_params as params_written_in
 from wengert.analysis.types import infer_types, return_type
-from wengert.codegen.emit import generate
+from wengert.codegen.emit import generate, generate_split
 from wengert.diagnostics import (
     NonDifferentiableWarning,
     WengertError,
@@ -54,6 +54,7 @@ from wengert.rules import registry
 from wengert.transforms.cleanup import cleanup
 from wengert.transforms.gradient import grad_ir
 from wengert.transforms.inplace import update_in_place
+from wengert.transforms.split import split_pullback
 from wengert.transforms.vjp import vjp_transform
 
 
@@ -343,7 +344,21 @@ def derive(fn: Any, arg_types: tuple[Any, ...], key: Any, mode: str, cache: dict
         checked(ir, f"the {mode} transform")
         update_in_place(ir)
         checked(ir, "the in-place update")
-        compiled, source = generate(ir, f"{fn.__qualname__}:{mode}", self_ref=later)
+        parts = split_pullback(ir) if mode == "vjp" else None
+        if parts is not None:
+            # Forward and pullback as two functions: callers linked to this one call them
+            # directly, with a tuple of residuals instead of a closure between them.
+            fwd, pb, takes_inouts = parts
+            checked(fwd, "the split of the pullback")
+            forward, pullback, source = generate_split(fwd, pb, takes_inouts,
+                                                       f"{fn.__qualname__}:{mode}", later)
+            compiled = runtime.joined(forward, pullback)
+            later.forward, later.pullback = forward, pullback
+        else:
+            compiled, source = generate(ir, f"{fn.__qualname__}:{mode}", self_ref=later)
+            if mode == "vjp":  # (linked callers call the roles; this one has a closure)
+                later.forward, later.pullback = compiled, runtime.call_pullback
+                compiled.forward, compiled.pullback = compiled, runtime.call_pullback
     except BaseException:
         # Derivatives finished inside this one may link to its ``Later``: drop them too.
         for k, _, _ in built[start:]:

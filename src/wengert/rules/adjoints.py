@@ -280,8 +280,14 @@ deflinear(runtime.finish_adjoint, lambda adj, x: ans_bar, keep={"x": _const},
 for _shared, _owned in ((runtime.getitem_adjoint, runtime.getitem_adjoint_owned),
                         (runtime.getitem_adjoint, runtime.entry_adjoint_of_array),
                         (runtime.getitem_adjoint, runtime.entry_adjoint_of_array_owned),
+                        (runtime.getitem_adjoint, runtime.entry_adjoint_of_list),
+                        (runtime.getitem_adjoint, runtime.entry_adjoint_of_list_owned),
+                        (runtime.pop_adjoint, runtime.float_pop_adjoint),
+                        (runtime.pop_adjoint, runtime.float_pop_adjoint_owned),
                         (runtime.setitem_adjoint, runtime.entry_write_adjoint),
                         (runtime.setitem_adjoint, runtime.entry_write_adjoint_owned),
+                        (runtime.setitem_adjoint, runtime.entry_write_of_list),
+                        (runtime.setitem_adjoint, runtime.entry_write_of_list_owned),
                         (runtime.pop_adjoint, runtime.pop_adjoint_owned),
                         (runtime.getattr_adjoint, runtime.getattr_adjoint_owned),
                         (runtime.setattr_adjoint, runtime.setattr_adjoint_owned)):
@@ -291,7 +297,10 @@ for _shared, _owned in ((runtime.getitem_adjoint, runtime.getitem_adjoint_owned)
 mark_pure(
     runtime.getitem_adjoint_owned, runtime.pop_adjoint_owned, runtime.getattr_adjoint_owned,
     runtime.entry_adjoint_of_array, runtime.entry_adjoint_of_array_owned,
+    runtime.entry_adjoint_of_list, runtime.entry_adjoint_of_list_owned,
+    runtime.float_pop_adjoint, runtime.float_pop_adjoint_owned,
     runtime.entry_write_adjoint, runtime.entry_write_adjoint_owned,
+    runtime.entry_write_of_list, runtime.entry_write_of_list_owned,
     runtime.setattr_adjoint_owned, runtime.finish_adjoint,
     runtime.add_adjoint, runtime.snapshot, runtime.getitem_adjoint, runtime.setitem_adjoint,
     runtime.pop_adjoint, runtime.getattr_adjoint, runtime.field_adjoint,
@@ -342,7 +351,12 @@ for _f in (runtime.entry_adjoint_of_array, runtime.entry_adjoint_of_array_owned)
     cases(_f, (None, _V4, 2, 0.5), (_V4.copy(), _V4, -1, 0.5), (_M32.copy(), _M32, (2, 1), 0.75))
 for _f in (runtime.entry_write_adjoint, runtime.entry_write_adjoint_owned):
     cases(_f, (_V4.copy(), 1), (_M32.copy(), (2, 0)))
-cases(runtime.pop_adjoint, ([0.1, 0.2, 0.3],))
+for _f in (runtime.entry_write_of_list, runtime.entry_write_of_list_owned):
+    cases(_f, ([0.1, 0.2, 0.3], 1), ([0.1, None, 0.3], -2))
+for _f in (runtime.entry_adjoint_of_list, runtime.entry_adjoint_of_list_owned):
+    cases(_f, (None, _X3, 2, 0.5), ([0.1, None, 0.3], _X3, -2, 0.5))
+for _f in (runtime.pop_adjoint, runtime.float_pop_adjoint, runtime.float_pop_adjoint_owned):
+    cases(_f, ([0.1, 0.2, 0.3],))
 cases(runtime.entry_adjoint, ({"a": 0.5, "b": 0.25}, {"a": 1.0, "b": 2.0}, "b", 1.5),
       ({"a": 0.5}, {"a": 1.0}, "z", 0.75))
 cases(runtime.unpop_adjoint, ([0.1, 0.2], 0.3, 1, 3), ([0.1, 0.2], 0.3, -1, 3))

@@ -50,9 +50,9 @@ cases(builtins.abs, (0.5,), (-2.0,), (numpy.array([0.5, -1.5]),))
 # --------------------------------------------------------------------------------------
 
 
-def _extreme_rules(extreme, beats):
-    """The rules of ``max`` (``beats`` is ``>``) and ``min`` (``<``).  One body serves both;
-    ``extreme`` and ``beats`` are closure constants the inliner reads like globals."""
+def _extreme_rules(extreme):
+    """The rules of ``max`` and ``min``.  One body serves both; ``extreme`` is a closure
+    constant the inliner reads like a global."""
 
     @defrule(extreme)
     def extreme_rule(*args, **kwargs):
@@ -69,15 +69,15 @@ def _extreme_rules(extreme, beats):
         else:
             xs = args
         y = extreme(xs)
-        # Python keeps the first of equal extremes: replay its comparisons.
-        best = 0
-        for i in range(1, len(xs)):
-            if beats(xs[i], xs[best]):
-                best = i
+        # Python keeps the first of equal extremes: each item it takes beats the one it
+        # held strictly, so no item before the one returned equals it (a NaN is only ever
+        # the first item, found by identity). The first equal item is the one.
+        best = operator.indexOf(xs, y)
 
         def extreme_pullback(y_bar):
             if len(args) == 1:
-                xs_bar = [y_bar if i == best else None for i in range(len(xs))]
+                xs_bar = [None] * len(xs)
+                xs_bar[best] = y_bar
                 if isinstance(xs, tuple):
                     xs_bar = tuple(xs_bar)
                 return (xs_bar,)
@@ -93,8 +93,8 @@ def _extreme_rules(extreme, beats):
         return y, extreme_pullback, extreme_differential
 
 
-_extreme_rules(builtins.max, operator.gt)
-_extreme_rules(builtins.min, operator.lt)
+_extreme_rules(builtins.max)
+_extreme_rules(builtins.min)
 
 
 # --------------------------------------------------------------------------------------

@@ -248,6 +248,79 @@ def entry_adjoint_of_array_owned(prev: Any, x: Any, index: Any, g: Any) -> Any:
     return getitem_adjoint(prev, x, index, g)
 
 
+def entry_adjoint_of_list(prev: Any, x: Any, index: int, g: Any) -> Any:
+    """:func:`getitem_adjoint` for one float of the list of floats ``x`` read at the int
+    ``index`` (``g`` a number, the list not changed after the read): the transforms emit it
+    where the types say so, so that ``transforms.inplace`` may add into an adjoint a loop
+    owns (:func:`owned_float_list`) without a call."""
+    return getitem_adjoint(prev, x, index, g)
+
+
+def entry_adjoint_of_list_owned(prev: Any, x: Any, index: int, g: Any) -> Any:
+    """:func:`entry_adjoint_of_list` adding into ``prev`` itself when nothing else holds it
+    (as :func:`getitem_adjoint_owned`)."""
+    return getitem_adjoint_owned(prev, x, index, g)
+
+
+def entry_write_of_list(prev: Any, index: int) -> tuple[Any, Any]:
+    """:func:`setitem_adjoint` for a write of one float into a list of floats that keeps
+    its length (``prev`` a list, ``index`` an int): the adjoint before the write and the
+    written float's. ``transforms.inplace`` may make it ``v_bar = xs_bar[i]; xs_bar[i] =
+    0.0`` in a loop owning the adjoint."""
+    return setitem_adjoint(prev, index)
+
+
+def entry_write_of_list_owned(prev: Any, index: int) -> tuple[Any, Any]:
+    """:func:`entry_write_of_list` clearing the entry of ``prev`` itself when nothing else
+    holds it (as :func:`getitem_adjoint_owned`)."""
+    if type(prev) is list and _refs(prev) <= _SOLE:
+        item = prev[index]
+        prev[index] = None
+        return prev, item
+    return entry_write_of_list(prev, index)
+
+
+def owned_float_list(prev: Any, x: Any) -> list[Any]:
+    """An adjoint for the list of floats ``x`` with ``prev``'s values (``0.0`` for zeros)
+    that nothing else holds: ``prev`` itself when only the caller's dead local does and it
+    has no ``None`` entry, else a new list. A loop adding into its entries then updates it
+    with ``x_bar[i] += g``, no call and no check per entry."""
+    if prev is None:
+        return [0.0] * len(x)
+    if type(prev) is list and _refs(prev) <= _SOLE and None not in prev:
+        return prev
+    return [0.0 if p is None else p for p in prev]
+
+
+def float_pop_adjoint(prev: Any) -> tuple[Any, Any]:
+    """:func:`pop_adjoint` for the reverse of ``xs.append(v)`` on a list of floats: the
+    transforms emit it where the types say so, so that ``transforms.inplace`` may pop from
+    an adjoint a loop owns (:func:`owned_float_pops`, :func:`pop_float`)."""
+    return pop_adjoint(prev)
+
+
+def float_pop_adjoint_owned(prev: Any) -> tuple[Any, Any]:
+    """:func:`float_pop_adjoint` popping from ``prev`` itself when nothing else holds it."""
+    return pop_adjoint_owned(prev)
+
+
+def owned_float_pops(prev: Any) -> Any:
+    """The adjoint ``prev`` of a list of floats (``None``: zero) as a list that nothing else
+    holds and with no ``None`` entry, for a loop that pops its entries (:func:`pop_float`)."""
+    if prev is None:
+        return None
+    if type(prev) is list and _refs(prev) <= _SOLE and None not in prev:
+        return prev
+    return [0.0 if p is None else p for p in prev]
+
+
+def pop_float(prev: Any) -> Any:
+    """The last entry of the adjoint ``prev`` of a list of floats that a loop owns
+    (:func:`owned_float_list`), taken out of it: the reverse of one ``xs.append(v)``. A zero
+    adjoint (``None``) stays zero and gives ``0.0``."""
+    return 0.0 if prev is None else prev.pop()
+
+
 def entry_write_adjoint(prev: Any, index: Any) -> tuple[Any, Any]:
     """:func:`setitem_adjoint` for a write into one entry of a float64 array (``index`` as
     many integers as it has axes, ``prev`` an array): the adjoint before the write and the
@@ -558,12 +631,13 @@ def padded(items: list[Any], iterable: Any) -> list[Any]:
     by ``break`` or ``return`` never reached."""
     if isinstance(iterable, dict) or not hasattr(iterable, "__len__"):
         return items
-    return items + [None] * (len(iterable) - len(items))
+    missing = len(iterable) - len(items)
+    return items + [None] * missing if missing > 0 else items
 
 
 def reversed_adjoint(collected: list[Any], iterable: Any) -> Any:
     """The adjoint of a loop's iterable from its items' adjoints (collected in reverse)."""
-    if all(c is None for c in collected):
+    if (not collected or collected[0] is None) and all(c is None for c in collected):
         return None
     items = padded(collected[::-1], iterable)
     if isinstance(iterable, tuple):
@@ -703,10 +777,35 @@ def structure(a: Any) -> Any:
 
 class Later:
     """A derived function still being generated when a caller links to it (recursion):
-    generated code calls ``later.fn``, which is set once the function exists."""
+    generated code calls ``later.fn`` (of a VJP split in two, ``later.forward`` and
+    ``later.pullback``), which are set once the function exists."""
 
-    __slots__ = ("fn", "__name__")
+    __slots__ = ("fn", "forward", "pullback", "__name__")
 
     def __init__(self, name: str) -> None:
         self.fn: Any = None
+        self.forward: Any = None
+        self.pullback: Any = None
         self.__name__ = name
+
+
+def call_pullback(pb: Any, *args: Any) -> Any:
+    """The pullback role of a VJP that is not split in two: its "residuals" are its
+    pullback closure itself (see :func:`joined`)."""
+    return pb(*args)
+
+
+def joined(forward: Any, pullback: Any) -> Any:
+    """The VJP ``(value, pullback)`` of a VJP split in two (``transforms/split.py``): the
+    forward's residuals bound to the pullback. It carries the two as ``forward`` and
+    ``pullback`` for callers that call them directly."""
+    from functools import partial
+
+    def vjp(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        value, res = forward(*args, **kwargs)
+        return value, partial(pullback, res)
+
+    vjp.forward = forward  # type: ignore[attr-defined]
+    vjp.pullback = pullback  # type: ignore[attr-defined]
+    vjp.__name__ = getattr(forward, "__name__", "vjp")
+    return vjp

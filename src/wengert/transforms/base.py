@@ -164,6 +164,12 @@ class Transform:
         mutable = [i for i in self.wrt if self.types.of(fn.body.args[i]) not in IMMUTABLE]
         self.act: Activity = activity(fn, self.wrt, mutable,
                                       scalar=lambda v: self.types.of(v) in SCALARS)
+        if self.index_loops():
+            self.types = infer_types(fn, list(arg_types),
+                                     callee=linker.result_type if linker else None,
+                                     writes=getattr(linker, "written_params", None))
+            self.act = activity(fn, self.wrt, mutable,
+                                scalar=lambda v: self.types.of(v) in SCALARS)
         self.wrt_ids = {fn.body.args[i].id for i in self.wrt}
         #: Values the transform computes anew (an inlined rule's value): old -> new.
         self.rename: dict[int, n.Value] = {}
@@ -189,6 +195,12 @@ class Transform:
         check_out_arguments(fn, self.act)
         check_array_attributes(fn, self.types)
         self.check_inplace()
+
+    def index_loops(self) -> bool:
+        """Rewrite loops of the function, once types and activity are known, into a form
+        this mode differentiates better; return whether anything changed (the analyses
+        are then made again). Nothing by default."""
+        return False
 
     # -- queries -------------------------------------------------------------------------
 

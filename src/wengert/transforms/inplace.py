@@ -29,21 +29,27 @@ from collections.abc import Callable
 from wengert import runtime
 from wengert.analysis.liveness import Liveness, liveness
 from wengert.ir import nodes as n
-from wengert.ir.uses import free_uses
+from wengert.ir.clone import substitute
+from wengert.ir.uses import free_uses, replace_uses
 from wengert.objects import hashable
 
 #: Functional adjoint updates and their in-place variants.
 IN_PLACE = {runtime.getitem_adjoint: runtime.getitem_adjoint_owned,
             runtime.entry_adjoint_of_array: runtime.entry_adjoint_of_array_owned,
+            runtime.entry_adjoint_of_list: runtime.entry_adjoint_of_list_owned,
+            runtime.float_pop_adjoint: runtime.float_pop_adjoint_owned,
             runtime.entry_write_adjoint: runtime.entry_write_adjoint_owned,
+            runtime.entry_write_of_list: runtime.entry_write_of_list_owned,
             runtime.setitem_adjoint: runtime.setitem_adjoint_owned,
             runtime.pop_adjoint: runtime.pop_adjoint_owned,
             runtime.getattr_adjoint: runtime.getattr_adjoint_owned,
             runtime.setattr_adjoint: runtime.setattr_adjoint_owned}
 #: Those returning a pair (the updated adjoint, a part), unpacked at once.
 PAIRS = {runtime.setitem_adjoint, runtime.setitem_adjoint_owned, runtime.entry_write_adjoint,
-         runtime.entry_write_adjoint_owned, runtime.pop_adjoint,
-         runtime.pop_adjoint_owned, runtime.setattr_adjoint, runtime.setattr_adjoint_owned}
+         runtime.entry_write_adjoint_owned, runtime.entry_write_of_list,
+         runtime.entry_write_of_list_owned, runtime.pop_adjoint,
+         runtime.pop_adjoint_owned, runtime.float_pop_adjoint, runtime.float_pop_adjoint_owned,
+         runtime.setattr_adjoint, runtime.setattr_adjoint_owned}
 
 
 def update_in_place(fn: n.Function) -> None:
@@ -71,14 +77,19 @@ def _function(fn: n.Function) -> None:
                 consts[op.result.id] = op.value
             elif isinstance(op, n.MakeFunction):
                 _function(op.func)
+            elif isinstance(op, n.Call) and consts.get(op.fn.id) is runtime.push:
+                _append(op, r, k, fn)
+                k += 1  # past the method read inserted before the call
             elif isinstance(op, n.Call) and _rewrite(op, r, k, live):
                 k += 1  # past the constant inserted before the call
             elif isinstance(op, n.For):
                 # (``owned_array`` counts references itself: a value held by
                 # anything but this dead local, a parameter's included, is copied.)
-                k += _hoist_entries(op, r, k, lambda v: (
-                    consts.get(v.id, 0) is None or
-                    v.id not in live.after(op) and v.id not in captured))
+                def dead(v: n.Value, op: n.Op = op) -> bool:
+                    return consts.get(v.id, 0) is None or \
+                        v.id not in live.after(op) and v.id not in captured
+                k += _hoist_entries(op, r, k, dead)
+                k += _hoist_pops(op, r, k, dead)
             elif isinstance(op, n.Unpack) and op.value.id in pairs:
                 owned.add(op.results[0].id)
             for a in n.region_args(op):
@@ -126,6 +137,47 @@ def _hoist_entries(loop: n.For, r: n.Region, k: int, dead: Callable[[n.Value], b
     body = loop.body
     term = body.terminator
     inside = {v.id for v in body.args} | {res.id for op in n.walk(body) for res in op.results}
+    consts, uses = _index_body(body)
+    inserted = 0
+    for j, (a, init) in enumerate(zip(loop.carried_args, loop.inits)):
+        chain = _entry_chain(a, j, term, body, consts, uses, inside)
+        if not chain or not dead(init) or sum(v is init for v in loop.inits) != 1:
+            continue
+        like = next((link.args[1] for link in chain if consts[link.fn.id] in
+                     (*_ENTRY_READS, runtime.nonzero)), init)
+        lists = any(consts[link.fn.id] in (runtime.entry_adjoint_of_list,
+                                           runtime.entry_write_of_list) for link in chain)
+        own = n.Const(runtime.owned_float_list if lists else runtime.owned_array, [n.Value()],
+                      loc=loop.loc)
+        call = n.Call(own.result, [init, like], [], [n.Value(init.hint)], loc=loop.loc)
+        r.ops[k + inserted:k + inserted] = [own, call]
+        inserted += 2
+        loop.inits[j] = call.result
+        for link in chain:
+            at = body.ops.index(link)
+            body.ops[at:at + 1] = _in_place(link, consts[link.fn.id], a, uses)
+            if consts[link.fn.id] in _ENTRY_WRITES:
+                unpack = uses[link.result.id][0]
+                body.ops.remove(unpack)  # the unpacking of the pair
+                _drop_nonzero(unpack.results[1], body, uses, consts)  # type: ignore
+        term.values[j] = a
+    return inserted
+
+
+def _append(push: n.Call, r: n.Region, k: int, fn: n.Function) -> None:
+    """``items = push(items, g)`` (at ``k`` in ``r``) as ``items.append(g)``: ``push``
+    returns the list it appends to, so its result is that list, and a call fewer per item
+    runs."""
+    items, g = push.args
+    method = n.GetAttr(items, "append", [n.Value()], loc=push.loc)
+    r.ops.insert(k, method)
+    replace_uses(fn, {push.result.id: items})
+    push.fn, push.args, push.results = method.result, [g], [n.Value()]
+
+
+def _index_body(body: n.Region) -> tuple[dict[int, object], dict[int, list[n.Op]]]:
+    """The constants of a loop body, and the ops reading each value (nested functions'
+    reads included)."""
     consts = {op.result.id: op.value for op in n.walk(body) if isinstance(op, n.Const)}
     uses: dict[int, list[n.Op]] = {}
     for op in n.walk(body):
@@ -134,42 +186,97 @@ def _hoist_entries(loop: n.For, r: n.Region, k: int, dead: Callable[[n.Value], b
             vals = vals + free_uses(op.func.body)
         for v in vals:
             uses.setdefault(v.id, []).append(op)
+    return consts, uses
+
+
+def _hoist_pops(loop: n.For, r: n.Region, k: int, dead: Callable[[n.Value], bool]) -> int:
+    """Make each adjoint of a list of floats that ``loop`` carries and its body only pops
+    from, once per iteration (the reverse of a loop appending to the list), a list the loop
+    owns: ``xs_bar = owned_float_pops(xs_bar)`` before the loop, ``v_bar =
+    pop_float(xs_bar)`` in the body, with no pair made and no check per item. Returns how
+    many ops went before ``loop`` in ``r`` (at ``k``)."""
+    body = loop.body
+    term = body.terminator
+    consts, uses = _index_body(body)
     inserted = 0
     for j, (a, init) in enumerate(zip(loop.carried_args, loop.inits)):
-        chain = _entry_chain(a, j, term, body, consts, uses, inside)
-        if not chain or not dead(init) or sum(v is init for v in loop.inits) != 1:
+        us = uses.get(a.id, [])
+        if len(us) != 1 or not isinstance(us[0], n.Call) or us[0] not in body.ops or \
+                consts.get(us[0].fn.id) is not runtime.float_pop_adjoint or \
+                us[0].args != [a] or us[0].kwargs or us[0].starred:
             continue
-        like = next((link.args[1] for link in chain if consts[link.fn.id] in
-                     (runtime.entry_adjoint_of_array, runtime.nonzero)), init)
-        own = n.Const(runtime.owned_array, [n.Value()], loc=loop.loc)
-        call = n.Call(own.result, [init, like], [], [n.Value(init.hint)], loc=loop.loc)
+        pop = us[0]
+        pair = uses.get(pop.result.id, [])
+        if len(pair) != 1 or not isinstance(pair[0], n.Unpack) or pair[0] not in body.ops \
+                or len(pair[0].results) != 2:
+            continue
+        unpack = pair[0]
+        rest = unpack.results[0]
+        if uses.get(rest.id) != [term] or \
+                [i for i, v in enumerate(term.values) if v is rest] != [j] or \
+                not dead(init) or sum(v is init for v in loop.inits) != 1:  # type: ignore
+            continue
+        own = n.Const(runtime.owned_float_pops, [n.Value()], loc=loop.loc)
+        call = n.Call(own.result, [init], [], [n.Value(init.hint)], loc=loop.loc)
         r.ops[k + inserted:k + inserted] = [own, call]
         inserted += 2
         loop.inits[j] = call.result
-        for link in chain:
-            at = body.ops.index(link)
-            body.ops[at:at + 1] = _in_place(link, consts[link.fn.id], a, uses)
-            if consts[link.fn.id] is runtime.entry_write_adjoint:
-                body.ops.remove(uses[link.result.id][0])  # the unpacking of the pair
-        term.values[j] = a
+        at = body.ops.index(pop)
+        body.ops[at:at + 1] = _pop_float(a, unpack.results[1], pop.loc)
+        body.ops.remove(unpack)
+        term.values[j] = a  # type: ignore[attr-defined]
+        _drop_nonzero(unpack.results[1], body, uses, consts)
     return inserted
 
 
-#: The updates of an array's adjoint that a loop owning the adjoint does in place.
-ENTRY_LINKS = (runtime.entry_adjoint_of_array, runtime.entry_write_adjoint, runtime.nonzero)
+def _drop_nonzero(item: n.Value, body: n.Region, uses: dict[int, list[n.Op]],
+                  consts: dict[int, object]) -> None:
+    """``nonzero(item, ...)`` in ``body`` is ``item`` itself: an entry of an adjoint the
+    loop owns is a number, never ``None``."""
+    for u in list(uses.get(item.id, [])):
+        if isinstance(u, n.Call) and consts.get(u.fn.id) is runtime.nonzero and \
+                u.args and u.args[0] is item and u in body.ops:
+            body.ops.remove(u)
+            substitute(body, {u.result.id: item})
+
+
+def _pop_float(a: n.Value, item: n.Value, loc: object) -> list[n.Op]:
+    """``item = 0.0 if a is None else a.pop()``: :func:`runtime.pop_float` written inline."""
+    none = n.Const(None, [n.Value()], loc=loc)  # type: ignore[arg-type]
+    is_ = n.Const(operator.is_, [n.Value()], loc=loc)  # type: ignore[arg-type]
+    cond = n.Call(is_.result, [a, none.result], [], [n.Value()], loc=loc)  # type: ignore
+    zero = n.Const(0.0, [n.Value()], loc=loc)  # type: ignore[arg-type]
+    method = n.GetAttr(a, "pop", [n.Value()], loc=loc)  # type: ignore[arg-type]
+    last = n.Call(method.result, [], [], [n.Value()], loc=loc)  # type: ignore[arg-type]
+    choice = n.If(cond.result, n.Region([], [zero, n.Yield([zero.result])]),
+                  n.Region([], [method, last, n.Yield([last.result])]), [item],
+                  loc=loc)  # type: ignore[arg-type]
+    return [none, is_, cond, choice]
+
+
+#: Reads of one number of a float64 array or of a list of floats.
+_ENTRY_READS = (runtime.entry_adjoint_of_array, runtime.entry_adjoint_of_list)
+#: Writes of one number into a float64 array or into a list of floats.
+_ENTRY_WRITES = (runtime.entry_write_adjoint, runtime.entry_write_of_list)
+#: The updates of an array's (or a list of floats') adjoint that a loop owning the
+#: adjoint does in place.
+ENTRY_LINKS = (*_ENTRY_READS, *_ENTRY_WRITES, runtime.nonzero)
 
 
 def _in_place(link: n.Call, fn: object, a: n.Value, uses: dict[int, list[n.Op]]
               ) -> list[n.Op]:
     """The ops doing ``link``'s update into ``a`` itself (none for ``nonzero``)."""
     loc = link.loc
-    if fn is runtime.entry_adjoint_of_array:
+    if fn in _ENTRY_READS:
         _, _, index, g = link.args
         add = n.Const(operator.add, [n.Value()], loc=loc)
         get = n.GetItem(a, index, [n.Value()], loc=loc)
-        total = n.Call(add.result, [get.result, g], [], [n.Value()], loc=loc)
+        # ``g + a[i]`` for a list: both are written inline then, in the order computed (a
+        # float's sum does not depend on the order of its terms).
+        terms = [g, get.result] if fn is runtime.entry_adjoint_of_list else [get.result, g]
+        total = n.Call(add.result, terms, [], [n.Value()], loc=loc)
         return [add, get, total, n.SetItem(a, index, total.result, loc=loc)]
-    if fn is runtime.entry_write_adjoint:
+    if fn in _ENTRY_WRITES:
         index = link.args[1]
         unpack = uses[link.result.id][0]
         assert isinstance(unpack, n.Unpack)
@@ -203,12 +310,15 @@ def _entry_chain(a: n.Value, j: int, term: n.Op, body: n.Region, consts: dict[in
                 not u.kwargs and not u.starred and u.args and u.args[0] is cur and
                 u in body.ops and cur not in u.args[1:]):
             return None
-        if fn is runtime.entry_adjoint_of_array:
+        if fn in _ENTRY_READS:
+            if any(consts[c.fn.id] in _ENTRY_READS and consts[c.fn.id] is not fn
+                   for c in chain):
+                return None  # (one adjoint is of an array or of a list, never both)
             if len(u.args) != 4 or u.args[1].id in inside or x not in (None, u.args[1]):
                 return None
             x = u.args[1]
             nxt = u.result
-        elif fn is runtime.entry_write_adjoint:
+        elif fn in _ENTRY_WRITES:
             pair = uses.get(u.result.id, [])
             if len(u.args) != 2 or len(pair) != 1 or not isinstance(pair[0], n.Unpack) or \
                     pair[0] not in body.ops or len(pair[0].results) != 2:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import builtins
 import copy
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from wengert import runtime
@@ -479,32 +479,59 @@ def _rewrite(op: n.For, lists: tuple[str, list[tuple[n.Value, Any]], Any],
     at = region.ops.index(op)
     loc = op.loc
     pre: list[n.Op] = []
-
-    def const(value: Any, out: list[n.Op], origin: str | None = None) -> n.Value:
-        c = n.Const(value, [n.Value()], origin, loc=loc)
-        out.append(c)
-        return c.result
-
-    zero = const(0, pre)
+    zero = _const(0, pre, loc)
     k = n.Value("k", loc)
     carried = [n.Value(a.hint, a.loc) for a in op.carried_args]
     # Condition: every sequence still has an item at k.
     cond_ops: list[n.Op] = []
     test: n.Value | None = None
     for xs, _ in seqs:
-        length = n.Call(const(builtins.len, cond_ops, "len"), [xs], [], [n.Value()], loc=loc)
-        less = n.Call(const(operator.lt, cond_ops, "operator.lt"), [k, length.result], [],
-                      [n.Value()], loc=loc)
+        length = n.Call(_const(builtins.len, cond_ops, loc, "len"), [xs], [], [n.Value()],
+                        loc=loc)
+        less = n.Call(_const(operator.lt, cond_ops, loc, "operator.lt"), [k, length.result],
+                      [], [n.Value()], loc=loc)
         cond_ops += [length, less]
         if test is None:
             test = less.result
         else:
-            both = n.Call(const(operator.and_, cond_ops, "operator.and_"), [test, less.result],
-                          [], [n.Value()], loc=loc)
+            both = n.Call(_const(operator.and_, cond_ops, loc, "operator.and_"),
+                          [test, less.result], [], [n.Value()], loc=loc)
             cond_ops.append(both)
             test = both.result
     cond_ops.append(n.Yield([test], loc=loc))
     # Body: read the item(s) at k, step k, then the original body.
+    head, item = _item_reads(op, lists, k, state)
+    one = _const(1, head, loc)
+    step = n.Call(_const(operator.add, head, loc, "operator.add"), [k, one], [],
+                  [n.Value("k")], loc=loc)
+    head.append(step)
+    old_item = op.body.args[0]
+    body_ops = head + op.body.ops
+    mapping = {old_item.id: item, **{a.id: c for a, c in zip(op.carried_args, carried)}}
+    body = n.Region([], body_ops)  # a while loop's regions read its ``args``
+    substitute(body, mapping)
+    body.terminator.values.insert(0, step.result)  # type: ignore[attr-defined]
+    args = [k, *carried]
+    cond = n.Region([], cond_ops)
+    loop = n.While([zero, *op.inits], args, cond, body,
+                   [n.Value(), *op.results], [f + 1 for f in op.exit_flags], loc=loc)
+    region.ops[at:at + 1] = [*pre, loop]
+    _drop_iterable(op, op.iterable, kind, region, state)
+
+
+def _const(value: Any, out: list[n.Op], loc: Any, origin: str | None = None) -> n.Value:
+    c = n.Const(value, [n.Value()], origin, loc=loc)
+    out.append(c)
+    return c.result
+
+
+def _item_reads(op: n.For, lists: tuple[str, list[tuple[n.Value, Any]], Any], k: n.Value,
+                state: _State) -> tuple[list[n.Op], n.Value]:
+    """The ops reading the item of the step at index ``k`` (``xs[k]``, ``(s + k, xs[k])``,
+    ``(a[k], b[k])``), with the targets of an unpacking that opens the body made the parts
+    themselves; and the value that stands for the loop's item."""
+    kind, seqs, start = lists
+    loc = op.loc
     head: list[n.Op] = []
     items = []
     for xs, _ in seqs:
@@ -518,7 +545,7 @@ def _rewrite(op: n.For, lists: tuple[str, list[tuple[n.Value, Any]], Any],
             if start is None:
                 index = k
             else:
-                add = n.Call(const(operator.add, head, "operator.add"), [start, k], [],
+                add = n.Call(_const(operator.add, head, loc, "operator.add"), [start, k], [],
                              [n.Value()], loc=loc)
                 head.append(add)
                 index = add.result
@@ -541,35 +568,92 @@ def _rewrite(op: n.For, lists: tuple[str, list[tuple[n.Value, Any]], Any],
             tup = n.Build("tuple", parts, [n.Value()], loc=loc)
             head.append(tup)
             item = tup.result
-    one = const(1, head)
-    step = n.Call(const(operator.add, head, "operator.add"), [k, one], [], [n.Value("k")],
-                  loc=loc)
-    head.append(step)
-    old_item = op.body.args[0]
     if item.hint is None:
-        item.hint = old_item.hint
-    body_ops = head + op.body.ops
-    mapping = {old_item.id: item, **{a.id: c for a, c in zip(op.carried_args, carried)}}
-    body = n.Region([], body_ops)  # a while loop's regions read its ``args``
-    substitute(body, mapping)
-    body.terminator.values.insert(0, step.result)  # type: ignore[attr-defined]
-    args = [k, *carried]
-    cond = n.Region([], cond_ops)
-    loop = n.While([zero, *op.inits], args, cond, body,
-                   [n.Value(), *op.results], [f + 1 for f in op.exit_flags], loc=loc)
-    region.ops[at:at + 1] = [*pre, loop]
-    # ``enumerate(xs)`` / ``zip(xs, ys)`` made for the loop alone is not needed any more.
-    d = state.defs.get(op.iterable.id)
+        item.hint = op.body.args[0].hint
+    return head, item
+
+
+def _drop_iterable(op: n.Op, iterable: n.Value, kind: str, region: n.Region,
+                   state: _State) -> None:
+    """``enumerate(xs)`` / ``zip(xs, ys)`` made for the loop ``op`` alone is not needed
+    once the loop reads its items by index."""
+    d = state.defs.get(iterable.id)
     if kind != "list" and isinstance(d, n.Call) and \
-            state.uses.get(op.iterable.id, []) == [op] and d in region.ops:
+            state.uses.get(iterable.id, []) == [op] and d in region.ops:
         region.ops.remove(d)
 
 
+def index_float_iterations(fn: n.Function, types: Types,
+                           active: Callable[[n.Value], bool]) -> bool:
+    """Rewrite, in place, each ``for`` loop of ``fn`` over an active list of floats (alone,
+    through ``enumerate`` or in a ``zip`` of lists and tuples) that its body does not
+    change into a loop over ``range`` reading the items by index; return whether anything
+    changed. Reverse mode then adds each item's adjoint into the list's own adjoint where
+    the item is read (``xs_bar[i] += g``, a list of floats the loop owns), rather than
+    collecting the items' adjoints and regrouping them afterwards (``zip``'s columns)."""
+    loops = [op for op in _walk(fn.body) if isinstance(op, n.For)]
+    if not loops:
+        return False
+    state = _State(fn, types)
+    changed = False
+    for op in loops:
+        lists = state.iterated_lists(op)
+        if lists is None or not any(
+                active(xs) and types.items.get(xs.id) is float for xs, _ in lists[1]):
+            continue
+        if any(state.changes(op.body, xs) for xs, _ in lists[1]):
+            continue  # (``index_changed_iterations`` made those index loops already)
+        _index_for(op, lists, state)
+        changed = True
+    return changed
+
+
+def _index_for(op: n.For, lists: tuple[str, list[tuple[n.Value, Any]], Any],
+               state: _State) -> None:
+    """Turn the ``For`` ``op`` over sequences its body does not change into ``for k in
+    range(n)`` reading the items at ``k`` (``n`` the shortest length), in place."""
+    kind, seqs, _ = lists
+    region = _region_of(op, state)
+    at = region.ops.index(op)
+    loc = op.loc
+    pre: list[n.Op] = []
+    size: n.Value | None = None
+    for xs, _ in seqs:
+        length = n.Call(_const(builtins.len, pre, loc, "len"), [xs], [], [n.Value("n")],
+                        loc=loc)
+        pre.append(length)
+        if size is None:
+            size = length.result
+        else:
+            least = n.Call(_const(builtins.min, pre, loc, "min"), [size, length.result], [],
+                           [n.Value("n")], loc=loc)
+            pre.append(least)
+            size = least.result
+    steps = n.Call(_const(builtins.range, pre, loc, "range"), [size], [], [n.Value()],
+                   loc=loc)
+    pre.append(steps)
+    k = n.Value("i", loc)
+    head, item = _item_reads(op, lists, k, state)
+    old_item = op.body.args[0]
+    op.body.ops[0:0] = head
+    substitute(op.body, {old_item.id: item})
+    op.body.args[0] = k
+    iterable, op.iterable = op.iterable, steps.result
+    region.ops[at:at] = pre
+    _drop_iterable(op, iterable, kind, region, state)
+
+
 def _region_of(op: n.Op, state: _State) -> n.Region:
-    for d in [*state.defs.values()]:
-        for r in d.regions():
-            if op in r.ops:
-                return r
+    """The region holding ``op`` (searched from the top: an op with no results, a loop
+    holding it, is in no map of definitions)."""
+    regions = [state.top]
+    while regions:
+        r = regions.pop()
+        if any(o is op for o in r.ops):
+            return r
+        for o in r.ops:
+            if not isinstance(o, n.MakeFunction):
+                regions.extend(o.regions())
     return state.top
 
 

@@ -32,7 +32,7 @@ import inspect
 import math
 import operator
 import types
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy
@@ -58,6 +58,7 @@ from wengert.transforms.base import (
     Transform,
 )
 from wengert.transforms.cleanup import cleanup
+from wengert.transforms.iteration import index_float_iterations
 from wengert.transforms.vjp_containers import ReverseContainers
 from wengert.transforms.vjp_control import ReverseControlFlow
 from wengert.transforms.vjp_records import LoopRecords
@@ -109,6 +110,12 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
                 self.mutations.setdefault(target.id, []).append(op)
         self.check_stored_then_changed()
         self.check_nested_writes()
+
+    def index_loops(self) -> bool:
+        """Loops over active lists of floats read their items by index
+        (:func:`~wengert.transforms.iteration.index_float_iterations`): each item's
+        adjoint is added into the list's where it is read."""
+        return index_float_iterations(self.fn, self.types, self.act.is_active)
 
     def _places(self, region: n.Region, loops: tuple[int, ...]) -> None:
         for op in region.ops:
@@ -329,6 +336,7 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         self.keep_shapes(vjp_fn, mk)
         if not getattr(self.linker, "differentiated_again", False):
             self.count_only_loops(vjp_fn, pb_fn)
+            self.item_only_loops(vjp_fn)
             # A record pushed before a list it holds is filled aliases that list: fine
             # when run, but code differentiated again must not write into stored lists.
             self.hoist_pushes()
@@ -515,21 +523,28 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
             return DECLINED
         loc, y = op.loc, op.result
         name = f"{fn.__name__}_vjp"
-        if isinstance(target, runtime.Later):  # recursion: the function is not made yet
-            callee = b.emit(n.GetAttr(b.const(target, origin=f"{name}_later"), "fn", [n.Value()],
-                                      loc=loc)).result
-        else:
-            callee = b.const(target, origin=name)
-        pair = b.emit(n.Call(callee, args, [], [n.Value()], loc=loc)).result
-        unpack = b.emit(n.Unpack(pair, [n.Value(y.hint), n.Value(f"{y.hint or 'y'}_pb")],
+        # The callee's forward and pullback functions (``transforms/split.py``): its forward
+        # returns the residuals its pullback takes first.
+        later = isinstance(target, runtime.Later)  # recursion: the function is not made yet
+
+        def part(bb: Builder, role: str, origin: str) -> n.Value:
+            if later:
+                return bb.emit(n.GetAttr(bb.const(target, origin=f"{name}_later"), role,
+                                         [n.Value()], loc=loc)).result
+            return bb.const(getattr(target, role), origin=origin)
+
+        pair = b.emit(n.Call(part(b, "forward", name), args, [], [n.Value()],
+                             loc=loc)).result
+        unpack = b.emit(n.Unpack(pair, [n.Value(y.hint), n.Value(f"{y.hint or 'y'}_res")],
                                  loc=loc))
         self.set_rename(y, unpack.results[0])
-        pb = unpack.results[1]
+        res = unpack.results[1]
 
         sure = {i for i in wrt if types_[i] in FLOATS}
 
         def reverse(scope: Scope) -> None:
-            self.reverse_call(scope, pb, y, args, loc, sure=sure)
+            self.reverse_call(scope, res, y, args, loc, sure=sure, pullback=lambda bb: part(
+                bb, "pullback", f"{fn.__name__}_pullback"))
         return reverse
 
     def call_split(self, op: n.Call, fn: Any, wrt: tuple[int, ...], types_: tuple[Any, ...],
@@ -639,9 +654,12 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
                      loc: SourceLoc | None, layout: list[n.Value | None] | None = None,
                      originals: list[n.Value] | None = None,
                      sure: set[int] | frozenset[int] = frozenset(),
-                     skip: frozenset[int] = frozenset()) -> None:
+                     skip: frozenset[int] = frozenset(),
+                     pullback: Callable[[Builder], n.Value] | None = None) -> None:
         """Call a runtime pullback: adjoints of floats add up; those of containers and
-        objects go in as ``inouts`` (the callee may have mutated them) and come back whole."""
+        objects go in as ``inouts`` (the callee may have mutated them) and come back whole.
+        With ``pullback`` (which makes the callee's pullback function in a builder), ``pb``
+        is the residuals the callee's forward returned, which that function takes first."""
         layout = layout or [None] * len(inputs)
         originals = originals or inputs
         g = scope.get(y)
@@ -665,7 +683,11 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
                 if cur is not None:
                     ins[k] = cur
             call_args.append(scope.b.tuple(*ins))
-        outs = scope.b.call(scope.res(pb), *call_args)
+        if pullback is not None:
+            outs = scope.b.emit(n.Call(pullback(scope.b), [scope.res(pb), *call_args], [],
+                                       [n.Value()], loc=loc)).result
+        else:
+            outs = scope.b.call(scope.res(pb), *call_args)
         if any(x is not None for x in layout):
             shape = scope.b.tuple(*[scope.res(x) if x is not None else scope.b.const(None)
                                     for x in layout])

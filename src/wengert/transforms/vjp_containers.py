@@ -40,6 +40,20 @@ class ReverseContainers:
             b.call(runtime.check_list, method.obj, b.const(method.name))
         return self.list_method(op, method, b)
 
+    def same_length(self, v: n.Value) -> bool:
+        """Whether the list ``v`` keeps its length: nothing changes it but ``v[i] = x``
+        under an int ``i``."""
+        return all(isinstance(m, n.SetItem) and self.type_of(m.index) is int
+                   for vid in {v.id, self.resolve(v).id}
+                   for m in self.mutations.get(vid, ())) and \
+            (v.id in self.mutations or self.resolve(v).id in self.mutations or
+             not self.is_mutated(v))
+
+    def float_list(self, v: n.Value) -> bool:
+        """Whether ``v`` is a list whose items are all floats wherever it is used."""
+        return self.type_of(v) is list and \
+            float in (self.types.items.get(v.id), self.types.items.get(self.resolve(v).id))
+
     def defs_is_list(self, v: n.Value) -> bool:
         t = self.type_of(v)
         if t is list:
@@ -57,7 +71,11 @@ class ReverseContainers:
             return self.list_pop(op, xs, b)
         b.emit(op)
         if name == "append" and len(op.args) == 1 and not op.kwargs:
-            return self.overwrite(xs, op.args[0], runtime.pop_adjoint, lambda scope: [], loc)
+            # A list of floats: a form ``transforms.inplace`` may make a plain pop from an
+            # adjoint a loop owns.
+            pop = runtime.float_pop_adjoint if self.float_list(xs) and \
+                self.type_of(op.args[0]) is float else runtime.pop_adjoint
+            return self.overwrite(xs, op.args[0], self.const_fn(pop), lambda scope: [], loc)
         raise NonDifferentiableError(
             f"list.{name}() on a list holding active values is not supported yet", loc,
             hint="build the list with append(), indexing or a comprehension")
@@ -136,6 +154,13 @@ class ReverseContainers:
             # One number of a float64 array: an update ``transforms.inplace`` may make a
             # plain ``x_bar[i] += g`` in a loop.
             return self.read_back(obj, y, loc, runtime.entry_adjoint_of_array,
+                                  lambda scope, g: [scope.res(index), g], sure=True)
+        if self.float_list(obj) and self.type_of(index) is int and \
+                self.type_of(y) is float and (self.same_length(obj) or
+                                              not self.mutated_after(obj, op)):
+            # One float of a list of floats that keeps its length from here on: an update
+            # ``transforms.inplace`` may make a plain ``xs_bar[i] += g`` in a loop.
+            return self.read_back(obj, y, loc, runtime.entry_adjoint_of_list,
                                   lambda scope, g: [scope.res(index), g], sure=True)
         size = None
         if self.is_mutated(obj):
@@ -216,29 +241,37 @@ class ReverseContainers:
                 (op.obj.id, index.id) in self.types.entry_writes and \
                 self.type_of(op.value) in FLOATS:
             return self.overwrite_entry(op)
+        if self.float_list(op.obj) and self.same_length(op.obj) and \
+                self.type_of(index) is int and self.type_of(op.value) is float:
+            return self.overwrite_entry(op, runtime.entry_write_of_list)
         # Writing into an array may broadcast the value; into a list or dict it cannot.
         spread = self.type_of(op.obj) not in (list, dict)
         return self.overwrite(op.obj, op.value, runtime.setitem_adjoint,
                               lambda scope: [scope.res(index)], op.loc, spread)
 
-    def overwrite_entry(self, op: n.SetItem) -> Action:
-        """The reverse of ``a[i] = v`` setting one number of a float64 array: the adjoint of
-        ``a`` (made an array if it was a zero) gives up the entry's, which ``v`` gets (a
-        number, never ``None``, no broadcasting to undo), and ``transforms.inplace`` may
-        make it ``v_bar = a_bar[i]; a_bar[i] = 0.0`` in a loop."""
+    def overwrite_entry(self, op: n.SetItem, helper: Callable = runtime.entry_write_adjoint
+                        ) -> Action:
+        """The reverse of ``a[i] = v`` setting one number of a float64 array (or, with
+        ``entry_write_of_list``, one float of a list of floats that keeps its length): the
+        adjoint of ``a`` (made an array if it was a zero) gives up the entry's, which ``v``
+        gets (a number, never ``None``, no broadcasting to undo), and
+        ``transforms.inplace`` may make it ``v_bar = a_bar[i]; a_bar[i] = 0.0`` in a
+        loop."""
         obj, value, index = op.obj, op.value, op.index
 
         def reverse(scope: Scope) -> None:
             if scope.get(obj) is None:
                 return
             scope.b.loc = op.loc
-            pair = scope.b.call(self.const_fn(runtime.entry_write_adjoint), scope.need(obj),
-                                scope.res(index))
+            pair = scope.b.call(self.const_fn(helper), scope.need(obj), scope.res(index))
             parts = scope.b.emit(n.Unpack(pair, [n.Value(_bar(obj)), n.Value()], loc=op.loc))
             scope.adj[self.resolve(obj).id] = parts.results[0]
             scope.maybe_none.discard(self.resolve(obj).id)
             if self.active(value):
-                scope.accumulate(value, parts.results[1])
+                item = parts.results[1]
+                if helper is runtime.entry_write_of_list:  # (an entry of a list may be None)
+                    item = scope.b.call(runtime.nonzero, item, scope.b.const(0.0))
+                scope.accumulate(value, item)
         return reverse
 
     def on_SetAttr(self, op: n.SetAttr, b: Builder) -> Action:

@@ -197,6 +197,12 @@ class ReverseControlFlow:
             at -= 1
         ops.insert(at, stack_op)
         fwd_ops, fwd_region = ops, b.region
+        seen = op.iterable if isinstance(op, n.For) else None
+        if seen is not None and self.type_of(seen) is list and self.active(seen) and \
+                self.mutated_after(seen, op):
+            # A list changed later (``xs.append``): its items' adjoints are those of the
+            # items the loop saw, as many as it had then.
+            seen = b.call(list, seen, hint=f"{seen.hint}_seen" if seen.hint else None)
         b.emit(op)
         actions = self.forward_region(op.body)
         stack = stack_op.result
@@ -343,7 +349,7 @@ class ReverseControlFlow:
             for (kind, v), r in results:
                 if kind == "items":
                     seq = scope.b.call(self.const_fn(runtime.reversed_adjoint), r,
-                                       scope.res(op.iterable))
+                                       scope.res(seen))
                     scope.accumulate(op.iterable, seq, maybe_none=True)
                 elif kind == "carried":
                     # The adjoint of the carried value at loop entry flows to its init.

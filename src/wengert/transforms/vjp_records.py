@@ -26,6 +26,36 @@ if TYPE_CHECKING:
     pass
 
 
+#: Calls that read a list given to them and leave it as it was.
+_LIST_READERS = (len, list, tuple, sum, min, max, zip, enumerate, reversed, sorted, iter)
+
+
+def _only_read(xs: n.Value, vjp_fn: n.Function, loop: n.Op) -> bool:
+    """Whether the forward code of ``vjp_fn`` only reads the list ``xs`` (indexes it,
+    iterates it, gives it to :data:`_LIST_READERS`) from the top-level ``loop`` on: the
+    values here are the transform's own, so this looks at the code itself rather than at
+    the primal's analyses."""
+    consts = {op.result.id: op.value for op in n.walk(vjp_fn.body) if isinstance(op, n.Const)}
+    top = vjp_fn.body.ops
+    regions = [n.Region([], top[top.index(loop):])]
+    while regions:
+        region = regions.pop()
+        for op in region.ops:
+            if isinstance(op, n.MakeFunction):
+                continue  # the pullback: it reads the forward's values only
+            regions.extend(op.regions())
+            if all(v is not xs for v in op.operands()):
+                continue
+            if isinstance(op, n.GetItem) and op.obj is xs and op.index is not xs or \
+                    isinstance(op, n.For) and op.iterable is xs and xs not in op.inits:
+                continue
+            if isinstance(op, n.Call) and op.fn is not xs and not op.kwargs and \
+                    hashable(f := consts.get(op.fn.id)) and f in _LIST_READERS:
+                continue
+            return False
+    return True
+
+
 class LoopRecords:
     """The reverse-mode transform's loop-record passes (a mixin of :class:`VJP`)."""
 
@@ -59,6 +89,8 @@ class LoopRecords:
         calls of other fields and constants (``t = math.sin(s) * 0.001``), rather than save
         it: what a person writing the adjoint does, and a smaller record (often none)."""
         consts = {op.result.id: op for op in n.walk(vjp_fn.body) if isinstance(op, n.Const)}
+        top_loops = {id(op.body): op for op in vjp_fn.body.ops if isinstance(op, n.For)}
+        copies: dict[tuple[int, int], n.Value] = {}
         for fwd_region, record_op, rev_region, unpack in self.records:
             defs = {r.id: o for o in fwd_region.ops for r in o.results}
             where = {id(o): i for i, o in enumerate(fwd_region.ops)}
@@ -73,6 +105,15 @@ class LoopRecords:
             for k in order:
                 f = items[k]
                 del kept[f.id]
+                loop = top_loops.get(id(fwd_region))
+                read = None if loop is None else self._item_reread(
+                    f, defs, consts, kept, computed, loop, vjp_fn, copies)
+                if read is not None:
+                    rev_region.ops[at:at] = read
+                    at += len(read)
+                    computed[f.id] = read[-1].results[0]
+                    mapping[unpack.results[k].id] = computed[f.id]
+                    continue
                 chain = self._pure_chain(f, defs, consts, kept, computed)
                 if chain is None:
                     kept[f.id] = unpack.results[k]
@@ -95,6 +136,45 @@ class LoopRecords:
                 mapping[unpack.results[k].id] = computed[f.id]
             if mapping:
                 substitute(rev_region, mapping)
+
+    def _item_reread(self, f: n.Value, defs: dict[int, n.Op], consts: dict[int, n.Const],
+                     kept: dict[int, n.Value], computed: dict[int, n.Value], loop: n.For,
+                     vjp_fn: n.Function, copies: dict[tuple[int, int], n.Value]
+                     ) -> list[n.Op] | None:
+        """The ops reading record field ``f = xs[i]`` again in the reverse loop, for a list
+        or tuple ``xs`` from outside the (top-level) ``loop`` that the function only reads
+        from the loop on, and an index the reverse loop has: the item is read out of a copy of
+        ``xs`` made before the loop (a tuple is its own copy), so no caller's later change
+        reaches it, instead of being saved each iteration."""
+        op = defs.get(f.id)
+        if not isinstance(op, n.GetItem) or op.obj.id in defs or \
+                self.type_of(op.obj) not in (list, tuple) or \
+                self.type_of(op.index) is not int or not _only_read(op.obj, vjp_fn, loop):
+            return None
+        new_ops: list[n.Op] = []
+        index = kept.get(op.index.id) or computed.get(op.index.id)
+        if index is None:
+            c = consts.get(op.index.id)
+            if c is None:
+                return None
+            new_ops.append(n.Const(c.value, [n.Value(op.index.hint)], c.origin, c.root))
+            index = new_ops[-1].result
+        key = (id(loop), op.obj.id)
+        if key not in copies:
+            if self.type_of(op.obj) is tuple:
+                copies[key] = op.obj
+            else:
+                make = n.Const(list, [n.Value()])
+                copy = n.Call(make.result, [op.obj], [], [n.Value(
+                    f"{op.obj.hint}_copy" if op.obj.hint else None)], loc=loop.loc)
+                # Before the loop's record list, so ``for i in range(n)`` stays one line.
+                ops = vjp_fn.body.ops
+                at = min([ops.index(loop)] + [ops.index(entry[1]) for entry in self.stacks
+                                              if entry[0] is loop and entry[1] in ops])
+                ops[at:at] = [make, copy]
+                copies[key] = copy.result
+        new_ops.append(n.GetItem(copies[key], index, [n.Value(f.hint)], loc=op.loc))
+        return new_ops
 
     def _pure_chain(self, f: n.Value, defs: dict[int, n.Op], consts: dict[int, n.Const],
                     kept: dict[int, n.Value], computed: dict[int, n.Value]
@@ -193,6 +273,34 @@ class LoopRecords:
                 mapping[op.result.id] = made[f]
                 region.ops.remove(op)
         replace_uses(vjp_fn, mapping)
+
+    def item_only_loops(self, vjp_fn: n.Function) -> None:
+        """A ``for`` loop without ``break`` whose record is its item alone, over a range, a
+        list or a tuple (which its body does not change, or it would be an index loop by
+        now): nothing is pushed. The reverse loop runs through the range itself or through
+        a copy of the list made before the loop, at the speed of C."""
+        for loop, stack_op, fwd, _rfor, _rev in self.stacks:
+            if not isinstance(loop, n.For) or loop.exit_flags or stack_op not in fwd.ops or \
+                    loop not in fwd.ops:
+                continue
+            kind = self.type_of(loop.iterable)
+            entries = [e for e in self.pushes if e[0] is loop.body]
+            if kind not in (range, list, tuple) or len(entries) != 1 or \
+                    entries[0][2].args != [loop.body.args[0]]:
+                continue
+            body, append, push = entries[0]
+            body.ops = [o for o in body.ops if o is not append and o is not push]
+            self.pushes.remove(entries[0])
+            if kind is range:
+                fwd.ops.remove(stack_op)
+                replace_uses(vjp_fn, {stack_op.result.id: loop.iterable})
+                continue
+            at = fwd.ops.index(stack_op)
+            make = n.Const(list, [n.Value()])
+            copy = n.Call(make.result, [loop.iterable], [], [stack_op.result], loc=loop.loc)
+            fwd.ops[at:at + 1] = []
+            at = fwd.ops.index(loop)
+            fwd.ops[at:at] = [make, copy]
 
     def count_only_loops(self, vjp_fn: n.Function, pb_fn: n.Function) -> None:
         """A top-level loop whose reverse reads nothing of its records only needs to run as
