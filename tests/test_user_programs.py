@@ -429,6 +429,115 @@ def test_one_list_passed_twice():
                                rtol=1e-5, atol=1e-6)
 
 
+def softmax_weighted_mean(xs):
+    m = max(xs)
+    ws = [math.exp(x - m) for x in xs]
+    total = sum(ws)
+    return sum(w * x for w, x in zip(ws, xs)) / total
+
+
+def max_then_list_written(xs):
+    ys = list(xs)
+    m = max(ys)
+    ys[0] = ys[0] * m  # the list changes after its maximum was read
+    lo = min(ys)
+    return m * lo + ys[0]
+
+
+def max_of_items_and_pairs(xs):
+    top = max(x * x for x in xs)  # a generator: its items first made a list
+    pair = max(xs[0], xs[1])
+    low = min([xs[2], 0.5 * xs[3], xs[4]])
+    return top * pair + low
+
+
+def max_in_a_loop(xs):
+    s = 0.0
+    for k in range(1, len(xs)):
+        s += max(xs[:k + 1]) * xs[k]
+    return s
+
+
+def appended_then_changed(xs):
+    ws = [math.exp(x) for x in xs]
+    ws[1] = ws[1] * ws[0]  # an item appended, then written: not read back as appended
+    return sum(w * x for w, x in zip(ws, xs))
+
+
+def appended_then_grown(xs):
+    ws = []
+    for i in range(len(xs)):
+        ws.append(math.sin(xs[i]))
+    ws.append(ws[0] * ws[1])
+    return sum(ws) * ws[-1]
+
+
+def appended_when_positive(xs):
+    ws = [math.exp(x) for x in xs if x > 0.0]
+    return sum(ws) * len(ws)
+
+
+def appended_before_a_break(xs):
+    ws = []
+    for i in range(len(xs)):
+        ws.append(math.tanh(xs[i]))
+        if xs[i] > 1.0:
+            break
+    return sum(w * w for w in ws)
+
+
+def appended_into_started_list(xs):
+    ws = [xs[0] * 2.0]
+    for i in range(len(xs)):
+        ws.append(math.cos(xs[i]))
+    return sum(ws[i] * ws[i - 1] for i in range(1, len(ws)))
+
+
+def sum_of_list_twice(xs):
+    ws = [x * x for x in xs]
+    total = sum(ws)
+    return total * sum(ws) + sum([w * total for w in ws])
+
+
+def range_measured_before_a_change(xs):
+    n = len(xs)
+    xs.append(xs[0] * 2.0)  # the loop runs over the first n items, not over the list
+    ys = []
+    for i in range(n):
+        ys.append(xs[i] * xs[i])
+    return sum(ys) + xs[-1]
+
+
+def range_of_two_lengths(xs):
+    ws = [math.sin(x) for x in xs]
+    ws.pop()
+    s = 0.0
+    for i in range(min(len(ws), len(xs))):
+        s += ws[i] * xs[i]
+    return s
+
+
+SHARED_ADJOINTS = [range_measured_before_a_change, range_of_two_lengths,
+                   softmax_weighted_mean, max_then_list_written, max_of_items_and_pairs,
+                   max_in_a_loop, appended_then_changed, appended_then_grown,
+                   appended_when_positive, appended_before_a_break,
+                   appended_into_started_list, sum_of_list_twice]
+
+
+@pytest.mark.parametrize("f", SHARED_ADJOINTS, ids=lambda f: f.__name__)
+def test_maxima_appended_items_and_sums_of_lists(f):
+    # ``max(xs)`` read as ``xs[k]``, items appended in a loop read back from the list in the
+    # reverse loop, a sum's adjoint spread over the list's: each only where it is the same
+    # value (checked against differences, to second order, in both modes).
+    import wengert
+
+    check_grads(f, (list(XS),), order=2, modes=("rev", "fwd"))
+    g = wengert.grad(f)(list(XS))
+    np.testing.assert_allclose(g, _numerical_gradient(f, (XS,), 0), rtol=1e-5, atol=1e-6)
+    _, pullback = wengert.vjp(f, list(XS))
+    np.testing.assert_equal(pullback(1.0), pullback(1.0))
+
+
 @pytest.mark.parametrize("extreme", [max, min])
 def test_max_and_min_of_equal_items_go_to_the_one_python_returns(extreme):
     import wengert

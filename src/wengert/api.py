@@ -102,27 +102,49 @@ def show(f: Any, mode: str = "ir", argnums: int | Sequence[int] = 0,
 
 def value_and_grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Any:
     """``f`` and its gradient with respect to ``argnums`` at once (JAX conventions)."""
+    return _gradient(f, argnums, has_aux, True)
+
+
+#: Argument types that :func:`arg_type` gives as they are: a call of only these is looked
+#: up by ``type`` alone, the cheapest key.
+_PLAIN = frozenset({float, int, bool, str, complex, type(None)})
+
+
+def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: bool) -> Any:
+    """``value_and_grad(f)`` (``with_value``) or ``grad(f)``: one function either way, so that
+    a gradient's fixed cost is one call."""
     single = isinstance(argnums, int)
 
-    #: Argument types -> (function, entry, wrt, bound arguments) of earlier calls: a call
-    #: with the same types and a still-valid entry skips binding and lookups.
-    fast: dict[tuple[type, ...], tuple[Any, DerivedEntry, tuple[int, ...], tuple, Any]] = {}
+    #: Argument types -> (function, entry, wrt, bound arguments, written parameters,
+    #: whether an argument is a container) of earlier calls: a call with the same types
+    #: and a still-valid entry skips binding and lookups.
+    fast: dict[tuple[Any, ...], tuple[Any, DerivedEntry, tuple[int, ...], tuple, Any, bool]
+               ] = {}
+    #: Those whose arguments' types are all :data:`_PLAIN`, by those types.
+    plain: dict[tuple[type, ...], tuple[Any, DerivedEntry, tuple[int, ...], tuple, Any, bool]
+                ] = {}
 
     @functools.wraps(f)
-    def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
-        key = () if kwargs else tuple(map(arg_type, args))
-        hit = None if kwargs else fast.get(key)
+    def gradient_f(*args: Any, **kwargs: Any) -> Any:
+        hit = key = None
+        if not kwargs:
+            hit = plain.get(tuple(map(type, args)))  # (numbers, strings: nothing more)
+            if hit is None:
+                key = tuple(map(arg_type, args))
+                hit = fast.get(key)
         if hit is not None and hit[1].valid(hit[0]):
-            fn, entry, wrt, bound, written = hit
+            fn, entry, wrt, bound, written, containers = hit
             full = (*bound, *args) if bound else args
             if written:
                 check_unaliased(fn, full, written)
-            before = shapes_of(full, key, len(bound), wrt)
+            before = shapes_of(full, key or tuple(map(arg_type, args)), len(bound), wrt) \
+                if containers else full
             # The forward and the pullback of the VJP called directly: no closure is made.
             compiled = entry.compiled
             out, res = compiled.forward(*full)
             pullback = compiled.pullback
         else:
+            key = key or ()
             fn, bound, bound_kw = function_of(f, len(args))
             full = (*bound, *args)
             kw = {**bound_kw, **kwargs}
@@ -137,7 +159,10 @@ def value_and_grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = Fal
             pullback = runtime.call_pullback  # (``res`` is the pullback itself)
             if not kw and len(full) == fn.__code__.co_argcount and \
                     not fn.__code__.co_flags & 0x0C:
-                fast[key] = (fn, entry, wrt, tuple(bound), written)
+                containers = before is not full
+                fast[key] = (fn, entry, wrt, tuple(bound), written, containers)
+                if _PLAIN.issuperset(key):
+                    plain[key] = fast[key]
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise TypeError("has_aux=True requires the function to return a pair "
@@ -151,22 +176,16 @@ def value_and_grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = Fal
             g = finish(before[wrt[0]], adjs[wrt[0]])
         else:
             g = tuple(finish(before[i], adjs[i]) for i in wrt)
+        if not with_value:
+            return (g, aux) if has_aux else g
         return ((value, aux), g) if has_aux else (value, g)
 
-    return value_and_grad_f
+    return gradient_f
 
 
 def grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Any:
     """The gradient of the scalar function ``f`` with respect to ``argnums``."""
-    vg = value_and_grad(f, argnums, has_aux)
-
-    @functools.wraps(f)
-    def grad_f(*args: Any, **kwargs: Any) -> Any:
-        (value, g) = vg(*args, **kwargs)
-        if has_aux:
-            return g, value[1]
-        return g
-
+    grad_f = _gradient(f, argnums, has_aux, False)
     if not has_aux:
         # Forward mode differentiates it again from ``f``'s IR (forward over reverse).
         grad_f.__wengert_grad__ = (f, argnums)  # type: ignore[attr-defined]

@@ -966,14 +966,14 @@ class _Inference:
                 item = self.item_type(op.args[0])
                 if item is float or item is int and fn is not sum:
                     t = item
+            if t is None and simple and (full := self.declared_result(fn, op.args)):
+                self.set_full(op.result, full)
+                return
             if t is None and simple and self.callee is not None and \
                     isinstance(fn, types.FunctionType):
                 t = self.callee(fn, [self.full_type(a) for a in op.args])
             if t is numpy.ndarray and simple and (made := self.made_array(fn, op.args)):
                 self.set_full(op.result, made)
-                return
-            if t is None and simple and (full := self.declared_result(fn, op.args)):
-                self.set_full(op.result, full)
                 return
             if fn in (operator.matmul, operator.imatmul) and simple and len(args) == 2 and \
                     all(isinstance(self.full_type(a), ArrayOf) for a in op.args):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import itertools
 import linecache
 import math
@@ -66,6 +67,10 @@ _INLINE_KINDS = (n.Call, n.GetAttr, n.GetItem, n.Build, n.BuildDict, n.BuildSlic
                  n.FormatValue, n.JoinStr)
 
 _counter = itertools.count(1)
+
+
+#: Callables whose calls run Python frames (a comprehension does not call them).
+_PYTHON_CALLABLES = (types.FunctionType, types.MethodType, functools.partial)
 
 
 def _is_literal(v: Any) -> bool:
@@ -524,15 +529,20 @@ class FunctionEmitter:
     def block(self, region: n.Region, yield_to: list[n.Value] | None = None) -> list[ast.stmt]:
         out: list[ast.stmt] = []
         outer_seen, self.seen_lines = self.seen_lines, set()
+        filled = self.filled_lists(region)
+        made = {id(b) for b in filled.values()}
         for op in region.ops:
             if id(op) in self.inlined_ops or isinstance(op, n.Const) or \
-                    op.results and op.results[0].id in self.consts:
+                    op.results and op.results[0].id in self.consts or id(op) in made:
                 continue
             if isinstance(op, n.Yield):
                 if yield_to is not None:
                     out.extend(self.copies(yield_to, op.values))
                 continue
-            stmts = self.stmt(op)
+            if id(op) in filled:
+                stmts = self.list_comprehension(op, filled[id(op)])  # type: ignore[arg-type]
+            else:
+                stmts = self.stmt(op)
             if stmts and self.commented:
                 self.comment(op, stmts[0])
             out.extend(stmts)
@@ -540,6 +550,83 @@ class FunctionEmitter:
                 break
         self.seen_lines = outer_seen
         return out
+
+    def filled_lists(self, region: n.Region) -> dict[int, n.Build]:
+        """The loops of ``region`` (by id) that fill a list made empty before them and read
+        nowhere in between: no carried values, no ``break``, and the body's one use of the
+        list its last op, ``acc.append(v)`` (each is then a candidate for a comprehension,
+        :meth:`list_comprehension`), with the display making the list."""
+        out: dict[int, n.Build] = {}
+        empty: dict[int, n.Build] = {}
+        for op in region.ops:
+            if isinstance(op, n.For) and not op.carried_args and not op.exit_flags:
+                acc = self.appended_to(op)
+                if acc is not None and acc.id in empty:
+                    out[id(op)] = empty.pop(acc.id)
+            for v in op.operands() + (free_uses(op.func.body) if isinstance(
+                    op, n.MakeFunction) else [x for r in op.regions() for x in free_uses(r)]):
+                empty.pop(v.id, None)
+            if isinstance(op, n.Build) and op.kind == "list" and not op.items and \
+                    self.namer.has(op.result):
+                empty[op.result.id] = op
+        return out
+
+    def appended_to(self, loop: n.For) -> n.Value | None:
+        """The list ``acc`` whose ``acc.append(v)`` is the last op of ``loop``'s body and its
+        only use of ``acc``, else ``None``."""
+        ops = [o for o in loop.body.ops if not isinstance(o, (n.Yield, n.Const))]
+        last = ops[-1] if ops else None
+        if not isinstance(last, n.Call) or len(last.args) != 1 or last.kwargs or \
+                last.starred or self.uses.get(last.result.id, 0):
+            return None
+        method = self.inlined.get(last.fn.id)
+        if not isinstance(method, n.GetAttr) or method.name != "append":
+            return None
+        acc = method.obj
+        if sum(v is acc for o in n.walk(loop.body) for v in o.operands()) != 1:
+            return None
+        for o in n.walk(loop.body):
+            # Only calls of functions written in C: a comprehension is a frame of its own,
+            # and a Python function called from it (a recursive derivative) would stack two
+            # frames per level where the loop stacks one.
+            if isinstance(o, n.MakeFunction) or isinstance(o, n.Call) and o is not last and \
+                    (o.fn.id not in self.consts or
+                     isinstance(f := self.consts[o.fn.id].value, _PYTHON_CALLABLES) or
+                     f is _SELF or isinstance(f, _SelfPart)):
+                return None
+        return acc
+
+    def list_comprehension(self, loop: n.For, made: n.Build) -> list[ast.stmt]:
+        """``acc = [v for item in xs for t in [e]]`` for ``acc = []`` then a loop whose body
+        binds names (``t = e``) and ends in ``acc.append(v)``: the same evaluations in the
+        same order, at the speed of a comprehension (each ``for t in [e]`` is an
+        assignment). Else the list display and the loop as they are."""
+        target, region = self.loop_target(loop)
+        body = self.block(region, [])
+        *binds, last = body or [ast.Pass()]
+        if all(isinstance(b, ast.Assign) and len(b.targets) == 1 and
+               isinstance(b.targets[0], (ast.Name, ast.Tuple)) for b in binds) and \
+                isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
+            gens = [ast.comprehension(target, self.expr(loop.iterable), [], 0)]
+            gens += [ast.comprehension(b.targets[0], ast.List([b.value], ast.Load()), [], 0)
+                     for b in binds]  # type: ignore[attr-defined]
+            comp = ast.ListComp(last.value.args[0], gens)
+            return [ast.Assign([self.target(made.result)], comp, lineno=0)]
+        return self.stmt(made) + self.stmt(loop)
+
+    def loop_target(self, op: n.For) -> tuple[ast.expr, n.Region]:
+        """The target of the ``for`` statement of ``op`` (the unpacking that opens the body,
+        where the item is read only there) and the rest of the body."""
+        body_ops = op.body
+        item = body_ops.args[0]
+        target: ast.expr = self.target(item) if self.namer.has(item) else \
+            ast.Name("_", ast.Store())
+        first = body_ops.ops[0] if body_ops.ops else None
+        if isinstance(first, n.Unpack) and first.value is item and \
+                self.uses.get(item.id, 0) == 1:
+            target = self.stmt(first)[0].targets[0]  # type: ignore[attr-defined]
+            return target, n.Region(body_ops.args, body_ops.ops[1:])
+        return target, n.Region(body_ops.args, body_ops.ops)
 
     def comment(self, op: n.Op, stmt: ast.stmt) -> None:
         """Mark the first statement of each source line's adjoint code with that line
@@ -605,17 +692,7 @@ class FunctionEmitter:
             return [ast.If(test, body, orelse)]
         if isinstance(op, n.For):
             pre = self.copies(op.carried_args, op.inits)
-            body_ops = op.body
-            item = body_ops.args[0]
-            target: ast.expr = self.target(item) if self.namer.has(item) else \
-                ast.Name("_", ast.Store())
-            skip_first = False
-            first = body_ops.ops[0] if body_ops.ops else None
-            if isinstance(first, n.Unpack) and first.value is item and \
-                    self.uses.get(item.id, 0) == 1:
-                target = self.stmt(first)[0].targets[0]  # type: ignore[attr-defined]
-                skip_first = True
-            region = n.Region(body_ops.args, body_ops.ops[1:] if skip_first else body_ops.ops)
+            target, region = self.loop_target(op)
             body = self.block(region, op.carried_args)
             body += self.exit_check(op)
             return pre + [ast.For(target, self.expr(op.iterable), body or [ast.Pass()], [],

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from collections.abc import Sequence
+from operator import countOf
 from typing import Any
 
 import numpy
@@ -46,8 +47,8 @@ def arg_type(a: Any) -> Any:
     if t is numpy.ndarray:
         # Entries of a numeric dtype (``a[i]`` is a ``numpy.float64``), by number of axes.
         return array_of(a.dtype.type, a.ndim) if a.dtype.kind in "biufc" else t
-    if t is list and a and type(a[0]) is float and set(map(type, a)) == _FLOAT:
-        return LIST_OF_FLOAT
+    if t is list and a and type(a[0]) is float and countOf(map(type, a), float) == len(a):
+        return LIST_OF_FLOAT  # (counted in C: the cheapest test of every item)
     if t is list and a and all(type(v) is list and v and all(type(w) is float for w in v)
                                for v in a):
         return LIST_OF_FLOAT_LISTS
@@ -86,7 +87,6 @@ def _typer(fn: Any) -> Any:
     return lambda a: Constant(a) if type(a) in FUNCTION_VALUES else arg_type(a)
 
 
-_FLOAT = {float}
 _FLOAT_OR_NONE = {float, type(None)}
 
 
@@ -157,10 +157,9 @@ def finish(x: Any, adj: Any) -> Any:
             not isinstance(x, type) and not callable(x):
         return None
     if type(x) is FloatItems and type(adj) is list and len(adj) == len(x):
-        kinds = set(map(type, adj))
-        if kinds == _FLOAT:
+        if countOf(map(type, adj), float) == len(adj):
             return list(adj)
-        if kinds <= _FLOAT_OR_NONE:
+        if set(map(type, adj)) <= _FLOAT_OR_NONE:
             return [0.0 if b is None else b for b in adj]
     if isinstance(adj, (list, tuple)) and isinstance(x, (list, tuple)) and len(adj) == len(x):
         items = [b if type(b) is float and type(a) is float else finish(a, b)

@@ -81,8 +81,17 @@ class CodeDep:
 
 
 def unique(deps: list[Any]) -> list[Any]:
-    seen: set[int] = set()
-    return [d for d in deps if id(d) not in seen and not seen.add(id(d))]  # type: ignore
+    """``deps`` without repeats: each dependency object once, and one :class:`CodeDep` per
+    function and code (a recursive derivative links to its function at every call site,
+    and every call of a derivative checks what it rests on)."""
+    seen: set[Any] = set()
+    out = []
+    for d in deps:
+        key = (id(d.fn), id(d.code)) if type(d) is CodeDep else id(d)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
 
 
 RESULT_TYPES: dict[Any, tuple[Any, list[Any]]] = {}

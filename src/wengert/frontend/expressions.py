@@ -426,9 +426,12 @@ class ExpressionLowering:
                         value=e.value)  # type: ignore[attr-defined]
                 else:
                     meth = "add" if kind == "set" else "append"
-                    stmt = ast.Expr(ast.Call(
-                        func=ast.Attribute(ast.Name(".acc", ast.Load()), meth, ast.Load()),
-                        args=[e.elt], keywords=[]))  # type: ignore[attr-defined]
+                    # (each made node at the comprehension: its derivative's comments
+                    # quote the comprehension's line)
+                    acc_ = ast.copy_location(ast.Name(".acc", ast.Load()), e)
+                    add = ast.copy_location(ast.Attribute(acc_, meth, ast.Load()), e)
+                    stmt = ast.Expr(ast.copy_location(ast.Call(
+                        func=add, args=[e.elt], keywords=[]), e))  # type: ignore[attr-defined]
                 return [ast.copy_location(stmt, e)]
             g = gens[level]
             inner = body_for(level + 1)

@@ -6,6 +6,8 @@ generation all ask them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from wengert.ir import nodes as n
 
 
@@ -54,3 +56,25 @@ def free_uses(region: n.Region, extra_defined: tuple[n.Value, ...] = ()) -> list
         for v in op.operands():
             used.setdefault(v.id, v)
     return [v for k, v in used.items() if k not in defined]
+
+
+def expand_ops(region: n.Region, rewrite: Callable[[n.Op], list[n.Op] | None]) -> bool:
+    """Replace, in place, each op of ``region`` and of its nested control flow (not of
+    nested functions' bodies) for which ``rewrite`` gives a list of ops by those ops (not
+    visited again); return whether any was."""
+    changed = False
+    k = 0
+    while k < len(region.ops):
+        op = region.ops[k]
+        new = rewrite(op)
+        if new is not None:
+            region.ops[k:k + 1] = new
+            k += len(new)
+            changed = True
+            continue
+        if not isinstance(op, n.MakeFunction):
+            for sub in op.regions():
+                changed |= expand_ops(sub, rewrite)
+        k += 1
+    return changed
+

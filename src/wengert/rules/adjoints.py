@@ -46,7 +46,13 @@ from wengert.rules.adjoint_parts import (
     _unpack,
 )
 from wengert.rules.form import ans_bar, cases, deflinear, defrule
-from wengert.rules.registry import defrules, lookup, mark_pure, nondifferentiable
+from wengert.rules.registry import (
+    defrules,
+    lookup,
+    mark_pure,
+    mark_result_type,
+    nondifferentiable,
+)
 
 # --------------------------------------------------------------------------------------
 # The runtime helpers.
@@ -208,6 +214,13 @@ def as_tuple_rule(x):
 _PREV_X_INDEX = {"prev": _skeleton, "x": _skeleton, "index": _const}
 deflinear(runtime.add_adjoint, lambda a, b: ans_bar, lambda a, b: ans_bar, arg=(0, 1))
 deflinear(runtime.snapshot, lambda x: ans_bar)
+# A sum's adjoint spread over a list's entries and a list adjoint's entries summed: each
+# the other's transpose.
+deflinear(runtime.spread_adjoint, lambda prev, g, n: ans_bar,
+          lambda prev, g, n: runtime.total_adjoint(ans_bar), arg=(0, 1),
+          keep={"n": _const}, zeros=True)
+deflinear(runtime.total_adjoint, lambda bar: runtime.spread_adjoint(None, ans_bar, len(bar)),
+          keep={"bar": _skeleton}, zeros=True)
 deflinear(runtime.getitem_adjoint,
           lambda prev, x, index, g, *size: (
               runtime.subdict_adjoint(ans_bar, prev) if isinstance(prev, dict) else ans_bar),
@@ -303,7 +316,8 @@ mark_pure(
     runtime.entry_write_of_list, runtime.entry_write_of_list_owned,
     runtime.setattr_adjoint_owned, runtime.finish_adjoint,
     runtime.add_adjoint, runtime.snapshot, runtime.getitem_adjoint, runtime.setitem_adjoint,
-    runtime.pop_adjoint, runtime.getattr_adjoint, runtime.field_adjoint,
+    runtime.spread_adjoint, runtime.total_adjoint, runtime.pop_adjoint, runtime.getattr_adjoint,
+    runtime.field_adjoint,
     runtime.setattr_adjoint, runtime.item_adjoint, runtime.split_adjoint, runtime.key_adjoint,
     runtime.subdict_adjoint, runtime.unpack_adjoint, runtime.reversed_adjoint, runtime.inout,
     runtime.item_tangent, runtime.display_item_adjoint,
@@ -320,7 +334,9 @@ nondifferentiable(runtime.check_rebinding, runtime.check_view, runtime.check_pla
 # A gradient's seed: 1 in the precision of the result, whatever the result's value.
 nondifferentiable(runtime.unit_like)
 # Which item max/min picks by key, the order sorted puts items in: piecewise constant.
-nondifferentiable(runtime.keyed_extreme, runtime.keyed_order, runtime.field_index)
+nondifferentiable(runtime.first_extreme, runtime.keyed_extreme, runtime.keyed_order,
+                  runtime.field_index)
+mark_result_type(lambda ts, cs: int, runtime.first_extreme, runtime.keyed_extreme)
 
 
 # Sample points of the rules above, checked by tests/rules/test_form.py.
@@ -329,6 +345,9 @@ _M32 = numpy.array([[0.5, -1.0], [1.5, 0.25], [-0.75, 2.0]])
 _X3 = [1.0, 2.0, 3.0]
 cases(runtime.add_adjoint, ([0.1, None], [0.3, 0.4]))
 cases(runtime.snapshot, ([1.0, 2.0],), (_V4,))
+cases(runtime.spread_adjoint, ([0.1, None, 0.3], 0.5, 3), (None, 0.5, 2),
+      ([0.1, 0.2], None, 2))
+cases(runtime.total_adjoint, ([0.1, None, 0.3],), ([0.5, 0.25],))
 cases(runtime.getitem_adjoint,
       (None, _X3, 1, 0.5),
       ([0.1, None, 0.3], _X3, 1, 0.5),

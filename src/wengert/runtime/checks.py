@@ -5,6 +5,7 @@ operator on an array that may be a view)."""
 
 from __future__ import annotations
 
+import operator
 from typing import Any, NoReturn
 
 from wengert.diagnostics import NonDifferentiableError
@@ -102,6 +103,13 @@ def keyed_extreme(items: Any, key: Any, extreme: Any, has_default: bool) -> int:
         if (keys[i] > keys[best]) if extreme is max else (keys[i] < keys[best]):
             best = i
     return best
+
+
+def first_extreme(items: Any, extreme: Any) -> int:
+    """The index of the item ``extreme(items)`` returns (``max`` or ``min`` of a list of
+    floats): Python keeps the first of equal extremes, and no item before it equals it (a
+    NaN is only ever the first item, found by identity)."""
+    return operator.indexOf(items, extreme(items))
 
 
 def keyed_order(items: Any, key: Any, reverse: bool) -> list[int]:

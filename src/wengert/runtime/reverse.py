@@ -57,6 +57,27 @@ def add_adjoint(a: Any, b: Any) -> Any:
     return a + b
 
 
+def spread_adjoint(prev: Any, g: Any, n: int) -> Any:
+    """``add_adjoint(prev, [g] * n)``: the adjoint ``g`` of a sum of the ``n`` numbers of a
+    list added into each entry of the list's adjoint ``prev``, with no list of ``g`` made
+    (``total = sum(ws)``)."""
+    if g is None:
+        return prev
+    if prev is None:
+        return [g] * n
+    if type(g) is float and type(prev) is list and len(prev) == n:
+        return [g if p is None else p + g for p in prev]
+    return add_adjoint(prev, [g] * n)
+
+
+def total_adjoint(bar: Any) -> Any:
+    """The sum of the entries of the list adjoint ``bar`` (``None``: zero), ``None`` for a
+    zero one: what :func:`spread_adjoint` gives ``g`` back."""
+    if bar is None:
+        return None
+    return sum(0.0 if b is None else b for b in bar)
+
+
 def unit_like(y: Any) -> Any:
     """The seed of a gradient of ``y``: ``1`` in ``y``'s precision (a float32 result is
     differentiated in float32, as ``grad`` of it is). Anything but one float is refused:
@@ -137,6 +158,10 @@ def getitem_adjoint(prev: Any, x: Any, index: Any, g: Any, size: int | None = No
         else:
             out[index] = add_adjoint(old, g)
         return tuple(out) if isinstance(prev, tuple) else out
+    if type(x) is list and type(index) is slice:  # a slice of a list (``row[:j]``)
+        out = [None] * (len(x) if size is None else size) if prev is None else list(prev)
+        _add_into_slice(out, index, g)
+        return tuple(out) if isinstance(prev, tuple) else out
     import numpy
 
     if isinstance(x, numpy.ndarray):
@@ -160,15 +185,15 @@ def getitem_adjoint(prev: Any, x: Any, index: Any, g: Any, size: int | None = No
         else out
 
 
+_NONE_ID = {id(None)}
+
+
 def _add_into_slice(out: list[Any], index: slice, g: Any) -> None:
     """``out[index] += g`` entry by entry, for adjoints of lists (``None`` is zero)."""
     if index.step is None or index.step == 1:
         start, stop, _ = index.indices(len(out))
-        # (``is`` tests, not ``list.count``: entries may be arrays, whose ``==`` is elementwise)
-        for v in out[start:stop]:
-            if v is not None:
-                break
-        else:
+        # (identities, not ``list.count``: entries may be arrays, whose ``==`` is elementwise)
+        if stop <= start or set(map(id, out[start:stop])) == _NONE_ID:
             out[start:stop] = g  # the common case: nothing there yet
             return
     for j, gj in zip(range(*index.indices(len(out))), g):
@@ -312,6 +337,17 @@ def owned_float_pops(prev: Any) -> Any:
     if type(prev) is list and _refs(prev) <= _SOLE and None not in prev:
         return prev
     return [0.0 if p is None else p for p in prev]
+
+
+def float_pops(prev: Any) -> Any:
+    """The ``pop`` of :func:`owned_float_pops` of ``prev``, for a loop popping every entry
+    it reads and dropping the rest: a function giving ``0.0`` for a zero adjoint."""
+    own = owned_float_pops(prev)
+    return _zero_pop if own is None else own.pop
+
+
+def _zero_pop() -> float:
+    return 0.0
 
 
 def pop_float(prev: Any) -> Any:

@@ -33,7 +33,7 @@ import numpy
 
 from wengert import runtime
 from wengert.analysis.activity import Activity, activity
-from wengert.analysis.types import FLOAT_OR_FLOAT64, Types, bind_constants, infer_types
+from wengert.analysis.types import FLOAT_OR_FLOAT64, ListOf, Types, bind_constants, infer_types
 from wengert.diagnostics import NonDifferentiableError, SourceLoc, describe
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
@@ -239,9 +239,16 @@ class Transform:
 
     def rule_arg_type(self, v: n.Value) -> Any:
         """``v``'s type for specialising a rule's body: its :class:`ArrayOf` where the
-        number of axes is known (the body's shape branches fold), else its type."""
+        number of axes is known (the body's shape branches fold), :class:`ListOf` for a
+        list of floats, else its type."""
         a = self.types.arrays.get(self.resolve(v).id) or self.types.arrays.get(v.id)
-        return a if a is not None else self.type_of(v)
+        if a is not None:
+            return a
+        t = self.type_of(v)
+        if t is list and self.types.items.get(self.resolve(v).id) is float:
+            # A list of floats: ``sum(xs)`` in the body is a float, and its branches fold.
+            return ListOf(float)
+        return t
 
     def param_type(self, v: n.Value) -> Any:
         """``v``'s type as a callee's parameter type (``ListOf`` for a list of floats,

@@ -431,18 +431,24 @@ class _DCE:
             keep = [k for k in range(len(op.results)) if (id(op), k) in self.live_slots]
             if len(keep) == len(op.results):
                 return False
-            remap = {old: new for new, old in enumerate(keep)}
-            op.exit_flags = [remap[k] for k in op.exit_flags]
-            op.inits = [op.inits[k] for k in keep]
-            op.results = [op.results[k] for k in keep]
-            t = op.body.terminator
-            t.values = [t.values[k] for k in keep]  # type: ignore[attr-defined]
-            if isinstance(op, n.For):
-                op.body.args = [op.body.args[0]] + [op.body.args[1 + k] for k in keep]
-            else:
-                op.args = [op.args[k] for k in keep]
+            keep_slots(op, keep)
             return True
         return False
+
+
+def keep_slots(op: n.For | n.While, keep: list[int]) -> None:
+    """Keep only the carried slots ``keep`` of the loop ``op`` (in order), the others'
+    initial values, arguments, yields and results dropped."""
+    remap = {old: new for new, old in enumerate(keep)}
+    op.exit_flags = [remap[k] for k in op.exit_flags]
+    op.inits = [op.inits[k] for k in keep]
+    op.results = [op.results[k] for k in keep]
+    t = op.body.terminator
+    t.values = [t.values[k] for k in keep]  # type: ignore[attr-defined]
+    if isinstance(op, n.For):
+        op.body.args = [op.body.args[0]] + [op.body.args[1 + k] for k in keep]
+    else:
+        op.args = [op.args[k] for k in keep]
 
 
 def function_ops_shallow(region: n.Region) -> list[n.Op]:

@@ -31,7 +31,7 @@ from wengert import runtime
 from wengert.analysis.types import infer_types
 from wengert.diagnostics import NonDifferentiableError
 from wengert.ir import nodes as n
-from wengert.ir.uses import replace_uses
+from wengert.ir.uses import expand_ops, replace_uses
 from wengert.objects import MISSING as _MISSING
 from wengert.objects import (
     attribute_kind,
@@ -61,37 +61,18 @@ def devirtualize(fn: n.Function, arg_types: Sequence[Any],
             for v in free_uses(op.func.body):
                 uses.setdefault(v.id, []).append(op)
     mapping: dict[int, n.Value] = {}
-    changed = False
 
-    def region(r: n.Region) -> None:
-        nonlocal changed
-        k = 0
-        while k < len(r.ops):
-            op = r.ops[k]
-            new = None
-            if isinstance(op, n.Call):
-                new = _rewrite_namedtuple(op, consts) or _rewrite_construction(op, consts) or \
-                    _rewrite_callable_object(op, consts, types_.of(op.fn))
-                if new is not None:
-                    r.ops[k:k + 1] = new
-                    k += len(new)
-                    changed = True
-                    continue
-            if isinstance(op, n.GetAttr):
-                new = _rewrite_attr(op, consts, uses, types_.of(op.obj), mapping)
-            elif isinstance(op, n.SetAttr):
-                new = _rewrite_store(op, types_.of(op.obj))
-            if new is not None:
-                r.ops[k:k + 1] = new
-                k += len(new)
-                changed = True
-                continue
-            if not isinstance(op, n.MakeFunction):
-                for sub in op.regions():
-                    region(sub)
-            k += 1
+    def rewrite(op: n.Op) -> list[n.Op] | None:
+        if isinstance(op, n.Call):
+            return _rewrite_namedtuple(op, consts) or _rewrite_construction(op, consts) or \
+                _rewrite_callable_object(op, consts, types_.of(op.fn))
+        if isinstance(op, n.GetAttr):
+            return _rewrite_attr(op, consts, uses, types_.of(op.obj), mapping)
+        if isinstance(op, n.SetAttr):
+            return _rewrite_store(op, types_.of(op.obj))
+        return None
 
-    region(fn.body)
+    changed = expand_ops(fn.body, rewrite)
     if mapping:
         replace_uses(fn, mapping)
     return changed

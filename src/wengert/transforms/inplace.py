@@ -32,6 +32,7 @@ from wengert.ir import nodes as n
 from wengert.ir.clone import substitute
 from wengert.ir.uses import free_uses, replace_uses
 from wengert.objects import hashable
+from wengert.transforms.cleanup import keep_slots
 
 #: Functional adjoint updates and their in-place variants.
 IN_PLACE = {runtime.getitem_adjoint: runtime.getitem_adjoint_owned,
@@ -80,6 +81,10 @@ def _function(fn: n.Function) -> None:
             elif isinstance(op, n.Call) and consts.get(op.fn.id) is runtime.push:
                 _append(op, r, k, fn)
                 k += 1  # past the method read inserted before the call
+            elif isinstance(op, n.Call) and consts.get(op.fn.id) is runtime.add_adjoint and \
+                    (made := _filled(op.args[1], r, k)) is not None:
+                k += _spread(op, made, r)
+                continue
             elif isinstance(op, n.Call) and _rewrite(op, r, k, live):
                 k += 1  # past the constant inserted before the call
             elif isinstance(op, n.For):
@@ -199,6 +204,7 @@ def _hoist_pops(loop: n.For, r: n.Region, k: int, dead: Callable[[n.Value], bool
     term = body.terminator
     consts, uses = _index_body(body)
     inserted = 0
+    filled: list[tuple[int, list[n.Op]]] = []
     for j, (a, init) in enumerate(zip(loop.carried_args, loop.inits)):
         us = uses.get(a.id, [])
         if len(us) != 1 or not isinstance(us[0], n.Call) or us[0] not in body.ops or \
@@ -216,6 +222,35 @@ def _hoist_pops(loop: n.For, r: n.Region, k: int, dead: Callable[[n.Value], bool
                 [i for i, v in enumerate(term.values) if v is rest] != [j] or \
                 not dead(init) or sum(v is init for v in loop.inits) != 1:  # type: ignore
             continue
+        term.values[j] = a  # type: ignore[attr-defined]
+        made = _filled(init, r, k) if dead(loop.results[j]) else None
+        if made is not None:
+            # ``[g] * len(xs)`` (the adjoint of a sum), popped and then dropped: every
+            # entry popped is ``g`` (made a number once, before the loop).
+            _drop_nonzero(unpack.results[1], body, uses, consts)
+            body.ops.remove(pop)
+            body.ops.remove(unpack)
+            fill = _nonzero(made[1].items[0], loop.loc)  # type: ignore[attr-defined]
+            r.ops[k + inserted:k + inserted] = fill
+            inserted += len(fill)
+            substitute(body, {unpack.results[1].id: fill[-1].result})
+            filled.append((j, made))
+            continue
+        if dead(loop.results[j]):
+            # What is left of the list after the loop is dropped: the loop pops through
+            # the list's bound ``pop``, made once (no check and no lookup per entry).
+            own = n.Const(runtime.float_pops, [n.Value()], loc=loop.loc)
+            call = n.Call(own.result, [init], [], [n.Value(init.hint and f"{init.hint}_pop")],
+                          loc=loop.loc)
+            r.ops[k + inserted:k + inserted] = [own, call]
+            inserted += 2
+            at = body.ops.index(pop)
+            body.ops[at:at + 1] = [n.Call(call.result, [], [], [unpack.results[1]],
+                                          loc=pop.loc)]
+            body.ops.remove(unpack)
+            _drop_nonzero(unpack.results[1], body, uses, consts)
+            filled.append((j, []))
+            continue
         own = n.Const(runtime.owned_float_pops, [n.Value()], loc=loop.loc)
         call = n.Call(own.result, [init], [], [n.Value(init.hint)], loc=loop.loc)
         r.ops[k + inserted:k + inserted] = [own, call]
@@ -224,9 +259,65 @@ def _hoist_pops(loop: n.For, r: n.Region, k: int, dead: Callable[[n.Value], bool
         at = body.ops.index(pop)
         body.ops[at:at + 1] = _pop_float(a, unpack.results[1], pop.loc)
         body.ops.remove(unpack)
-        term.values[j] = a  # type: ignore[attr-defined]
         _drop_nonzero(unpack.results[1], body, uses, consts)
+    if filled:
+        keep_slots(loop, [k for k in range(len(loop.results)) if k not in dict(filled)])
+        for _, made in filled:
+            inserted -= _drop_made(r, made)
     return inserted
+
+
+def _filled(v: n.Value, r: n.Region, k: int) -> list[n.Op] | None:
+    """The ops making ``v`` as ``[g] * m`` in ``r`` before its op ``k`` (the product, the
+    list display, then ``len(xs)`` where ``m`` is that), else ``None``."""
+    defs = {res.id: op for op in r.ops[:k] for res in op.results}
+    mul = defs.get(v.id)
+    if not isinstance(mul, n.Call) or mul.kwargs or mul.starred or len(mul.args) != 2:
+        return None
+    const = defs.get(mul.fn.id)
+    made = defs.get(mul.args[0].id)
+    if not isinstance(const, n.Const) or const.value is not operator.mul or \
+            not isinstance(made, n.Build) or made.kind != "list" or made.starred or \
+            len(made.items) != 1:
+        return None
+    size = defs.get(mul.args[1].id)
+    counted = isinstance(size, n.Call) and isinstance(c := defs.get(size.fn.id), n.Const) and \
+        c.value is len
+    return [mul, made, size] if counted else [mul, made]  # type: ignore[list-item]
+
+
+def _spread(op: n.Call, made: list[n.Op], r: n.Region) -> int:
+    """``add_adjoint(a, [g] * len(xs))`` (a sum's adjoint added into the list's) as
+    ``spread_adjoint(a, g, len(xs))``: no list of ``g`` made and walked. Returns how far
+    the op moved back in ``r`` (the ops making the list dropped, where nothing else reads
+    them), plus one for the constant inserted before it."""
+    fn = n.Const(runtime.spread_adjoint, [n.Value()], loc=op.loc)
+    mul, display = made[0], made[1]
+    g = display.items[0]  # type: ignore[attr-defined]
+    op.fn, op.args = fn.result, [op.args[0], g, mul.args[1]]  # type: ignore[attr-defined]
+    r.ops.insert(r.ops.index(op), fn)
+    return 1 - _drop_made(r, made[:2])
+
+
+def _nonzero(g: n.Value, loc: object) -> list[n.Op]:
+    """``nonzero(g, 0.0)``: an adjoint that may be ``None`` as a number."""
+    fn = n.Const(runtime.nonzero, [n.Value()], loc=loc)  # type: ignore[arg-type]
+    zero = n.Const(0.0, [n.Value()], loc=loc)  # type: ignore[arg-type]
+    return [fn, zero, n.Call(fn.result, [g, zero.result], [], [n.Value()],
+                             loc=loc)]  # type: ignore[arg-type]
+
+
+def _drop_made(r: n.Region, made: list[n.Op]) -> int:
+    """Remove the ops of ``made`` (each the only reader of the next one's result) from
+    ``r`` while nothing reads their results; how many were removed."""
+    dropped = 0
+    for op in made:
+        res = op.results[0]
+        if any(v is res for o in n.walk(r) for v in o.operands()):
+            break
+        r.ops.remove(op)
+        dropped += 1
+    return dropped
 
 
 def _drop_nonzero(item: n.Value, body: n.Region, uses: dict[int, list[n.Op]],

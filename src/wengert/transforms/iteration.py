@@ -47,6 +47,7 @@ from wengert.analysis.types import Types, infer_types, subclass
 from wengert.diagnostics import NonDifferentiableError
 from wengert.ir import nodes as n
 from wengert.ir.clone import substitute
+from wengert.ir.uses import expand_ops
 from wengert.rules import registry
 
 #: Methods that change which items a list holds.
@@ -606,6 +607,32 @@ def index_float_iterations(fn: n.Function, types: Types,
         _index_for(op, lists, state)
         changed = True
     return changed
+
+
+def index_extremes(fn: n.Function, types: Types, active: Callable[[n.Value], bool]) -> bool:
+    """Rewrite, in place, each ``max(xs)`` or ``min(xs)`` of an active list of floats into
+    ``xs[first_extreme(xs, max)]``: the item it returns read by its index, so that reverse
+    mode adds the adjoint into that one entry of ``xs``'s (``xs_bar[k] += y_bar``) like any
+    other read by index, not through a list of ``None`` but one. Return whether anything
+    changed."""
+    consts = {op.result.id: op.value for op in _walk(fn.body) if isinstance(op, n.Const)}
+
+    def rewrite(op: n.Op) -> list[n.Op] | None:
+        extreme = consts.get(op.fn.id) if isinstance(op, n.Call) else None
+        if not ((extreme is builtins.max or extreme is builtins.min) and
+                len(op.args) == 1 and not op.kwargs and not op.starred and  # type: ignore
+                types.of(op.args[0]) is list and  # type: ignore[attr-defined]
+                types.items.get(op.args[0].id) is float and  # type: ignore[attr-defined]
+                active(op.args[0])):  # type: ignore[attr-defined]
+            return None
+        xs, loc = op.args[0], op.loc  # type: ignore[attr-defined]
+        new: list[n.Op] = []
+        pick = n.Call(_const(runtime.first_extreme, new, loc, "first_extreme"),
+                      [xs, _const(extreme, new, loc, extreme.__name__)], [],
+                      [n.Value("best")], loc=loc)
+        return [*new, pick, n.GetItem(xs, pick.result, op.results, loc=loc)]
+
+    return expand_ops(fn.body, rewrite)
 
 
 def _index_for(op: n.For, lists: tuple[str, list[tuple[n.Value, Any]], Any],

@@ -39,6 +39,7 @@ import numpy
 from wengert import runtime
 from wengert.analysis.types import infer_types
 from wengert.ir import nodes as n
+from wengert.ir.uses import expand_ops
 from wengert.rules import registry
 from wengert.transforms.devirtualize import devirtualize
 from wengert.transforms.inline_calls import inline_calls
@@ -281,25 +282,16 @@ def _keyed_extremes(fn: n.Function) -> None:
     seq[k] if k >= 0 else d`` (likewise ``min``, and ``max(a, b, key=f)`` over ``(a, b)``)."""
     consts = {op.result.id: op for op in n.walk(fn.body) if isinstance(op, n.Const)}
 
-    def region(r: n.Region) -> None:
-        k = 0
-        while k < len(r.ops):
-            op = r.ops[k]
-            c = consts.get(op.fn.id) if isinstance(op, n.Call) else None
-            if c is not None and (c.value is builtins.max or c.value is builtins.min) and \
-                    op.kwargs and not op.starred and op.args and \
-                    all(name in ("key", "default") for name, _ in op.kwargs) and \
-                    (len(op.args) == 1 or all(name == "key" for name, _ in op.kwargs)):
-                new = _select_extreme(op, c.value)
-                r.ops[k:k + 1] = new
-                k += len(new)
-                continue
-            for sub in op.regions():
-                if not isinstance(op, n.MakeFunction):
-                    region(sub)
-            k += 1
+    def rewrite(op: n.Op) -> list[n.Op] | None:
+        c = consts.get(op.fn.id) if isinstance(op, n.Call) else None
+        if c is not None and (c.value is builtins.max or c.value is builtins.min) and \
+                op.kwargs and not op.starred and op.args and \
+                all(name in ("key", "default") for name, _ in op.kwargs) and \
+                (len(op.args) == 1 or all(name == "key" for name, _ in op.kwargs)):
+            return _select_extreme(op, c.value)  # type: ignore[arg-type]
+        return None
 
-    region(fn.body)
+    expand_ops(fn.body, rewrite)
 
 
 def _select_extreme(op: n.Call, extreme: Any) -> list[n.Op]:

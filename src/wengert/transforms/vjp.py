@@ -58,7 +58,7 @@ from wengert.transforms.base import (
     Transform,
 )
 from wengert.transforms.cleanup import cleanup
-from wengert.transforms.iteration import index_float_iterations
+from wengert.transforms.iteration import index_extremes, index_float_iterations
 from wengert.transforms.vjp_containers import ReverseContainers
 from wengert.transforms.vjp_control import ReverseControlFlow
 from wengert.transforms.vjp_records import LoopRecords
@@ -113,9 +113,11 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
 
     def index_loops(self) -> bool:
         """Loops over active lists of floats read their items by index
-        (:func:`~wengert.transforms.iteration.index_float_iterations`): each item's
+        (:func:`~wengert.transforms.iteration.index_float_iterations`), as do ``max`` and
+        ``min`` of one (:func:`~wengert.transforms.iteration.index_extremes`): each item's
         adjoint is added into the list's where it is read."""
-        return index_float_iterations(self.fn, self.types, self.act.is_active)
+        loops = index_float_iterations(self.fn, self.types, self.act.is_active)
+        return index_extremes(self.fn, self.types, self.act.is_active) | loops
 
     def _places(self, region: n.Region, loops: tuple[int, ...]) -> None:
         for op in region.ops:
@@ -340,6 +342,7 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
             # A record pushed before a list it holds is filled aliases that list: fine
             # when run, but code differentiated again must not write into stored lists.
             self.hoist_pushes()
+            self.iterate_directly(vjp_fn)
         cleanup(vjp_fn)
         return vjp_fn
 

@@ -30,14 +30,14 @@ if TYPE_CHECKING:
 _LIST_READERS = (len, list, tuple, sum, min, max, zip, enumerate, reversed, sorted, iter)
 
 
-def _only_read(xs: n.Value, vjp_fn: n.Function, loop: n.Op) -> bool:
+def _only_read(xs: n.Value, vjp_fn: n.Function, loop: n.Op, after: bool = False) -> bool:
     """Whether the forward code of ``vjp_fn`` only reads the list ``xs`` (indexes it,
-    iterates it, gives it to :data:`_LIST_READERS`) from the top-level ``loop`` on: the
-    values here are the transform's own, so this looks at the code itself rather than at
-    the primal's analyses."""
+    iterates it, gives it to :data:`_LIST_READERS`) from the top-level ``loop`` on (``after``
+    it, when true): the values here are the transform's own, so this looks at the code
+    itself rather than at the primal's analyses."""
     consts = {op.result.id: op.value for op in n.walk(vjp_fn.body) if isinstance(op, n.Const)}
     top = vjp_fn.body.ops
-    regions = [n.Region([], top[top.index(loop):])]
+    regions = [n.Region([], top[top.index(loop) + after:])]
     while regions:
         region = regions.pop()
         for op in region.ops:
@@ -108,6 +108,8 @@ class LoopRecords:
                 loop = top_loops.get(id(fwd_region))
                 read = None if loop is None else self._item_reread(
                     f, defs, consts, kept, computed, loop, vjp_fn, copies)
+                if read is None and loop is not None:
+                    read = self._appended_reread(f, fwd_region, kept, loop, vjp_fn)
                 if read is not None:
                     rev_region.ops[at:at] = read
                     at += len(read)
@@ -175,6 +177,44 @@ class LoopRecords:
                 copies[key] = copy.result
         new_ops.append(n.GetItem(copies[key], index, [n.Value(f.hint)], loc=op.loc))
         return new_ops
+
+    def _appended_reread(self, f: n.Value, body: n.Region, kept: dict[int, n.Value],
+                         loop: n.For, vjp_fn: n.Function) -> list[n.Op] | None:
+        """The op reading record field ``f`` again in the reverse loop where every step of
+        the top-level ``for i in range(n)`` (no ``break``) appends ``f`` to a list ``ws``
+        made empty just before it and only read after it: ``f`` is ``ws[i]``, the value
+        itself, so nothing is saved for it (``ws = [math.exp(x - m) for x in xs]``)."""
+        top = vjp_fn.body.ops
+        defs = {r.id: o for o in top for r in o.results}
+        consts = {o.result.id: o.value for o in top if isinstance(o, n.Const)}
+        rng = defs.get(loop.iterable.id)
+        index = kept.get(loop.body.args[0].id)
+        if loop.exit_flags or index is None or not isinstance(rng, n.Call) or \
+                consts.get(rng.fn.id) is not range or len(rng.args) != 1 or \
+                rng.kwargs or rng.starred:
+            return None
+        methods = {o.result.id: o for o in body.ops
+                   if isinstance(o, n.GetAttr) and o.name == "append"}
+        for call in body.ops:
+            if not isinstance(call, n.Call) or call.args != [f] or call.kwargs or \
+                    call.starred or call.fn.id not in methods:
+                continue
+            ws = methods[call.fn.id].obj
+            made = defs.get(ws.id)
+            if not isinstance(made, n.Build) or made.kind != "list" or made.items or \
+                    not _only_read(ws, vjp_fn, loop, after=True):
+                continue
+            # No other use of ``ws`` between its display and the end of the loop.
+            start, end = top.index(made), top.index(loop)
+            uses = [o for o in top[start + 1:end] for v in o.operands() if v is ws]
+            uses += [o for o in n.walk(body) for v in o.operands() if v is ws]
+            getter = methods[call.fn.id]
+            if uses != [getter] or [o for o in n.walk(body) for v in o.operands()
+                                    if v is getter.result] != [call]:
+                continue
+            made_f = next((o for o in body.ops if f in o.results), call)
+            return [n.GetItem(ws, index, [n.Value(f.hint)], loc=made_f.loc)]
+        return None
 
     def _pure_chain(self, f: n.Value, defs: dict[int, n.Op], consts: dict[int, n.Const],
                     kept: dict[int, n.Value], computed: dict[int, n.Value]
@@ -302,6 +342,54 @@ class LoopRecords:
             at = fwd.ops.index(loop)
             fwd.ops[at:at] = [make, copy]
 
+    def iterate_directly(self, vjp_fn: n.Function) -> None:
+        """A forward loop ``for i in range(n)``, ``n`` the length of lists (or the least of
+        several), whose ``i`` only reads their items, iterates over them again (``for x in
+        xs``, ``for w, x in zip(ws, xs)``) once the reverse takes nothing of it: what the
+        program wrote before the reverse needed an index, at its speed. Only where the body
+        cannot change those lists (pure calls, appends to lists made here, reads)."""
+        ops = list(_forward_ops(vjp_fn.body))
+        defs = {r.id: o for o in ops for r in o.results}
+        consts = {o.result.id: o.value for o in ops if isinstance(o, n.Const)}
+        fresh = {o.result.id for o in ops
+                 if isinstance(o, n.Build) and o.kind == "list" and not o.items}
+        for loop in [o for o in ops if isinstance(o, n.For)]:
+            rng = defs.get(loop.iterable.id)
+            if not isinstance(rng, n.Call) or consts.get(rng.fn.id) is not range or \
+                    len(rng.args) != 1 or rng.kwargs or rng.starred:
+                continue
+            seqs = _measured(rng.args[0], defs, consts)
+            if not seqs or len(set(map(id, seqs))) != len(seqs) or \
+                    any(self.type_of(xs) not in (list, tuple) for xs in seqs):
+                continue
+            reads = _item_reads(loop, seqs, consts, fresh)
+            if reads is None or not _measured_just_before(loop, rng, vjp_fn, consts):
+                continue
+            item = loop.body.args[0]
+            if len(seqs) == 1:
+                loop.iterable = seqs[0]
+                parts = [item]
+                # The item named as the reads were (``x = xs[i]``: ``for x in xs``).
+                item.hint = next((r.result.hint for r in reads if r.result.hint), None)
+            else:
+                pair = n.Const(zip, [n.Value()])
+                joined = n.Call(pair.result, list(seqs), [], [n.Value()], loc=loop.loc)
+                at = vjp_fn.body.ops.index(loop) if loop in vjp_fn.body.ops else None
+                if at is None:
+                    continue
+                vjp_fn.body.ops[at:at] = [pair, joined]
+                loop.iterable = joined.result
+                parts = [n.Value(xs.hint and f"{xs.hint}_item") for xs in seqs]
+                loop.body.ops.insert(0, n.Unpack(item, parts, loc=loop.loc))
+            mapping: dict[int, n.Value] = {}
+            for read in reads:
+                mapping[read.result.id] = parts[next(k for k, xs in enumerate(seqs)
+                                                     if xs is read.obj)]
+                if read.result.hint and len(seqs) > 1:
+                    mapping[read.result.id].hint = read.result.hint
+                _remove(loop.body, read)
+            replace_uses(vjp_fn, mapping)
+
     def count_only_loops(self, vjp_fn: n.Function, pb_fn: n.Function) -> None:
         """A top-level loop whose reverse reads nothing of its records only needs to run as
         many times: over a sized iterable without ``break`` that is ``len(iterable)``, so
@@ -333,4 +421,97 @@ class LoopRecords:
             k = rev.ops.index(rfor)
             rev.ops[k:k] = [upto, it]
             rfor.iterable = it.result
+
+
+def _forward_ops(region: n.Region):
+    """Ops of ``region`` and nested control flow, not of nested functions (the pullback)."""
+    for op in region.ops:
+        yield op
+        if not isinstance(op, n.MakeFunction):
+            for r in op.regions():
+                yield from _forward_ops(r)
+
+
+def _measured(size: n.Value, defs: dict[int, n.Op], consts: dict[int, object]
+              ) -> list[n.Value] | None:
+    """The sequences ``size`` is the length of (``len(xs)``, or ``min`` of such), else
+    ``None``."""
+    op = defs.get(size.id)
+    if not isinstance(op, n.Call) or op.kwargs or op.starred:
+        return None
+    f = consts.get(op.fn.id)
+    if f is len and len(op.args) == 1:
+        return [op.args[0]]
+    if f is min and len(op.args) == 2:
+        a, b = (_measured(v, defs, consts) for v in op.args)
+        return a + b if a is not None and b is not None else None
+    return None
+
+
+#: What may stand between the lengths a loop's range is made of and the loop: reads.
+_MEASURING = (len, min, range, list)
+
+
+def _measured_just_before(loop: n.For, rng: n.Call, vjp_fn: n.Function,
+                          consts: dict[int, object]) -> bool:
+    """Whether ``loop`` follows the range ``rng`` in one region with nothing between them
+    (from the first length it measures) but constants, reads by index, displays and calls
+    of :data:`_MEASURING`, which change no list: the lengths still hold when it starts."""
+    for op in _forward_ops(vjp_fn.body):
+        region = next((r for r in op.regions() if loop in r.ops), None)
+        if region is not None:
+            break
+    else:
+        region = vjp_fn.body
+    ops = region.ops
+    if rng not in ops or loop not in ops:
+        return False
+    between = ops[:ops.index(loop)]
+    # From the first length measured for the range on.
+    start = ops.index(rng)
+    defs = {r.id: k for k, o in enumerate(between) for r in o.results}
+    stack = list(rng.args)
+    while stack:
+        v = stack.pop()
+        made = between[defs[v.id]] if v.id in defs else None
+        if isinstance(made, n.Call):  # (a length, or the least of lengths)
+            start = min(start, defs[v.id])
+            stack.extend(made.args)
+    return all(isinstance(o, (n.Const, n.GetItem, n.Build)) or
+               isinstance(o, n.Call) and any(consts.get(o.fn.id) is f for f in _MEASURING)
+               for o in between[start:])
+
+
+def _item_reads(loop: n.For, seqs: list[n.Value], consts: dict[int, object],
+                fresh: set[int]) -> list[n.GetItem] | None:
+    """The reads ``xs[i]`` of ``loop``'s body at its item ``i``, one of ``seqs`` each, at the
+    top level of the body, if they are all that uses ``i``, nothing but reads uses ``seqs``,
+    and nothing in the body can change a list: calls of pure functions and appends to
+    lists made in the function (``fresh``) only, no stores. Else ``None``."""
+    item = loop.body.args[0]
+    reads: list[n.GetItem] = []
+    methods: set[int] = set()
+    for op in n.walk(loop.body):
+        if isinstance(op, n.MakeFunction) or isinstance(op, (n.SetItem, n.SetAttr)):
+            return None
+        if isinstance(op, n.GetAttr):
+            if op.name != "append" or op.obj.id not in fresh:
+                return None
+            methods.add(op.result.id)
+        if isinstance(op, n.Call) and op.fn.id not in methods and not (
+                hashable(f := consts.get(op.fn.id)) and registry.is_pure(f)):
+            return None
+        if any(v is item for v in op.operands()):
+            if not isinstance(op, n.GetItem) or op.index is not item or \
+                    not any(op.obj is xs for xs in seqs) or op not in loop.body.ops:
+                return None
+            reads.append(op)
+        elif any(v is xs for v in op.operands() for xs in seqs) and \
+                not isinstance(op, n.GetItem):
+            return None
+    return reads
+
+
+def _remove(region: n.Region, op: n.Op) -> None:
+    region.ops.remove(op)
 
