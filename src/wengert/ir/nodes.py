@@ -529,6 +529,16 @@ def walk(region: Region) -> Iterator[Op]:
             yield from walk(r)
 
 
+def walk_local(region: Region) -> Iterator[Op]:
+    """:func:`walk` without entering nested functions' bodies: the ops of one function's
+    own control flow."""
+    for op in region.ops:
+        yield op
+        if not isinstance(op, MakeFunction):
+            for r in op.regions():
+                yield from walk_local(r)
+
+
 def region_args(op: Op) -> list[Value]:
     """Values an op defines at the entry of its regions (item, carried, with-target)."""
     if isinstance(op, While):

@@ -453,13 +453,7 @@ def keep_slots(op: n.For | n.While, keep: list[int]) -> None:
 
 def function_ops_shallow(region: n.Region) -> list[n.Op]:
     """Ops of ``region`` and nested regions, not entering nested function bodies."""
-    out: list[n.Op] = []
-    for op in region.ops:
-        out.append(op)
-        if not isinstance(op, n.MakeFunction):
-            for r in op.regions():
-                out.extend(function_ops_shallow(r))
-    return out
+    return list(n.walk_local(region))
 
 
 def dce(fn: n.Function, drop_pure_calls: bool = False) -> bool:

@@ -51,7 +51,7 @@ def devirtualize(fn: n.Function, arg_types: Sequence[Any],
     types_ = infer_types(fn, list(arg_types), callee=callee)
     consts: dict[int, n.Const] = {}
     uses: dict[int, list[n.Op]] = {}
-    for op in _walk(fn.body):
+    for op in n.walk_local(fn.body):
         if isinstance(op, n.Const):
             consts[op.result.id] = op
         for v in op.operands():
@@ -76,14 +76,6 @@ def devirtualize(fn: n.Function, arg_types: Sequence[Any],
     if mapping:
         replace_uses(fn, mapping)
     return changed
-
-
-def _walk(region: n.Region):
-    for op in region.ops:
-        yield op
-        if not isinstance(op, n.MakeFunction):
-            for r in op.regions():
-                yield from _walk(r)
 
 
 def _const(value: Any, origin: str | None, root: Any, loc: Any) -> n.Const:

@@ -71,7 +71,7 @@ def index_changed_iterations(fn: n.Function, arg_types: Sequence[Any]) -> bool:
     """Rewrite, in place, every ``for`` loop of ``fn`` over a list its body may change
     (directly, through ``enumerate`` or through ``zip``) into an index loop; return
     whether anything changed. Refuses other iterables the loop may change."""
-    loops = [op for op in _walk(fn.body) if isinstance(op, n.For)]
+    loops = [op for op in n.walk_local(fn.body) if isinstance(op, n.For)]
     if not loops:
         return False
     types = infer_types(fn, list(arg_types))
@@ -94,16 +94,6 @@ def index_changed_iterations(fn: n.Function, arg_types: Sequence[Any]) -> bool:
     return changed
 
 
-def _walk(region: n.Region):
-    """Ops of ``region`` and nested control flow, not entering nested functions (they are
-    differentiated, and rewritten, when they are called)."""
-    for op in region.ops:
-        yield op
-        if not isinstance(op, n.MakeFunction):
-            for r in op.regions():
-                yield from _walk(r)
-
-
 class _State:
     """Definitions, uses and types of one function, for the alias questions above."""
 
@@ -115,7 +105,7 @@ class _State:
         self.parent: dict[int, n.Op] = {}  # region arg id -> its op
         self.params = {a.id: i for i, a in enumerate(fn.body.args)}
         self.uses: dict[int, list[n.Op]] = {}
-        self.ops = list(_walk(fn.body))
+        self.ops = list(n.walk_local(fn.body))
         for op in self.ops:
             for r in op.results:
                 self.defs[r.id] = op
@@ -409,7 +399,7 @@ class _State:
 
     def changes(self, body: n.Region, xs: n.Value) -> bool:
         """Whether running ``body`` may change the items of the list ``xs``."""
-        for op in _walk(body):
+        for op in n.walk_local(body):
             if isinstance(op, n.SetItem):
                 if self.may_alias(op.obj, xs):
                     return True
@@ -592,7 +582,7 @@ def index_float_iterations(fn: n.Function, types: Types,
     changed. Reverse mode then adds each item's adjoint into the list's own adjoint where
     the item is read (``xs_bar[i] += g``, a list of floats the loop owns), rather than
     collecting the items' adjoints and regrouping them afterwards (``zip``'s columns)."""
-    loops = [op for op in _walk(fn.body) if isinstance(op, n.For)]
+    loops = [op for op in n.walk_local(fn.body) if isinstance(op, n.For)]
     if not loops:
         return False
     state = _State(fn, types)
@@ -615,7 +605,7 @@ def index_extremes(fn: n.Function, types: Types, active: Callable[[n.Value], boo
     mode adds the adjoint into that one entry of ``xs``'s (``xs_bar[k] += y_bar``) like any
     other read by index, not through a list of ``None`` but one. Return whether anything
     changed."""
-    consts = {op.result.id: op.value for op in _walk(fn.body) if isinstance(op, n.Const)}
+    consts = {op.result.id: op.value for op in n.walk_local(fn.body) if isinstance(op, n.Const)}
 
     def rewrite(op: n.Op) -> list[n.Op] | None:
         extreme = consts.get(op.fn.id) if isinstance(op, n.Call) else None

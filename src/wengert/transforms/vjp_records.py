@@ -348,7 +348,7 @@ class LoopRecords:
         xs``, ``for w, x in zip(ws, xs)``) once the reverse takes nothing of it: what the
         program wrote before the reverse needed an index, at its speed. Only where the body
         cannot change those lists (pure calls, appends to lists made here, reads)."""
-        ops = list(_forward_ops(vjp_fn.body))
+        ops = list(n.walk_local(vjp_fn.body))
         defs = {r.id: o for o in ops for r in o.results}
         consts = {o.result.id: o.value for o in ops if isinstance(o, n.Const)}
         fresh = {o.result.id for o in ops
@@ -423,15 +423,6 @@ class LoopRecords:
             rfor.iterable = it.result
 
 
-def _forward_ops(region: n.Region):
-    """Ops of ``region`` and nested control flow, not of nested functions (the pullback)."""
-    for op in region.ops:
-        yield op
-        if not isinstance(op, n.MakeFunction):
-            for r in op.regions():
-                yield from _forward_ops(r)
-
-
 def _measured(size: n.Value, defs: dict[int, n.Op], consts: dict[int, object]
               ) -> list[n.Value] | None:
     """The sequences ``size`` is the length of (``len(xs)``, or ``min`` of such), else
@@ -457,7 +448,7 @@ def _measured_just_before(loop: n.For, rng: n.Call, vjp_fn: n.Function,
     """Whether ``loop`` follows the range ``rng`` in one region with nothing between them
     (from the first length it measures) but constants, reads by index, displays and calls
     of :data:`_MEASURING`, which change no list: the lengths still hold when it starts."""
-    for op in _forward_ops(vjp_fn.body):
+    for op in n.walk_local(vjp_fn.body):
         region = next((r for r in op.regions() if loop in r.ops), None)
         if region is not None:
             break
