@@ -90,9 +90,10 @@ def _typer(fn: Any) -> Any:
 _FLOAT_OR_NONE = {float, type(None)}
 
 
-class FloatItems(list):  # type: ignore[type-arg]
-    """The copy :func:`shapes_of` makes of a list argument whose items are all floats (its
-    type, :func:`arg_type`, said so): :func:`finish` then checks only the cotangent."""
+class FloatItems(int):
+    """What :func:`shapes_of` keeps of a list argument whose items are all floats (its
+    type, :func:`arg_type`, said so): its length, no copy; :func:`finish` then checks only
+    the cotangent."""
 
 
 def shapes_of(args: tuple, types: tuple[Any, ...] = (), first: int = 0,
@@ -104,7 +105,7 @@ def shapes_of(args: tuple, types: tuple[Any, ...] = (), first: int = 0,
     for a in args:
         if isinstance(a, (list, dict)):
             return tuple(a if wrt is not None and k not in wrt else
-                         FloatItems(a) if 0 <= k - first < len(types) and
+                         FloatItems(len(a)) if 0 <= k - first < len(types) and
                          types[k - first] is LIST_OF_FLOAT else structure(a)
                          for k, a in enumerate(args))
     return args
@@ -156,11 +157,13 @@ def finish(x: Any, adj: Any) -> Any:
     if adj is None and not tangents.is_differentiable(x) and hasattr(x, "__dict__") and \
             not isinstance(x, type) and not callable(x):
         return None
-    if type(x) is FloatItems and type(adj) is list and len(adj) == len(x):
-        if countOf(map(type, adj), float) == len(adj):
-            return list(adj)
-        if set(map(type, adj)) <= _FLOAT_OR_NONE:
-            return [0.0 if b is None else b for b in adj]
+    if type(x) is FloatItems:
+        if type(adj) is list and len(adj) == x:
+            if countOf(map(type, adj), float) == x:
+                return list(adj)
+            if set(map(type, adj)) <= _FLOAT_OR_NONE:
+                return [0.0 if b is None else b for b in adj]
+        x = [0.0] * x  # (the general case: only the items' type matters)
     if isinstance(adj, (list, tuple)) and isinstance(x, (list, tuple)) and len(adj) == len(x):
         items = [b if type(b) is float and type(a) is float else finish(a, b)
                  for a, b in zip(x, adj)]

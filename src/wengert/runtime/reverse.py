@@ -342,8 +342,11 @@ def owned_float_pops(prev: Any) -> Any:
 def float_pops(prev: Any) -> Any:
     """The ``pop`` of :func:`owned_float_pops` of ``prev``, for a loop popping every entry
     it reads and dropping the rest: a function giving ``0.0`` for a zero adjoint."""
-    own = owned_float_pops(prev)
-    return _zero_pop if own is None else own.pop
+    if prev is None:
+        return _zero_pop
+    if type(prev) is list and _refs(prev) <= _SOLE and None not in prev:
+        return prev.pop  # (checked here, not in a call: a call would hold it once more)
+    return [0.0 if p is None else p for p in prev].pop
 
 
 def _zero_pop() -> float:
