@@ -410,3 +410,95 @@ def test_second_order_check_grads_on_the_corpus(name):
     case = corpus.BY_NAME[name]
     check_grads(case.make(), copy.deepcopy(case.inputs[0]), order=2, modes=("rev", "fwd"),
                 argnums=case.argnums)
+
+
+# ------------------------------------------------- calls dispatched at run time, second order
+# A callee read out of a list, a dict or an argument of unknown class is dispatched at run
+# time; to the second order its value and its pullback are functions of values whose
+# derivatives are dispatched too (forward over reverse of the callee met).
+
+
+class Cube:
+    def __call__(self, x):
+        return x * x * x
+
+
+class Scaled:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x):
+        return self.w * math.tanh(x)
+
+
+def _quartic(t):
+    return t ** 4
+
+
+def sum_of_callables(x, fs):
+    s = 0.0
+    for f in fs:
+        s = s + f(x) * x
+    return s
+
+
+def picked_by_index(x, k):
+    fs = [math.sin, math.cos, _quartic, lambda t: math.exp(0.5 * t)]
+    return fs[k](x) * x + fs[(k + 1) % 4](x)
+
+
+def two_argument_callee(x, y, fs):
+    return fs[0](x, y) * fs[1](y, x)
+
+
+def layer_made_inside(x, k):
+    layers = [Scaled(2.0 * x), Cube()]  # a callable object holding a value being differentiated
+    return layers[k](x) * x
+
+
+DISPATCHED = [
+    (sum_of_callables, (0.7, [Cube(), Scaled(2.0), math.sin, _quartic])),
+    (picked_by_index, (0.7, 2)),
+    (picked_by_index, (0.3, 3)),
+    (two_argument_callee, (0.7, -0.4, [lambda a, b: a * math.sin(b), math.hypot])),
+    (layer_made_inside, (0.6, 1)),
+]
+
+
+@pytest.mark.parametrize("f, args", DISPATCHED, ids=lambda v: getattr(v, "__name__", ""))
+def test_dispatched_calls_differentiate_to_second_order(f, args):
+    nums = tuple(i for i, a in enumerate(args) if type(a) is float)
+    check_grads(f, args, order=2, modes=("rev", "fwd"), argnums=nums)
+    h = 1e-4
+    x = args[0]
+
+    def g(t):
+        return grad(f)(t, *args[1:])
+
+    want = (g(x + h) - g(x - h)) / (2 * h)
+    assert math.isclose(grad(grad(f))(*args), want, rel_tol=1e-6, abs_tol=1e-8)
+    assert math.isclose(hessian(f)(*args), want, rel_tol=1e-6, abs_tol=1e-8)
+
+
+def writes_into(xs):
+    xs[0] = xs[0] * 2.0
+    return xs[0]
+
+
+def calls_writer(x, fs):
+    return fs[0]([x, 1.0]) * x
+
+
+def test_dispatched_calls_past_the_second_order_or_writing_arguments_are_refused():
+    # A callable object holding a value being differentiated, met at run time: first order
+    # only (the API's pullback gives a plain object no cotangent to differentiate again).
+    check_grads(layer_made_inside, (0.6, 0), modes=("rev", "fwd"), argnums=0)
+    for second in (hessian, lambda f: grad(grad(f))):
+        with pytest.raises(wengert.NonDifferentiableError, match="first order only"):
+            second(layer_made_inside)(0.6, 0)
+    fs = [Cube()]
+    with pytest.raises(wengert.NonDifferentiableError):  # (a located error, never a number)
+        grad(grad(grad(sum_of_callables)))(0.7, fs)
+    with pytest.raises(wengert.NonDifferentiableError, match="writes into its arguments"):
+        hessian(calls_writer)(0.7, [writes_into])
+    assert grad(calls_writer)(0.7, [writes_into]) == pytest.approx(4 * 0.7)

@@ -14,6 +14,7 @@ from typing import Any
 
 from wengert import runtime, tangents
 from wengert.codegen.emit import generate
+from wengert.diagnostics import NonDifferentiableError
 from wengert.driver.binding import (
     arg_type,
     call_vjp,
@@ -28,6 +29,7 @@ from wengert.driver.binding import (
 )
 from wengert.driver.cache import GRADIENT_IRS, JVPS, PRIMALS, RESULT_TYPES, VJPS, DerivedEntry
 from wengert.driver.callables import OPERATORS, Gradient, fixed_arity, wrt_indices
+from wengert.driver.dispatch import dispatch_jvp, dispatch_vjp, recomputable
 from wengert.driver.pipeline import (
     function_of,
     ir_entry,
@@ -248,6 +250,59 @@ def _show_jvp(fn: Any, argnums: int | Sequence[int], nbound: int,
         arg_types = [float] * nparams
     wrt = wrt_indices(argnums, nbound, nparams)
     return jvp_entry(fn, wrt, tuple(arg_types)).source or ""
+
+
+# The forward-over-reverse derivative of a call dispatched at run time, in a gradient
+# differentiated again (``runtime.dispatch_pullback_tangent``): forward mode of the
+# function that applies the callee's pullback, with the callee a constant of the derivation
+# (a function, a callable object, a builtin with rules: each reached through ``_call*``).
+def _call1(f: Any, x1: Any) -> Any:
+    return f(x1)
+
+
+def _call2(f: Any, x1: Any, x2: Any) -> Any:
+    return f(x1, x2)
+
+
+def _call3(f: Any, x1: Any, x2: Any, x3: Any) -> Any:
+    return f(x1, x2, x3)
+
+
+def _pullback_at1(f: Any, x1: Any, g: Any) -> Any:
+    _, pullback = vjp(_call1, f, x1)
+    return pullback(g)
+
+
+def _pullback_at2(f: Any, x1: Any, x2: Any, g: Any) -> Any:
+    _, pullback = vjp(_call2, f, x1, x2)
+    return pullback(g)
+
+
+def _pullback_at3(f: Any, x1: Any, x2: Any, x3: Any, g: Any) -> Any:
+    _, pullback = vjp(_call3, f, x1, x2, x3)
+    return pullback(g)
+
+
+_PULLBACKS_AT = {1: _pullback_at1, 2: _pullback_at2, 3: _pullback_at3}
+
+
+def _jvp_of_vjp(f: Any, f_dot: Any, args: tuple, g: Any, dots: tuple, g_dot: Any,
+                site: Any) -> Any:
+    """The tangent of the adjoints ``(f's, *args')`` that ``f``'s pullback at ``args``
+    gives ``g``, for tangents ``f_dot`` of ``f`` (a callable object's fields), ``dots`` of
+    ``args`` and ``g_dot`` of ``g`` (generated code's forms, ``None`` for zeros)."""
+    apply = _PULLBACKS_AT.get(len(args))
+    if apply is None:
+        raise NonDifferentiableError(
+            f"a call dispatched at run time with {len(args)} arguments is differentiated "
+            "to the second order with at most 3", site,
+            hint="call a function known where the call is written")
+    return dispatch_jvp(apply, (f, *args, g), (f_dot, *dots, g_dot), {}, None, None, None,
+                        site)[1]
+
+
+runtime.install_dispatch(dispatch_vjp, dispatch_jvp, recomputable=recomputable,
+                         jvp_of_vjp=_jvp_of_vjp)
 
 
 def stop_gradient(x: Any) -> Any:

@@ -65,8 +65,8 @@ def like(x, seed: float = 0.7):
         return type(x)._make(items) if hasattr(type(x), "_fields") else type(x)(items)
     if isinstance(x, dict):
         return {k: like(v, seed) for k, v in x.items()}
-    if isinstance(x, type):
-        return None  # a class passed to a rule: no tangent
+    if isinstance(x, type) or callable(x):
+        return None  # a class or a function passed to a rule: no tangent
     raise TypeError(x)
 
 

@@ -11,6 +11,7 @@ scalar compared with a float, ``numpy.float64(array)``), the answer is unknown.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import itertools
 import operator
 import types
@@ -969,6 +970,10 @@ class _Inference:
             if t is None and simple and (full := self.declared_result(fn, op.args)):
                 self.set_full(op.result, full)
                 return
+            if t is None and fn is dataclasses.replace and len(op.args) == 1 and \
+                    isinstance(kind := self.get(op.args[0]), type) and \
+                    dataclasses.is_dataclass(kind):
+                t = kind  # a new object of the class of the one it copies
             if t is None and simple and self.callee is not None and \
                     isinstance(fn, types.FunctionType):
                 t = self.callee(fn, [self.full_type(a) for a in op.args])

@@ -63,6 +63,14 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,
     try:
         fn, bound, bound_kw = function_of(f)
     except SourceUnavailableError:
+        if not args and not kwargs and obj is None:
+            # Nothing goes in (``Cube()``, a class without an ``__init__`` of its own):
+            # nothing to differentiate.
+            value = f()
+
+            def nothing_pullback(g: Any, inouts: Any = None) -> tuple[Any, ...]:
+                return inouts if inouts is not None else (None,)
+            return value, nothing_pullback
         name = describe(f)
         raise NonDifferentiableError(
             f"{name} has no derivative rule and no Python source, and an active value is "
@@ -363,4 +371,21 @@ def _has_source_code(fn: Any) -> bool:
     return True
 
 
-runtime.install_dispatch(dispatch_vjp, dispatch_jvp)
+def recomputable(f: Any, site: Any) -> None:
+    """Refuse, at ``site``, a callee dispatched in code differentiated again that may write
+    into its arguments: its pullback runs its forward again (``runtime.dispatch_pullback``),
+    which would see them changed."""
+    target = _method_target(f)
+    try:
+        fn, _, _ = function_of(_definition(f if target is None else target, {}))
+        written = written_params(fn) if type(fn) is types.FunctionType else ()
+    except WengertError:
+        return  # (the dispatch itself reports what it cannot differentiate)
+    if written:
+        raise NonDifferentiableError(
+            f"{describe(f)} writes into its arguments and is dispatched at run time in "
+            "a derivative of the second order, whose pullback runs it again", site,
+            hint="return new values from it instead of changing its arguments")
+
+
+runtime.install_dispatch(dispatch_vjp, dispatch_jvp, recomputable=recomputable)

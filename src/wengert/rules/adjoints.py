@@ -27,6 +27,8 @@ helpers below, which come in transposed pairs (``_take`` / ``getitem_adjoint``,
 
 from __future__ import annotations
 
+import math
+
 import numpy
 
 from wengert import runtime
@@ -287,6 +289,46 @@ deflinear(runtime.finish_adjoint, lambda adj, x: ans_bar, keep={"x": _const},
           tangent=lambda adj, x: runtime.finish_adjoint(adj, x))
 
 
+# A call dispatched at run time, in a gradient's IR differentiated again: its value's
+# derivatives and its pullback's are found or derived at run time, for the callee met.
+@defrule(runtime.dispatch_value)
+def dispatch_value_rule(site, f, *args):
+    y = runtime.dispatch_value(site, f, *args)
+
+    def dispatch_value_pullback(y_bar):
+        adjs = runtime.dispatch_pullback(site, f, args, y_bar)
+        return (None, *adjs)
+
+    def dispatch_value_differential(site_dot, f_dot, *args_dot):
+        return runtime.dispatch_tangent(site, f, f_dot, args, args_dot)
+
+    return y, dispatch_value_pullback, dispatch_value_differential
+
+
+@defrule(runtime.dispatch_pullback)
+def dispatch_pullback_rule(site, f, args, g):
+    adjs = runtime.dispatch_pullback(site, f, args, g)
+
+    def dispatch_pullback_pullback(adjs_bar):
+        # Second derivatives are symmetric: the transpose of the pullback's derivative is
+        # that derivative, taken in the direction of the adjoints' cotangent.
+        if adjs_bar is None:
+            return (None, None, None, None)
+        hv = runtime.dispatch_pullback_tangent(site, f, adjs_bar[0], args, g, adjs_bar[1:],
+                                               None)
+        g_bar = runtime.dispatch_tangent(site, f, adjs_bar[0], args, adjs_bar[1:])
+        if hv is None:
+            return (None, None, None, g_bar)
+        return (None, hv[0], hv[1:], g_bar)
+
+    def dispatch_pullback_differential(site_dot, f_dot, args_dot, g_dot):
+        return runtime.dispatch_pullback_tangent(site, f, f_dot, args, g, args_dot, g_dot)
+
+    return adjs, dispatch_pullback_pullback, dispatch_pullback_differential
+
+
+
+
 # The in-place variants compute the same function of their arguments (their caller never
 # reads ``prev`` again), as does the form for one entry of a float64 array: a pullback
 # differentiated again gets the functional rules.
@@ -339,6 +381,11 @@ nondifferentiable(runtime.first_extreme, runtime.keyed_extreme, runtime.keyed_or
 mark_result_type(lambda ts, cs: int, runtime.first_extreme, runtime.keyed_extreme)
 
 
+def _cubic(x):
+    """A Python function for the dispatch rules' cases (derived at run time)."""
+    return x * x * x - 2.0 * x
+
+
 # Sample points of the rules above, checked by tests/rules/test_form.py.
 _V4 = numpy.array([0.3, -1.2, 0.8, 0.5])
 _M32 = numpy.array([[0.5, -1.0], [1.5, 0.25], [-0.75, 2.0]])
@@ -348,6 +395,10 @@ cases(runtime.snapshot, ([1.0, 2.0],), (_V4,))
 cases(runtime.spread_adjoint, ([0.1, None, 0.3], 0.5, 3), (None, 0.5, 2),
       ([0.1, 0.2], None, 2))
 cases(runtime.total_adjoint, ([0.1, None, 0.3],), ([0.5, 0.25],))
+cases(runtime.dispatch_value, (None, math.sin, 0.5), (None, math.hypot, 0.3, -0.4),
+      (None, _cubic, 0.7))
+cases(runtime.dispatch_pullback, (None, math.sin, (0.5,), 1.5),
+      (None, math.hypot, (0.3, -0.4), 0.75), (None, _cubic, (0.7,), -1.25))
 cases(runtime.getitem_adjoint,
       (None, _X3, 1, 0.5),
       ([0.1, None, 0.3], _X3, 1, 0.5),

@@ -292,6 +292,37 @@ def jvp_method(site: Any, obj: Any, obj_dot: Any, name: str, args: tuple, dots: 
     return _DISPATCH["jvp"](getattr(obj, name), args, dots, kwargs, kw_dots, obj, obj_dot, site)
 
 
+def dispatch_tangent(site: Any, f: Any, f_dot: Any, args: tuple, dots: Any) -> Any:
+    """The tangent of :func:`~wengert.runtime.reverse.dispatch_value`'s ``f(*args)`` for
+    the tangents ``f_dot`` of the callee (a callable object's fields) and ``dots`` of the
+    arguments (``None``: zeros): its JVP found or derived at run time."""
+    dots = (None,) * len(args) if dots is None else tuple(dots)
+    if f_dot is None:
+        return _DISPATCH["jvp"](f, args, dots, {}, None, None, None, site)[1]
+    return _DISPATCH["jvp"](f, args, dots, {}, None, f, f_dot, site, callee=True)[1]
+
+
+def dispatch_pullback_tangent(site: Any, f: Any, f_dot: Any, args: tuple, g: Any, dots: Any,
+                              g_dot: Any) -> Any:
+    """The tangent of :func:`~wengert.runtime.reverse.dispatch_pullback`'s adjoints for the
+    tangents ``f_dot`` of the callee, ``dots`` of the arguments and ``g_dot`` of the
+    cotangent (``None``: zeros): the callee's forward-over-reverse derivative, derived at
+    run time."""
+    dots = (None,) * len(args) if dots is None else tuple(dots)
+    if f_dot is not None:
+        # (Its pullback at the API gives a plain object no cotangent: the part of the
+        # second derivative through the object's own values would be lost.)
+        raise NonDifferentiableError(
+            "this callable object holds values being differentiated and is called through "
+            "a value known only at run time: its derivatives are followed to the first "
+            "order only", site,
+            hint="call an object whose class is known where the call is written (not one "
+                 "read out of a list or a dict), or pass what it holds as arguments")
+    if g is None or g_dot is None and all(d is None for d in dots):
+        return None
+    return _DISPATCH["jvp_of_vjp"](f, f_dot, args, g, dots, g_dot, site)
+
+
 _DICT_METHODS = frozenset({"items", "values", "keys", "get", "copy"})
 _LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "copy", "index", "count"})
 

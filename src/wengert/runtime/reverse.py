@@ -698,10 +698,32 @@ def reversed_adjoint(collected: list[Any], iterable: Any) -> Any:
 _DISPATCH: dict[str, Any] = {}
 
 
-def install_dispatch(vjp: Any, jvp: Any) -> None:
-    """Install the functions that find or derive a callee's VJP and JVP at run time."""
+def install_dispatch(vjp: Any, jvp: Any, **more: Any) -> None:
+    """Install the functions that find or derive a callee's VJP and JVP at run time (and,
+    by name, others: ``jvp_of_vjp``, the tangent of a dispatched pullback's output, and
+    ``recomputable``, which refuses a callee that writes into its arguments)."""
     _DISPATCH["vjp"] = vjp
     _DISPATCH["jvp"] = jvp
+    _DISPATCH.update(more)
+
+
+def dispatch_value(site: Any, f: Any, *args: Any) -> Any:
+    """``f(*args)`` for a callee known only at run time, in a gradient's IR that is
+    differentiated again: a plain call, whose rules dispatch its derivatives (the tangent
+    through :func:`dispatch_tangent`, the adjoints through :func:`dispatch_pullback`)."""
+    return f(*args)
+
+
+def dispatch_pullback(site: Any, f: Any, args: tuple, g: Any) -> tuple:
+    """The adjoints (``f``'s, then one per argument) that the dispatched ``f(*args)`` gives
+    the output cotangent ``g``: its VJP found or derived at run time, its forward run again
+    (a function of values, which forward mode differentiates again, where a pullback
+    closure kept from the forward would not be)."""
+    if g is None:
+        return (None,) * (1 + len(args))
+    _DISPATCH["recomputable"](f, site)
+    _, pb = _DISPATCH["vjp"](f, args, {}, f, site, (), True)
+    return pb(g)
 
 
 def vjp_call(site: Any, f: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
@@ -785,6 +807,8 @@ def finish_adjoint(adj: Any, x: Any) -> Any:
             object.__setattr__(out, f.name, finish_adjoint(adj.get(f.name),
                                                            getattr(x, f.name)))
         return out
+    if isinstance(adj, Attrs):
+        return None  # a plain object has no tangent space of its own, as at the API
     if type(x) in (list, tuple) and type(adj) in (list, tuple) and len(adj) == len(x):
         return type(x)(finish_adjoint(a, b) for a, b in zip(adj, x))
     if type(x) is dict and type(adj) is dict:

@@ -65,7 +65,8 @@ def devirtualize(fn: n.Function, arg_types: Sequence[Any],
     def rewrite(op: n.Op) -> list[n.Op] | None:
         if isinstance(op, n.Call):
             return _rewrite_namedtuple(op, consts) or _rewrite_construction(op, consts) or \
-                _rewrite_callable_object(op, consts, types_.of(op.fn))
+                _rewrite_callable_object(op, consts, types_.of(op.fn)) or \
+                _rewrite_replace(op, consts, types_.of(op.args[0]) if op.args else None)
         if isinstance(op, n.GetAttr):
             return _rewrite_attr(op, consts, uses, types_.of(op.obj), mapping)
         if isinstance(op, n.SetAttr):
@@ -245,6 +246,35 @@ def _rewrite_construction(op: n.Call, consts: dict[int, n.Const]) -> list[n.Op] 
     call = n.Call(fi.result, [op.result, *op.args], list(op.kwargs), [n.Value()],
                   tuple(i + 1 for i in op.starred), loc=op.loc)
     return [new, make, fi, call]
+
+
+def _rewrite_replace(op: n.Call, consts: dict[int, n.Const], kind: Any) -> list[n.Op] | None:
+    """``dataclasses.replace(obj, **changes)`` for ``obj`` of a known dataclass: what it
+    does, ``Cls(f=changes[f] if given else obj.f, ...)`` over the fields ``__init__`` takes,
+    so that the construction is a constructor call like any other."""
+    c = consts.get(op.fn.id)
+    if c is None or c.value is not dataclasses.replace or len(op.args) != 1 or op.starred or \
+            not isinstance(kind, type) or not dataclasses.is_dataclass(kind) or \
+            any(k is None for k, _ in op.kwargs):
+        return None
+    fields = [f for f in dataclasses.fields(kind) if f.init]
+    if any(f.type is dataclasses.InitVar or isinstance(f.type, dataclasses.InitVar)
+           for f in kind.__dataclass_fields__.values()) or \
+            any(k not in {f.name for f in fields} for k, _ in op.kwargs):
+        return None  # (replace itself raises what it raises)
+    given = dict(op.kwargs)
+    obj = op.args[0]
+    out: list[n.Op] = [_const(kind, kind.__name__, kind, op.loc)]
+    kwargs: list[tuple[str | None, n.Value]] = []
+    for f in fields:
+        if f.name in given:
+            kwargs.append((f.name, given[f.name]))
+        else:
+            read = n.GetAttr(obj, f.name, [n.Value()], loc=op.loc)
+            out.append(read)
+            kwargs.append((f.name, read.result))
+    out.append(n.Call(out[0].result, [], kwargs, op.results, loc=op.loc))
+    return out
 
 
 def _dataclass_construction(cls: type, op: n.Call, new: n.Const, make: n.Call

@@ -17,6 +17,7 @@ generators, and to a size budget, so generated code stays readable.
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from collections.abc import Callable
 from typing import Any
@@ -115,6 +116,8 @@ def _target(op: n.Call, consts: dict[int, Any]) -> Any:
     if op.starred or any(k is None for k, _ in op.kwargs) or op.fn.id not in consts:
         return None
     f = consts[op.fn.id]
+    if f is dataclasses.replace:
+        return None  # rewritten as a construction once the class is known (devirtualize)
     module = getattr(f, "__module__", None) or ""
     if not isinstance(f, types.FunctionType) or (
             module.startswith("wengert.") and not module.startswith("wengert.rules.") and

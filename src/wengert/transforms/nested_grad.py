@@ -24,12 +24,15 @@ from wengert.ir import nodes as n
 from wengert.ir.clone import Cloner, clone_function, substitute
 from wengert.ir.uses import free_uses, replace_uses
 
-#: Calls generated code makes when a callee's argument types were unknown: they return
-#: closures, which have no IR, so code holding them cannot be differentiated again.
+#: Calls generated code makes when a callee or its argument types were unknown: they
+#: return closures, which have no IR, or derivatives found at run time, so code holding
+#: them cannot be differentiated again.
 _DISPATCHERS = frozenset({runtime.vjp_call, runtime.vjp_method, runtime.vjp_call_checked,
                           runtime.vjp_method_checked, runtime.vjp_call_active,
                           runtime.jvp_call_active, runtime.jvp_call,
-                          runtime.jvp_method})
+                          runtime.jvp_method,
+                          # (the second derivatives of a dispatched call: not a third)
+                          runtime.dispatch_tangent, runtime.dispatch_pullback_tangent})
 
 
 def check_not_dispatcher(fn: Any, op: n.Call) -> None:
@@ -40,11 +43,13 @@ def check_not_dispatcher(fn: Any, op: n.Call) -> None:
         return
     if found:
         raise NonDifferentiableError(
-            "this call cannot be differentiated to a higher order: when its derivative was "
-            "generated the types of its arguments were unknown, so it is dispatched at run "
-            "time", op.loc,
-            hint="arguments of known types (floats, arrays, tuples of them) let wengert "
-                 "inline or link its derivative")
+            "this call cannot be differentiated to a higher order: what it calls (a value "
+            "read out of a list, a dict or an object of unknown class) or the types it is "
+            "given were only known at run time, so its derivative is dispatched at run time, "
+            "and a dispatched derivative is not differentiated again", op.loc,
+            hint="call a function or method known where the call is written (a global "
+                 "function, a method of a dataclass), with arguments of known types (floats, "
+                 "arrays, lists of floats, dataclasses): its derivative is then linked")
 
 
 class Linker(Protocol):

@@ -610,6 +610,9 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         # when the callee is known, at run time).
         borrowed = tuple(k for k, v in enumerate([first, *op.args, *(v for _, v in op.kwargs)])
                          if self.borrowed(v) and (k > 0 or is_method))
+        if getattr(self.linker, "differentiated_again", False) and not is_method and \
+                not starred and not op.kwargs and not borrowed and 1 <= len(args) <= 3:
+            return self.call_recomputed(op, b)
         site = [b.const(loc, origin="site")]
         if borrowed:
             site.append(b.const(borrowed))
@@ -651,6 +654,35 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         def reverse(scope: Scope) -> None:
             self.reverse_call(scope, pb, y, inputs, loc, layout, originals,
                               skip=frozenset({0}) if callee_slot else frozenset())
+        return reverse
+
+    def call_recomputed(self, op: n.Call, b: Builder) -> Action:
+        """In code that is differentiated again (a gradient's IR), a call of a function
+        known only at run time: the forward calls it (``dispatch_value``) and the pullback
+        asks for its adjoints from the arguments and the cotangent (``dispatch_pullback``,
+        which runs its VJP again), two functions of values whose rules dispatch their own
+        derivatives at run time, where a pullback closure kept from the forward would be a
+        value no transform can follow."""
+        loc, y, args = op.loc, op.result, list(op.args)
+        site = b.const(loc, origin="site")
+        call = b.emit(n.Call(b.const(runtime.dispatch_value), [site, op.fn, *args], [],
+                             [n.Value(y.hint)], loc=loc))
+        self.set_rename(y, call.result)
+
+        def reverse(scope: Scope) -> None:
+            if scope.get(y) is None:
+                return
+            scope.b.loc = loc
+            g = scope.need(y)
+            values = scope.b.tuple(*[scope.res(a) for a in args])
+            adjs = scope.b.call(runtime.dispatch_pullback, scope.b.const(loc, origin="site"),
+                                scope.res(op.fn), values, g)
+            # (The callee's own adjoint first: a callable object holding active values.)
+            for k, a in enumerate([op.fn, *args]):
+                if self.active(a) and (k > 0 or self.type_of(a) not in (types.FunctionType,
+                                                                       type)):
+                    scope.accumulate(a, scope.b.getitem(adjs, scope.b.const(k),
+                                                        hint=_bar(a)), maybe_none=True)
         return reverse
 
     def reverse_call(self, scope: Scope, pb: n.Value, y: n.Value, inputs: list[n.Value],
