@@ -61,12 +61,15 @@ def spread_adjoint(prev: Any, g: Any, n: int) -> Any:
     """``add_adjoint(prev, [g] * n)``: the adjoint ``g`` of a sum of the ``n`` numbers of a
     list added into each entry of the list's adjoint ``prev``, with no list of ``g`` made
     (``total = sum(ws)``)."""
-    if g is None:
-        return prev
+    # (The same structure as ``add_adjoint`` gives, zeros included: code differentiated
+    # again reads an adjoint's structure, and a list of zeros is not a zero list.)
     if prev is None:
         return [g] * n
-    if type(g) is float and type(prev) is list and len(prev) == n:
-        return [g if p is None else p + g for p in prev]
+    if type(prev) is list and len(prev) == n:
+        if g is None:
+            return list(prev)
+        if type(g) is float:
+            return [g if p is None else p + g for p in prev]
     return add_adjoint(prev, [g] * n)
 
 

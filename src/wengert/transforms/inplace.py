@@ -269,7 +269,8 @@ def _hoist_pops(loop: n.For, r: n.Region, k: int, dead: Callable[[n.Value], bool
 
 def _filled(v: n.Value, r: n.Region, k: int) -> list[n.Op] | None:
     """The ops making ``v`` as ``[g] * m`` in ``r`` before its op ``k`` (the product, the
-    list display, then ``len(xs)`` where ``m`` is that), else ``None``."""
+    list display, then ``len(xs)`` where ``m`` is that), where nothing but one consumer
+    reads ``v`` (nothing writes into it), else ``None``."""
     defs = {res.id: op for op in r.ops[:k] for res in op.results}
     mul = defs.get(v.id)
     if not isinstance(mul, n.Call) or mul.kwargs or mul.starred or len(mul.args) != 2:
@@ -279,6 +280,11 @@ def _filled(v: n.Value, r: n.Region, k: int) -> list[n.Op] | None:
     if not isinstance(const, n.Const) or const.value is not operator.mul or \
             not isinstance(made, n.Build) or made.kind != "list" or made.starred or \
             len(made.items) != 1:
+        return None
+    # Read by its one consumer only: a list written after it is made (``[None] * n`` then
+    # ``xs_bar[k] = g``, ``max``'s adjoint) is not ``[g] * n`` any more.
+    reads = [v for o in n.walk(r) for v in o.operands()]
+    if sum(v is mul.result for v in reads) != 1 or sum(v is made.result for v in reads) != 1:
         return None
     size = defs.get(mul.args[1].id)
     counted = isinstance(size, n.Call) and isinstance(c := defs.get(size.fn.id), n.Const) and \
