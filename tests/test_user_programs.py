@@ -607,3 +607,27 @@ def test_dataclasses_replace_is_a_construction():
     code = "\n".join(line for line in source.splitlines() if not line.strip().startswith("#"))
     assert "vjp_call" not in code and "replace(" not in code and "Body(x=" in code, source
 
+
+# ------------------------------------------------- recursion through a gradient, arrays
+
+
+def det_of_fancy_minors(a):
+    n = a.shape[0]
+    if n == 1:
+        return a[0, 0]
+    total = 0.0
+    for j in range(n):
+        rows = [i for i in range(n) if i != j]
+        total = total + (-1.0) ** j * a[j, 0] * det_of_fancy_minors(a[rows][:, 1:])
+    return total
+
+
+def test_recursion_on_fancy_indexed_minors_to_second_order():
+    # A second derivative calls ``grad`` of the recursive function on a minor read out of
+    # the array: the gradient writes what the function writes (nothing), so the minor being
+    # "read out of an object" is no reason to refuse (it was, at second order).
+    a = np.array([[2.0, 0.5, 0.1, 0.3], [0.3, 1.5, 0.2, -0.4], [0.1, 0.4, 3.0, 0.2],
+                  [0.6, -0.2, 0.1, 1.2]])
+    check_grads(det_of_fancy_minors, (a,), order=2, modes=("rev", "fwd"), rtol=1e-4,
+                atol=1e-6)
+

@@ -409,8 +409,13 @@ def written_params(fn: Any) -> frozenset[int]:
     """The parameters ``fn`` may write into (:func:`~wengert.analysis.activity.
     written_params`), with the callees it calls summarised the same way. A recursive call
     is first assumed to write nothing, then what the body under that assumption writes,
-    until the two agree (the least fixpoint)."""
-
+    until the two agree (the least fixpoint). A gradient made by ``grad`` writes what the
+    function it differentiates writes (it calls it with the same arguments)."""
+    made = getattr(fn, "__wengert_grad__", None)
+    if made is not None and isinstance(made[0], types.FunctionType):
+        return written_params(made[0])
+    if type(fn) is Gradient:
+        return written_params(fn.base)
     entry = primal_entry(fn)
     if entry.written is not None:
         return entry.written
