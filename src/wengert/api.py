@@ -146,7 +146,8 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
             out, res = compiled.forward(*full)
             pullback = compiled.pullback
         else:
-            key = key or ()
+            if key is None:  # (none with keywords; else a stale entry was found by type)
+                key = () if kwargs else tuple(map(arg_type, args))
             fn, bound, bound_kw = function_of(f, len(args))
             full = (*bound, *args)
             kw = {**bound_kw, **kwargs}
