@@ -456,7 +456,19 @@ def layer_made_inside(x, k):
     return layers[k](x) * x
 
 
+def _norm2(v):
+    return sum(t * t for t in v)
+
+
+def list_changed_after_the_call(x, fs):
+    v = [x, 2.0 * x]
+    y = fs[0](v) * x  # the callee reads the list as it is here...
+    v.append(x * x)  # ...and it changes afterwards
+    return y + fs[0](v)
+
+
 DISPATCHED = [
+    (list_changed_after_the_call, (0.7, [_norm2])),
     (sum_of_callables, (0.7, [Cube(), Scaled(2.0), math.sin, _quartic])),
     (picked_by_index, (0.7, 2)),
     (picked_by_index, (0.3, 3)),

@@ -611,7 +611,10 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         borrowed = tuple(k for k, v in enumerate([first, *op.args, *(v for _, v in op.kwargs)])
                          if self.borrowed(v) and (k > 0 or is_method))
         if getattr(self.linker, "differentiated_again", False) and not is_method and \
-                not starred and not op.kwargs and not borrowed and 1 <= len(args) <= 3:
+                not starred and not op.kwargs and not borrowed and 1 <= len(args) <= 3 and \
+                not any(self.mutated_after(v, op) and self.type_of(v) not in IMMUTABLE and
+                        self.type_of(v) not in (list, dict, numpy.ndarray)
+                        for v in [op.fn, *args]):
             return self.call_recomputed(op, b)
         site = [b.const(loc, origin="site")]
         if borrowed:
@@ -664,6 +667,11 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         derivatives at run time, where a pullback closure kept from the forward would be a
         value no transform can follow."""
         loc, y, args = op.loc, op.result, list(op.args)
+        # What the program changes after the call is read again as it was at the call (a
+        # copy: lists, dicts and arrays only reach here).
+        kept = [b.call(self.const_fn(runtime.snapshot), a, hint=a.hint)
+                if self.mutated_after(a, op) and self.type_of(a) not in IMMUTABLE else a
+                for a in args]
         site = b.const(loc, origin="site")
         call = b.emit(n.Call(b.const(runtime.dispatch_value), [site, op.fn, *args], [],
                              [n.Value(y.hint)], loc=loc))
@@ -674,7 +682,7 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
                 return
             scope.b.loc = loc
             g = scope.need(y)
-            values = scope.b.tuple(*[scope.res(a) for a in args])
+            values = scope.b.tuple(*[scope.res(a) for a in kept])
             adjs = scope.b.call(runtime.dispatch_pullback, scope.b.const(loc, origin="site"),
                                 scope.res(op.fn), values, g)
             # (The callee's own adjoint first: a callable object holding active values.)
