@@ -7,6 +7,7 @@ import pytest
 
 import wengert
 from wengert import api
+from wengert.diagnostics import OutputNotScalarError
 from wengert.driver import cache
 
 SOURCE = '''
@@ -87,3 +88,79 @@ def test_bound_method_and_partial(mod):
 def test_show_rejects_unknown_mode(mod):
     with pytest.raises(ValueError):
         wengert.show(mod.f, mode="nope")
+
+
+# ----------------------------------------------------- grad of one float runs forward mode
+
+
+def _forward_entries() -> int:
+    return len(cache.JVPS)
+
+
+def recursive_fraction(x, depth):
+    if depth == 0:
+        return 1.0
+    return 1.0 + x / recursive_fraction(x, depth - 1)
+
+
+def test_grad_of_one_float_is_a_forward_pass_and_agrees_with_reverse_mode():
+    before = _forward_entries()
+    g = wengert.grad(recursive_fraction)(0.7, 12)
+    assert _forward_entries() > before  # derived in forward mode
+    (_, pullback) = wengert.vjp(recursive_fraction, 0.7, 12)
+    assert g == pytest.approx(pullback(1.0)[0], rel=1e-14)
+    v, (g1,) = wengert.value_and_grad(recursive_fraction, argnums=(0,))(0.7, 12)
+    assert v == recursive_fraction(0.7, 12) and g1 == g
+    # Calls after the first take the cached forward derivative.
+    assert wengert.grad(recursive_fraction)(0.3, 12) == pytest.approx(
+        wengert.vjp(recursive_fraction, 0.3, 12)[1](1.0)[0], rel=1e-14)
+
+
+def reverse_only(x):
+    return x * 3.0
+
+
+@wengert.derivative(reverse_only)
+def _reverse_only_vjp(x):
+    return reverse_only(x), lambda g: (3.0 * g,)
+
+
+def uses_reverse_only(x):
+    return reverse_only(x) + x
+
+
+def test_a_function_forward_mode_cannot_derive_falls_back_to_reverse_mode():
+    # Only a reverse rule is given for ``reverse_only``: ``jvp`` refuses, ``grad`` answers.
+    with pytest.raises(wengert.WengertError):
+        wengert.jvp(uses_reverse_only, (1.0,), (1.0,))
+    assert wengert.grad(uses_reverse_only)(1.0) == 4.0
+    assert wengert.grad(uses_reverse_only)(2.0) == 4.0
+
+
+def returns_a_pair(x):
+    return [x, x]
+
+
+def returns_an_int(x):
+    return 3
+
+
+def test_grad_of_one_float_refuses_what_reverse_mode_refuses():
+    with pytest.raises(OutputNotScalarError):
+        wengert.grad(returns_a_pair)(1.0)
+    with pytest.raises(OutputNotScalarError):
+        wengert.grad(returns_an_int)(1.0)
+
+
+def rounds(x):
+    return x * round(x)
+
+
+def test_a_derivative_cutting_conversion_warns_once():
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert wengert.grad(rounds)(1.2) == 1.0
+    assert len([w for w in caught if issubclass(w.category, wengert.NonDifferentiableWarning)]
+               ) == 1

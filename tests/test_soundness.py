@@ -225,10 +225,12 @@ def step_own_object(v):
 
 @pytest.mark.parametrize("f", [step_elements_by_method, step_elements_inline])
 def test_writes_into_elements_get_one_verdict_for_every_spelling(f):
-    # Forward mode follows the objects: right. Reverse mode refuses, at the user's line.
+    # Forward mode follows the objects: right (and so is ``grad`` of this function of one
+    # float, which runs forward mode). Reverse mode refuses, at the user's line.
     assert same(wengert.jvp(f, (1.0, 2), (1.0, 0))[1], 1.5)
+    assert same(wengert.grad(f)(1.0, 2), 1.5)
     with pytest.raises(wengert.WengertError) as info:
-        wengert.grad(f)(1.0, 2)
+        wengert.vjp(f, 1.0, 2)
     assert info.value.loc is not None and "test_soundness.py" in str(info.value)
     assert "wengert.jvp" in (info.value.hint or "")
 

@@ -14,13 +14,14 @@ from typing import Any
 
 from wengert import runtime, tangents
 from wengert.codegen.emit import generate
-from wengert.diagnostics import NonDifferentiableError
+from wengert.diagnostics import NonDifferentiableError, WengertError
 from wengert.driver.binding import (
     arg_type,
     call_vjp,
     check_tangents,
     check_unaliased,
     finish,
+    forward_gradient,
     internal,
     jvp_run,
     run_vjp,
@@ -118,13 +119,13 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
     single = isinstance(argnums, int)
 
     #: Argument types -> (function, entry, wrt, bound arguments, written parameters,
-    #: whether an argument is a container) of earlier calls: a call with the same types
-    #: and a still-valid entry skips binding and lookups.
-    fast: dict[tuple[Any, ...], tuple[Any, DerivedEntry, tuple[int, ...], tuple, Any, bool]
-               ] = {}
+    #: whether an argument is a container, whether the entry is a JVP) of earlier calls: a
+    #: call with the same types and a still-valid entry skips binding and lookups.
+    fast: dict[tuple[Any, ...], tuple[Any, DerivedEntry, tuple[int, ...], tuple, Any, bool,
+                                      bool]] = {}
     #: Those whose arguments' types are all :data:`_PLAIN`, by those types.
-    plain: dict[tuple[type, ...], tuple[Any, DerivedEntry, tuple[int, ...], tuple, Any, bool]
-                ] = {}
+    plain: dict[tuple[type, ...], tuple[Any, DerivedEntry, tuple[int, ...], tuple, Any, bool,
+                                        bool]] = {}
 
     @functools.wraps(f)
     def gradient_f(*args: Any, **kwargs: Any) -> Any:
@@ -135,10 +136,13 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
                 key = tuple(map(arg_type, args))
                 hit = fast.get(key)
         if hit is not None and hit[1].valid(hit[0]):
-            fn, entry, wrt, bound, written, containers = hit
+            fn, entry, wrt, bound, written, containers, forward = hit
             full = (*bound, *args) if bound else args
             if written:
                 check_unaliased(fn, full, written)
+            if forward:
+                out, res = entry.compiled(*full, 1.0)
+                return _forward_result(out, res, wrt, single, with_value)
             before = shapes_of(full, key or tuple(map(arg_type, args)), len(bound), wrt) \
                 if containers else full
             # The forward and the pullback of the VJP called directly: no closure is made.
@@ -158,14 +162,25 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
             if written:
                 check_unaliased(fn, full, written)
             before = shapes_of(full, key, len(bound), wrt)
-            out, res, entry = call_vjp(fn, wrt, full, kw)
+            forward = None if has_aux else forward_gradient(fn, full, wrt, kw)
+            if forward is not None:
+                entry = forward
+                try:
+                    out, res = entry.compiled(*full, 1.0)
+                except WengertError:  # (refused as it ran: reverse mode answers or says why)
+                    forward = None
+            if forward is None:
+                out, res, entry = call_vjp(fn, wrt, full, kw)
             pullback = runtime.call_pullback  # (``res`` is the pullback itself)
             if not kw and len(full) == fn.__code__.co_argcount and \
                     not fn.__code__.co_flags & 0x0C:
                 containers = before is not full
-                fast[key] = (fn, entry, wrt, tuple(bound), written, containers)
+                fast[key] = (fn, entry, wrt, tuple(bound), written, containers,
+                             forward is not None)
                 if _PLAIN.issuperset(key):
                     plain[key] = fast[key]
+            if forward is not None:
+                return _forward_result(out, res, wrt, single, with_value)
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise TypeError("has_aux=True requires the function to return a pair "
@@ -184,6 +199,16 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
         return ((value, aux), g) if has_aux else (value, g)
 
     return gradient_f
+
+
+def _forward_result(value: Any, tangent: Any, wrt: tuple[int, ...], single: bool,
+                    with_value: bool) -> Any:
+    """What ``grad`` (``value_and_grad``) returns from a forward pass of a function of one
+    float: the tangent of its scalar result (checked as a pullback's seed is)."""
+    seed(value)  # a result that is not a scalar float is refused as in reverse mode
+    g = 0.0 if tangent is None else tangent
+    g = g if single else (g,)
+    return (value, g) if with_value else g
 
 
 def grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Any:

@@ -365,7 +365,7 @@ def _materialize(x: Any, t: Any, batch: tuple[int, ...], where: str) -> Any:
         if batch and type(t) is numpy.ndarray and t.shape == batch and t.dtype == float:
             return t
     elif type(x) is numpy.ndarray and type(t) is numpy.ndarray and not batch and \
-            t.shape == x.shape and x.dtype.kind == "f" and t.dtype.kind == "f" and \
+            t.shape == x.shape and x.dtype.kind == "f" and t.dtype == x.dtype and \
             t.flags.writeable:
         return t
     kind = _kind(x)
@@ -382,6 +382,12 @@ def _materialize(x: Any, t: Any, batch: tuple[int, ...], where: str) -> Any:
         if numpy.shape(t) != want:
             raise ValueError(f"{where}: expected a tangent of shape {want}, got shape "
                              f"{numpy.shape(t)}")
+        dtype = getattr(x, "dtype", None)
+        if dtype is not None and dtype.kind == "f" and getattr(t, "dtype", dtype) != dtype:
+            # A float32 argument met float64 data: its tangent is float32 all the same, as
+            # the argument's own (JAX's and PyTorch's convention).
+            cast = numpy.asarray(t).astype(dtype)
+            return cast if isinstance(x, numpy.ndarray) else cast[()]
         if isinstance(t, numpy.ndarray) and not t.flags.writeable:
             return t.copy()  # a broadcast view inside generated code; the user's own array
         return t

@@ -647,3 +647,69 @@ def test_exit_flag_carries_no_usefulness_hand_built_ir():
     a = activity(fn_ir, [0])
     assert a.is_varied(res) and a.is_useful(res)
     assert not a.is_useful(x) and not a.is_useful(arg)
+
+
+# ----------------------------------------- what a call writes, by the callee's parameters
+
+
+def _appends_to_second(a, b):
+    b.append(1.0)
+    return a
+
+
+def _appends_to_a_later_vararg(*xs):
+    xs[1].append(1.0)
+    return xs[0]
+
+
+def _appends_to_keyword_only(a, *, into):
+    into.append(a)
+    return a
+
+
+def _appends_through_kwargs(a, **kw):
+    kw["into"].append(a)
+    return a
+
+
+def _reads_only(a, axis=0):
+    return a[axis]
+
+
+def _calls_by_keyword(x, y):
+    return _appends_to_second(x, b=y)
+
+
+def _calls_with_varargs(x, y):
+    return _appends_to_a_later_vararg(x, y)
+
+
+def _calls_keyword_only(x, y):
+    return _appends_to_keyword_only(x, into=y)
+
+
+def _calls_through_kwargs(x, y):
+    return _appends_through_kwargs(x, into=y)
+
+
+def _calls_a_reader_by_keyword(x, y):
+    return _reads_only(x, axis=y)
+
+
+def _calls_with_a_mapping(x, y):
+    return _appends_to_second(x, **{"b": y})
+
+
+@pytest.mark.parametrize("f, expected", [
+    (_calls_by_keyword, {1}), (_calls_with_varargs, {0, 1}), (_calls_keyword_only, {1}),
+    (_calls_through_kwargs, {1}), (_calls_a_reader_by_keyword, set()),
+    (_calls_with_a_mapping, {1}),
+])
+def test_a_callees_writes_map_to_the_arguments_given_by_position_or_keyword(f, expected):
+    from wengert.driver.pipeline import written_params
+
+    # (``_calls_with_varargs`` writes through its ``*xs``: every argument past the named
+    # ones may be written; a reader given a keyword argument writes nothing.)
+    assert written_params(f) >= expected
+    if not expected:
+        assert written_params(f) == frozenset()

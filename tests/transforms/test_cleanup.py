@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
 import pytest
 
 import wengert  # noqa: F401  (registers the built-in rules: purity comes from them)
@@ -27,6 +28,7 @@ from wengert.ir import (
     walk,
 )
 from wengert.ir.builder import Builder
+from wengert.rules import shapes
 from wengert.transforms.cleanup import cleanup, dce, forward_trivial
 
 
@@ -456,3 +458,71 @@ def test_unused_user_division_is_kept_by_default():
     assert len(ops_of(fn, Call)) == 1
     dce(fn, drop_pure_calls=True)
     assert ops_of(fn, Call) == []
+
+
+# ------------------------------------------------------------------ sums of products
+
+
+def _fused(fn: Function) -> list:
+    return [c for c in callees(fn) if c is shapes.mul_sum_to]
+
+
+def test_a_product_summed_to_a_shape_is_one_fused_sum():
+    def build(b: Builder, g: Value, x: Value, s: Value, full: Value) -> Value:
+        two = b.const(2.0)
+        scaled = b.call(operator.mul, two, x)
+        prod = b.call(operator.mul, g, scaled)
+        return b.call(shapes.sum_to, b.call(operator.neg, prod), s, full)
+
+    fn = make(["g", "x", "s", "full"], build)
+    cleanup(fn, drop_pure_calls=True)
+    verify(fn)
+    assert len(_fused(fn)) == 1
+    # The constant and the negation now apply to the (smaller) sum, not to the product.
+    assert callees(fn).count(operator.mul) == 1 and operator.neg in callees(fn)
+    rng = np.random.default_rng(0)
+    g, x = rng.normal(size=(5, 3, 1)), rng.normal(size=(5, 3, 4))
+    got = generate(fn)[0](g, x, (3, 4), (5, 3, 4))
+    np.testing.assert_allclose(got, -np.sum(g * 2.0 * x, axis=0))
+
+
+def test_a_sum_of_a_sum_is_one_sum():
+    def build(b: Builder, t: Value, s1: Value, f1: Value, s2: Value) -> Value:
+        inner = b.call(shapes.sum_to, t, s1, f1)
+        return b.call(shapes.sum_to, inner, s2, s1)
+
+    fn = make(["t", "s1", "f1", "s2"], build)
+    cleanup(fn, drop_pure_calls=True)
+    assert callees(fn).count(shapes.sum_to) == 1
+    t = np.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_allclose(generate(fn)[0](t, (3, 4), (2, 3, 4), (1, 4)),
+                               t.sum(axis=(0, 1)).reshape(1, 4))
+
+
+def test_a_product_made_outside_a_loop_is_not_summed_inside_it():
+    # Folding the product into a sum inside the loop would make it once per iteration.
+    def build(b: Builder, g: Value, x: Value, xs: Value, s: Value, full: Value) -> Value:
+        prod = b.call(operator.mul, g, x)
+        loop = for_loop(b, xs, [g], "acc", lambda b, i, acc: (
+            b.call(operator.add, acc, b.call(shapes.sum_to, prod, s, full)),))
+        return loop.results[0]
+
+    fn = make(["g", "x", "xs", "s", "full"], build)
+    cleanup(fn, drop_pure_calls=True)
+    verify(fn)
+    assert _fused(fn) == []
+    assert callees(fn).count(operator.mul) == 1
+    g, x = np.ones((2, 3)), np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(generate(fn)[0](g, x, [0, 1], (3,), (2, 3)),
+                               g + 2 * (g * x).sum(axis=0))
+
+
+def test_a_product_read_twice_is_kept():
+    def build(b: Builder, g: Value, x: Value, s: Value, full: Value) -> Value:
+        prod = b.call(operator.mul, g, x)
+        total = b.call(shapes.sum_to, prod, s, full)
+        return b.tuple(total, prod)
+
+    fn = make(["g", "x", "s", "full"], build)
+    cleanup(fn, drop_pure_calls=True)
+    assert _fused(fn) == [] and callees(fn).count(operator.mul) == 1

@@ -498,10 +498,12 @@ def test_a_list_changed_after_it_is_stored_is_refused_in_reverse_mode(f):
     # Reverse mode once read the stored list as it was when stored: a wrong gradient.
     with pytest.raises(wengert.NonDifferentiableError, match="changed after it was stored") \
             as info:
-        wengert.grad(f)(1.5, 2)
+        wengert.vjp(f, 1.5, 2)
     assert "row.append" in str(info.value)
-    # Forward mode follows the shared object: it is right.
+    # Forward mode follows the shared object: it is right (and ``grad`` of this function
+    # of one float runs it).
     check_grads(f, (1.5, 2), modes=("fwd",), argnums=(0,))
+    assert wengert.grad(f)(1.5, 2) == wengert.jvp(f, (1.5, 2), (1.0, 0))[1]
 
 
 def test_a_list_filled_after_it_is_stored_is_right_when_the_container_is_known():

@@ -250,9 +250,12 @@ class _Analysis:
             # write any argument into any other, at any depth, and return any part of them
             # (unless a summary of the function says which arguments it may write into).
             written = self.callee_writes(fn) if self.callee_writes is not None and \
-                not op.starred and not op.kwargs else None
+                not op.starred else None
             if written is not None:
-                return _Call(targets=tuple(a for i, a in enumerate(args) if i in written),
+                slots = [*(_param_slot(fn, i, None) for i in range(len(op.args))),
+                         *(_param_slot(fn, None, k) for k, _ in op.kwargs)]
+                return _Call(targets=tuple(a for a, k in zip(args, slots)
+                                           if k is None or k in written),
                              stored=args, deep=True, read_from=args)
             return _Call(targets=args, stored=args, deep=True, read_from=args)
         method = self.defs.get(op.fn.id)
@@ -673,6 +676,29 @@ def activity(fn: n.Function, wrt: Sequence[int], outputs: Sequence[int] = (),
         active_op_ids=frozenset(analysis.active_ops(active)),
         cut_points=tuple(analysis.cut_points(set(varied))),
     )
+
+
+def _param_slot(fn: Any, position: int | None, keyword: str | None) -> int | None:
+    """The index, among ``fn``'s parameters in the order of its IR's region arguments
+    (positional, ``*args``, keyword-only, ``**kwargs``), of the parameter receiving the
+    argument at ``position`` or named ``keyword`` (``None``: unknown, or a ``**mapping``)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    npos, var = code.co_argcount, bool(code.co_flags & 0x04)
+    names = code.co_varnames
+    if position is not None:
+        return position if position < npos else npos if var else None
+    if keyword is None:
+        return None  # a ``**mapping``: any parameter
+    if keyword in names[code.co_posonlyargcount:npos]:
+        return names.index(keyword)
+    kwonly = names[npos:npos + code.co_kwonlyargcount]
+    if keyword in kwonly:
+        return npos + var + kwonly.index(keyword)
+    if code.co_flags & 0x08:
+        return npos + var + code.co_kwonlyargcount
+    return None
 
 
 def written_params(fn: n.Function, scalar: Callable[[n.Value], bool] | None = None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import warnings
 from collections.abc import Sequence
 from operator import countOf
 from typing import Any
@@ -286,6 +287,32 @@ def call_jvp(fn: Any, args: tuple, kwargs: dict, dots: tuple, kw_dots: dict,
            if isinstance(values[i], (float, numpy.floating, numpy.ndarray)) else vdots[i]
            for i in wrt]
     return entry.compiled(*values, *ins)
+
+
+def forward_gradient(fn: Any, full: tuple, wrt: tuple[int, ...], kwargs: dict
+                     ) -> DerivedEntry | None:
+    """The JVP entry giving ``grad``'s answer where it is the derivative of one float
+    (``wrt`` names one float argument, the call binds positionally): the tangent of the
+    result, with ``1.0`` for the argument's, is the gradient, in one pass and with nothing
+    kept for a reverse one (a recursion or a loop then costs what its JVP costs, about 2-3×
+    the function, where a VJP stores every step's values to read them back). ``None`` where
+    the call is of another kind, or where forward mode cannot derive ``fn``: reverse mode
+    answers then, or reports what it cannot differentiate, as the user asked."""
+    if len(wrt) != 1 or type(full[wrt[0]]) is not float or kwargs:
+        return None
+    code = getattr(fn, "__code__", None)
+    if code is None or len(full) != code.co_argcount or code.co_flags & 0x0C or \
+            code.co_kwonlyargcount:
+        return None
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            entry = jvp_entry(fn, wrt, tuple(map(_typer(fn), full)))
+    except Exception:  # (reverse mode derives it, or says why it cannot)
+        return None
+    for w in caught:  # the derivation's warnings, once it is the one used
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return entry
 
 
 def internal(x: Any, t: Any) -> Any:

@@ -85,13 +85,24 @@ def _float_dtype(a: Any) -> Any:
     return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
 
 
-def _tie_weights(a: Any, axes: tuple[int, ...], largest: bool) -> Any:
-    """Each entry's share of a max (min) over ``axes``: 1/k for the k entries equal to the
-    extreme, 0 elsewhere (NaN entries share a NaN extreme)."""
+def _tie_weights(a: Any, m: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
+    """Each entry's share of the max (min) ``m`` of ``a`` over ``axes``: 1/k for the k
+    entries equal to it, 0 elsewhere (NaN entries share a NaN extreme). ``m`` is the
+    extreme the primal computed (``keepdims`` as it was asked): it is not found again, and
+    the NaN test and the division by the count run only where there are NaNs and ties."""
     a = np.asarray(a)
-    m = np.max(a, axis=axes, keepdims=True) if largest else np.min(a, axis=axes, keepdims=True)
-    hit = (a == m) | (np.isnan(a) & np.isnan(m))
-    return (hit / np.sum(hit, axis=axes, keepdims=True)).astype(_float_dtype(a))
+    m = np.asarray(m)
+    if not keepdims:
+        for ax in sorted(axes, reverse=True):
+            m = np.expand_dims(m, ax)
+    hit = a == m
+    dtype = _float_dtype(a)
+    if not np.isnan(m).any():
+        if np.count_nonzero(hit) == m.size:  # no ties: one entry equals each extreme
+            return hit.astype(dtype)
+    else:
+        hit |= np.isnan(a) & np.isnan(m)
+    return (hit / np.sum(hit, axis=axes, keepdims=True)).astype(dtype)
 
 
 def _off(x: Any) -> Any:

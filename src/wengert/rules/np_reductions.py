@@ -76,6 +76,7 @@ from wengert.rules.registry import (
     mark_pure,
     nondifferentiable,
 )
+from wengert.rules.shapes import add_over
 from wengert.rules.shapes import unsqueeze as _unsqueeze
 
 _NoValue = np._NoValue
@@ -104,7 +105,7 @@ def _unsum(g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool
 
 def _sum_back(g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
     """:func:`_unsum`'s transpose: the sum over ``axes`` of ``g`` of shape batch + shape."""
-    return np.sum(g, axis=axes, keepdims=keepdims)
+    return add_over(g, axes, keepdims)
 
 
 deflinear(_sum, lambda a, axes, keepdims: _unsum(ans_bar, np.shape(a), axes, keepdims))
@@ -303,13 +304,13 @@ def _min(a: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
 # is piecewise constant, so it adds no second-order term.
 
 
-def _extreme_rules(extreme: Any, largest: bool) -> None:
-    """The rules of ``_max`` (``largest``) or ``_min``: one pair of bodies, the primitive and
-    the side of the ties read from the closure."""
+def _extreme_rules(extreme: Any) -> None:
+    """The rules of ``_max`` or ``_min``: one pair of bodies, the primitive read from the
+    closure (the ties are the entries equal to the extreme found)."""
 
     def extreme_vjp(a, axes, keepdims):
         ans = extreme(a, axes, keepdims)
-        w = _tie_weights(a, axes, largest)
+        w = _tie_weights(a, ans, axes, keepdims)
 
         def extreme_pullback(ans_bar):
             return _unsum(ans_bar, np.shape(a), axes, keepdims) * w, None, None
@@ -318,7 +319,7 @@ def _extreme_rules(extreme: Any, largest: bool) -> None:
 
     def extreme_jvp(a, axes, keepdims):
         ans = extreme(a, axes, keepdims)
-        w = _tie_weights(a, axes, largest)
+        w = _tie_weights(a, ans, axes, keepdims)
 
         def extreme_differential(a_dot, axes_dot, keepdims_dot):
             if a_dot is None:
@@ -330,8 +331,8 @@ def _extreme_rules(extreme: Any, largest: bool) -> None:
     defrules(extreme, extreme_vjp, extreme_jvp)
 
 
-_extreme_rules(_max, True)
-_extreme_rules(_min, False)
+_extreme_rules(_max)
+_extreme_rules(_min)
 
 
 # ============================================================================ products

@@ -34,6 +34,7 @@ import numpy
 from wengert import runtime
 from wengert.rules.form import ans_bar, cases, defderiv, deflinear, defrule
 from wengert.rules.registry import (
+    defpython,
     defrules,
     lookup,
     mark_array_result,
@@ -42,6 +43,7 @@ from wengert.rules.registry import (
 )
 from wengert.rules.shapes import broadcast_to as _broadcast_to
 from wengert.rules.shapes import mT as _mT
+from wengert.rules.shapes import mul_sum_to as _mul_sum_to
 from wengert.rules.shapes import shape as _shape
 from wengert.rules.shapes import skeleton as _skeleton
 from wengert.rules.shapes import squeeze as _squeeze
@@ -102,7 +104,7 @@ def _nones_like(seq: Any) -> Any:
 
 
 nondifferentiable(_shape, _nones_like)
-mark_pure(_sum_to, _broadcast_to, _mT, _unsqueeze, _squeeze, _log_base, _pos_recip,
+mark_pure(_sum_to, _mul_sum_to, _broadcast_to, _mT, _unsqueeze, _squeeze, _log_base, _pos_recip,
           _sum_cotangents)
 
 
@@ -116,6 +118,15 @@ deflinear(_squeeze, _unsqueeze)
 mark_array_result(_mT, _unsqueeze, _squeeze)
 defderiv(_log_base, lambda a: _pos_recip(a))
 defderiv(_pos_recip, lambda a, *, ans: -(ans * ans))
+
+
+@defpython(_mul_sum_to)
+def mul_sum_to_(a, b, shape, full):
+    # The product, then its sum: what the fused helper computes, in the form the rules of
+    # ``*`` and ``_sum_to`` differentiate (it appears only in generated pullbacks).
+    return _sum_to(a * b, shape, full)
+
+
 _A23 = numpy.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
 cases(_sum_to, (_A23, (1, 3), (2, 3)), (_A23, (), (2, 3)), (1.5, (), ()))
 cases(_broadcast_to, (_A23[:1], (1, 3), (2, 3)), (numpy.array(0.5), (), (2, 3)))

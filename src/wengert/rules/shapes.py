@@ -12,13 +12,18 @@ from typing import Any
 
 import numpy
 
-__all__ = ["broadcast_to", "const", "mT", "shape", "skeleton", "squeeze", "sum_to", "unsqueeze"]
+__all__ = ["add_over", "broadcast_to", "const", "mT", "mul_sum_to", "shape", "skeleton",
+           "squeeze", "sum_to", "unsqueeze"]
 
 
 def shape(x: Any) -> tuple[int, ...]:
     """The NumPy shape of a primal value (``()`` for Python scalars)."""
     # (An array's own attribute: ``numpy.shape`` dispatches, at a microsecond a call.)
     return x.shape if type(x) is numpy.ndarray else numpy.shape(x)
+
+
+#: Axis letters of an einsum (NumPy's arrays have at most 64 axes; subscripts, 52).
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def sum_to(t: Any, shape: tuple[int, ...], full: tuple[int, ...]) -> Any:
@@ -41,7 +46,51 @@ def sum_to(t: Any, shape: tuple[int, ...], full: tuple[int, ...]) -> Any:
     axes = tuple(range(batch, batch + lead)) + tuple(
         batch + lead + i for i, n in enumerate(shape) if n == 1 and full[lead + i] != 1
     )
-    out = numpy.sum(t, axis=axes).reshape(t.shape[:batch] + shape)
+    out = add_over(t, axes).reshape(t.shape[:batch] + shape)
+    return out[()] if out.ndim == 0 else out
+
+
+def add_over(t: Any, axes: tuple[int, ...], keepdims: bool = False) -> Any:
+    """``numpy.sum(t, axis=axes, keepdims=keepdims)`` for the cotangents of generated code:
+    an ``einsum`` for a float array, which NumPy's reduction machinery is several times
+    slower than where the summed axes are short (a sum over the last axis of 8, or the
+    first of 1000 rows of 10). The order of the additions differs from ``numpy.sum``'s
+    (rounding only): primal values keep ``numpy.sum``."""
+    if type(t) is numpy.ndarray and t.dtype.kind == "f" and t.dtype.itemsize >= 4 and \
+            0 < t.ndim <= len(_LETTERS) and not keepdims:
+        letters = _LETTERS[:t.ndim]
+        summed = {a % t.ndim for a in axes}
+        kept = "".join(c for i, c in enumerate(letters) if i not in summed)
+        return numpy.einsum(f"{letters}->{kept}", t)
+    return numpy.sum(t, axis=axes, keepdims=keepdims)
+
+
+def mul_sum_to(a: Any, b: Any, shape: tuple[int, ...], full: tuple[int, ...]) -> Any:
+    """``sum_to(a * b, shape, full)``, the product summed as it is made where a sum is
+    taken: the simplifier of generated code writes it for a cotangent multiplied by a
+    partial and then unbroadcast (``sum((x[:, None] - mu) ** 2)``'s ``mu_bar``), which as
+    two steps makes the full product, often through a broadcast view that NumPy multiplies
+    slowly, and reads it again. ``None`` (a symbolic zero) gives ``None``."""
+    if a is None or b is None:
+        return None
+    ndarray = numpy.ndarray
+    if type(a) is not ndarray or type(b) is not ndarray or a.ndim != b.ndim or \
+            a.dtype != b.dtype or a.dtype.kind != "f" or a.ndim > len(_LETTERS) or \
+            tuple(shape) == tuple(full):
+        return sum_to(a * b, shape, full)
+    shape, full = tuple(shape), tuple(full)
+    batch = a.ndim - len(full)
+    if batch < 0:
+        return sum_to(a * b, shape, full)
+    lead = len(full) - len(shape)
+    summed = set(range(batch, batch + lead)) | {
+        batch + lead + i for i, k in enumerate(shape) if k == 1 and full[lead + i] != 1}
+    if a.shape != b.shape:
+        a, b = numpy.broadcast_arrays(a, b)
+    letters = _LETTERS[:a.ndim]
+    kept = "".join(c for i, c in enumerate(letters) if i not in summed)
+    out = numpy.einsum(f"{letters},{letters}->{kept}", a, b)
+    out = out.reshape(a.shape[:batch] + shape)
     return out[()] if out.ndim == 0 else out
 
 

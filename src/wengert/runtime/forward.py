@@ -8,7 +8,7 @@ from typing import Any, NoReturn
 
 from wengert.diagnostics import NonDifferentiableError
 from wengert.objects import namedtuple_field
-from wengert.runtime.reverse import _DISPATCH, Attrs, _ndarray
+from wengert.runtime.reverse import _DISPATCH, Attrs, _ndarray, numbers_only
 
 # ------------------------------------------------------------------------------------------
 # Tangent helpers called by generated JVPs (forward mode).  ``None`` is a zero tangent;
@@ -85,9 +85,9 @@ def float_list_tangent(t: Any, x: list) -> list:
     an item needs no check (one scan in C when nothing is missing)."""
     if t is None:
         return [0.0] * len(x)
-    if None in t:
-        return [0.0 if v is None else v for v in t]
-    return t
+    if numbers_only(t):
+        return t
+    return [0.0 if v is None else v for v in t]
 
 
 def seq_tangent(t: Any, x: Any) -> Any:

@@ -308,6 +308,17 @@ def entry_write_of_list_owned(prev: Any, index: int) -> tuple[Any, Any]:
     return entry_write_of_list(prev, index)
 
 
+def numbers_only(xs: list[Any]) -> bool:
+    """Whether the adjoint or tangent ``xs`` of a list of floats has no ``None`` (zero)
+    entry: its sum, in C, fails on one (``None not in xs`` compares each float with ``None``
+    through rich comparison, five times slower)."""
+    try:
+        sum(xs, 0.0)
+    except TypeError:
+        return False
+    return True
+
+
 def owned_float_list(prev: Any, x: Any) -> list[Any]:
     """An adjoint for the list of floats ``x`` with ``prev``'s values (``0.0`` for zeros)
     that nothing else holds: ``prev`` itself when only the caller's dead local does and it
@@ -315,7 +326,7 @@ def owned_float_list(prev: Any, x: Any) -> list[Any]:
     with ``x_bar[i] += g``, no call and no check per entry."""
     if prev is None:
         return [0.0] * len(x)
-    if type(prev) is list and _refs(prev) <= _SOLE and None not in prev:
+    if type(prev) is list and _refs(prev) <= _SOLE and numbers_only(prev):
         return prev
     return [0.0 if p is None else p for p in prev]
 
@@ -337,7 +348,7 @@ def owned_float_pops(prev: Any) -> Any:
     holds and with no ``None`` entry, for a loop that pops its entries (:func:`pop_float`)."""
     if prev is None:
         return None
-    if type(prev) is list and _refs(prev) <= _SOLE and None not in prev:
+    if type(prev) is list and _refs(prev) <= _SOLE and numbers_only(prev):
         return prev
     return [0.0 if p is None else p for p in prev]
 
@@ -347,7 +358,7 @@ def float_pops(prev: Any) -> Any:
     it reads and dropping the rest: a function giving ``0.0`` for a zero adjoint."""
     if prev is None:
         return _zero_pop
-    if type(prev) is list and _refs(prev) <= _SOLE and None not in prev:
+    if type(prev) is list and _refs(prev) <= _SOLE and numbers_only(prev):
         return prev.pop  # (checked here, not in a call: a call would hold it once more)
     return [0.0 if p is None else p for p in prev].pop
 

@@ -378,6 +378,9 @@ class Transform:
             mode_rule = getattr(rule, self.rule_kind, None) if rule is not None else None
             if mode_rule is not None and simple:
                 return self.call_rule(op, rule, b)
+            if mode_rule is None and rule is not None and rule.user and \
+                    any(self.active(a) for a in op.args):
+                raise self.one_mode_error(op)
             if mode_rule is not None and not op.starred:
                 self.check_rule_keywords(op, mode_rule)
             if fn is object.__new__:
@@ -445,6 +448,19 @@ class Transform:
             "passed to it", op.loc,
             notes=(f"register one with @wengert.derivative(of={name}{how}) returning "
                    f"(value, {returns})",))
+
+    def one_mode_error(self, op: n.Call) -> NonDifferentiableError:
+        """A callee whose derivative the user registered for the other mode only: its
+        source is not differentiated instead, which would bypass the rule (a surrogate
+        gradient, a stable formula), as JAX refuses ``jvp`` of a ``custom_vjp``."""
+        name = self.callee_name(op)
+        this, other = ("reverse", "forward") if self.rule_kind == "vjp" else \
+            ("forward", "reverse")
+        return NonDifferentiableError(
+            f"{name} has a {other}-mode derivative registered with wengert.derivative and "
+            f"no {this}-mode one", op.loc,
+            notes=(f"register its {this} rule too: @wengert.derivative(of={name}, "
+                   f"mode='{this}')",))
 
     #: Which rule of a primitive this mode uses (``"vjp"`` or ``"jvp"``).
     rule_kind = "vjp"

@@ -8,11 +8,12 @@ generated code reads like the user's.
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 
 from wengert import runtime
 from wengert.ir import nodes as n
-from wengert.ir.uses import free_uses, function_ops, replace_uses
-from wengert.rules import registry
+from wengert.ir.uses import expand_ops, free_uses, function_ops, replace_uses
+from wengert.rules import registry, shapes
 
 
 def cleanup(fn: n.Function, drop_pure_calls: bool = False) -> None:
@@ -28,6 +29,7 @@ def cleanup(fn: n.Function, drop_pure_calls: bool = False) -> None:
         changed |= forward_trivial(fn, drop_pure_calls)
         if drop_pure_calls:
             changed |= simplify_generated(fn)
+            changed |= fuse_products(fn)
         changed |= dce(fn, drop_pure_calls)
         if not changed:
             return
@@ -235,10 +237,125 @@ def simplify_generated(fn: n.Function) -> bool:
         if f is runtime.nonzero and len(op.args) == 2 and \
                 _hashable(g := callee(defs.get(op.args[0].id))) and g in _NUMERIC:
             mapping[op.result.id] = op.args[0]
+        elif f is runtime.nonzero and len(op.args) == 2 and _summed_number(op.args[0], defs,
+                                                                            callee):
+            mapping[op.result.id] = op.args[0]
         elif f is operator.pow and len(op.args) == 2 and \
                 type(consts.get(op.args[1].id)) is int and consts[op.args[1].id] == 1:
             mapping[op.result.id] = op.args[0]
     return replace_uses(fn, mapping)
+
+
+def _summed_number(v: n.Value, defs: dict[int, n.Op], callee: Callable) -> bool:
+    """Whether ``v`` is a sum (``_sum_to``, ``_mul_sum_to``) of arithmetic: a number, never
+    the symbolic zero ``None`` (which only ``None`` summed gives)."""
+    op = defs.get(v.id)
+    f = callee(op)
+    if not _hashable(f) or f not in (shapes.sum_to, shapes.mul_sum_to):
+        return False
+    return all(_hashable(g := callee(defs.get(a.id))) and g in _NUMERIC
+               for a in op.args[:1 if f is shapes.sum_to else 2])
+
+
+def fuse_products(fn: n.Function) -> bool:
+    """Sums of products in generated code, made without the product where they reduce.
+
+    A pullback multiplies a cotangent by a partial and then unbroadcasts it
+    (``_sum_to(g * (2 * d), mu_shape, d_shape)`` for ``sum((x - mu) ** 2)``): the product is
+    made in full (through a broadcast view of ``g``, which NumPy multiplies slowly) and read
+    again by the sum. Rewritten here, where the inner value has no other use and is made in
+    the same region (so no work moves into a loop): ``_sum_to(-a, ...)`` is
+    ``-_sum_to(a, ...)``; ``_sum_to(_sum_to(t, s, f), s2, f2)`` is ``_sum_to(t, s2, f)``
+    (``f2`` is ``s`` wherever the code runs; likewise for ``_mul_sum_to`` inside);
+    ``_sum_to(a * b, ...)`` is ``_mul_sum_to(a, b, ...)`` (one ``einsum`` that sums as it
+    multiplies); a constant factor or a negation of either operand of ``_mul_sum_to`` is
+    applied to the (smaller) sum instead. Each holds for numbers and arrays; a sum of
+    negated or scaled terms differs from the negated or scaled sum by rounding at most."""
+    consts: dict[int, object] = {}
+    defs: dict[int, n.Op] = {}
+    uses: dict[int, int] = {}
+    home: dict[int, int] = {}  # id(op) -> id of the region holding it
+
+    def index(region: n.Region) -> None:
+        for op in region.ops:
+            home[id(op)] = id(region)
+            if isinstance(op, n.Const):
+                consts[op.result.id] = op.value
+            for r in op.results:
+                defs[r.id] = op
+            for v in op.operands():
+                uses[v.id] = uses.get(v.id, 0) + 1
+            for sub in op.regions():
+                index(sub)
+
+    index(fn.body)
+
+    def callee(op: n.Op | None) -> object:
+        if not isinstance(op, n.Call) or op.kwargs or op.starred:
+            return None
+        f = consts.get(op.fn.id)
+        return f if _hashable(f) else None
+
+    touched: set[int] = set()
+
+    def inner(op: n.Call, k: int) -> tuple[n.Call, object] | None:
+        """The call making ``op``'s argument ``k`` where it may be folded into ``op``."""
+        v = op.args[k]
+        d = defs.get(v.id)
+        if uses.get(v.id) != 1 or v.id in touched or home.get(id(d)) != home[id(op)]:
+            return None
+        f = callee(d)
+        if f is None:
+            return None
+        assert isinstance(d, n.Call)
+        return d, f
+
+    def number(v: n.Value) -> bool:
+        return type(consts.get(v.id)) in (int, float)
+
+    def call(f: n.Value, args: list[n.Value], result: n.Value, loc: object) -> n.Call:
+        return n.Call(f, args, [], [result], loc=loc)  # type: ignore[arg-type]
+
+    def rewrite(op: n.Op) -> list[n.Op] | None:
+        f = callee(op)
+        if f is not shapes.sum_to and f is not shapes.mul_sum_to:
+            return None
+        assert isinstance(op, n.Call)
+        if len(op.args) != (3 if f is shapes.sum_to else 4):
+            return None
+        r, loc = op.result, op.loc
+        for k in range(1 if f is shapes.sum_to else 2):
+            found = inner(op, k)
+            if found is None:
+                continue
+            d, g = found
+            args = list(op.args)
+            if g is operator.neg and len(d.args) == 1:
+                # f(-a) is -f(a): the negation applies to the sum.
+                mid = n.Value()
+                args[k] = d.args[0]
+                touched.update((d.result.id, r.id))
+                return [call(op.fn, args, mid, loc), call(d.fn, [mid], r, loc)]
+            if g is operator.mul and len(d.args) == 2:
+                for j in (0, 1):
+                    if number(d.args[j]):
+                        mid = n.Value()
+                        args[k] = d.args[1 - j]
+                        touched.update((d.result.id, r.id))
+                        return [call(op.fn, args, mid, loc),
+                                call(d.fn, [d.args[j], mid], r, loc)]
+            if f is shapes.sum_to and g in (shapes.sum_to, shapes.mul_sum_to) and \
+                    len(d.args) == (3 if g is shapes.sum_to else 4):
+                # Summing a sum: one sum from the first's full shape to the second's target.
+                touched.update((d.result.id, r.id))
+                return [call(d.fn, [*d.args[:-2], op.args[1], d.args[-1]], r, loc)]
+            if f is shapes.sum_to and g is operator.mul and len(d.args) == 2:
+                fused = n.Const(shapes.mul_sum_to, [n.Value()], "_mul_sum_to")
+                touched.update((d.result.id, r.id))
+                return [fused, call(fused.result, [*d.args, op.args[1], op.args[2]], r, loc)]
+        return None
+
+    return expand_ops(fn.body, rewrite)
 
 
 def forward_trivial(fn: n.Function, drop_pure_calls: bool = False) -> bool:
