@@ -135,6 +135,13 @@ def test_a_jacobian_differentiated_otherwise_is_refused_clearly():
         with pytest.raises(WengertError, match="not differentiated again") as info:
             attempt()
         assert "wengert.hessian" in str(info.value)
+    # Called inside a function being differentiated, it is reported where it is called.
+    for attempt in (lambda: wengert.grad(uses_jacobian)(x),
+                    lambda: wengert.grad(lambda t: uses_jacobian(x * t))(1.0)):
+        with pytest.raises(WengertError, match="not differentiated again") as info:
+            attempt()
+        assert info.value.loc is not None and info.value.loc.filename == __file__
+        assert "jac(x)" in str(info.value)
 
 
 def test_nested_jacobians_take_int_argnums():

@@ -323,8 +323,12 @@ def _jvp_of_vjp(f: Any, f_dot: Any, args: tuple, g: Any, dots: tuple, g_dot: Any
             f"a call dispatched at run time with {len(args)} arguments is differentiated "
             "to the second order with at most 3", site,
             hint="call a function known where the call is written")
-    return dispatch_jvp(apply, (f, *args, g), (f_dot, *dots, g_dot), {}, None, None, None,
-                        site)[1]
+    out = dispatch_jvp(apply, (f, *args, g), (f_dot, *dots, g_dot), {}, None, None, None,
+                       site)[1]
+    if out is None:
+        return None
+    # The API's cotangents (a dataclass's is one) in the form generated code adds up.
+    return tuple(internal(x, t) for x, t in zip((f, *args), out))
 
 
 runtime.install_dispatch(dispatch_vjp, dispatch_jvp, recomputable=recomputable,

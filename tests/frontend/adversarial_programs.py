@@ -237,7 +237,8 @@ def _extra_statement(draw, kind: str, g: Grammar, indent: int, expr, wrap) -> li
                 (indent, f"{target} = {wrap('bx.area')}")]
     if kind == "containers":
         # Methods of dicts and lists holding active values, as users call them.
-        form = draw(st.sampled_from(["items", "get", "pop", "extend", "insert", "update"]))
+        form = draw(st.sampled_from(["items", "get", "pop", "extend", "insert", "update",
+                                     "dictpop", "del"]))
         e = draw(expr)
         if form == "items":
             return [(indent, f"dd = {{'p': {e}, 'q': {target}}}"),
@@ -250,6 +251,15 @@ def _extra_statement(draw, kind: str, g: Grammar, indent: int, expr, wrap) -> li
             end = draw(st.sampled_from(["", "0", "-1"]))
             return [(indent, f"acc.append({e})"), (indent, "acc.append(x)"),
                     (indent, f"{target} = {wrap(f'{target} + acc.pop() * acc.pop({end})')}")]
+        if form == "dictpop":
+            got = "dd.pop('p') * y + dd.pop('r', x) + len(dd) + dd['q']"
+            return [(indent, f"dd = {{'p': {e}, 'q': {target}}}"),
+                    (indent, f"{target} = {wrap(got)}")]
+        if form == "del":
+            return [(indent, f"dd = {{'p': {e}, 'q': x}}"), (indent, "del dd['p']"),
+                    (indent, f"acc.append({e})"), (indent, "acc.append(y)"),
+                    (indent, "del acc[-2]"),
+                    (indent, f"{target} = {wrap(f'{target} + acc[-1] * sum(dd.values())')}")]
         if form == "extend":
             return [(indent, f"acc.extend([{e}, y])"),
                     (indent, f"{target} = {wrap(f'{target} + acc[-2] * acc[-1]')}")]

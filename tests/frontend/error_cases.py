@@ -87,16 +87,16 @@ def nonlocal_statement(x):
     return total
 
 
-def del_name(x):
-    y = x + 1
-    del y  # ERROR: del_name
-    return x
+def del_attr(p):
+    y = p.x + 1
+    del p.x  # ERROR: del_attr
+    return y
 
 
-def del_item(xs):
-    if xs:
-        del xs[0]  # ERROR: del_item
-    return xs
+def del_attr_nested(ps):
+    if ps:
+        del ps[0].x  # ERROR: del_attr_nested
+    return ps
 
 
 def import_missing(x):

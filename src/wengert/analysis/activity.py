@@ -50,6 +50,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from wengert import runtime
 from wengert.ir import nodes as n
 from wengert.ir.uses import free_uses
 from wengert.rules import registry  # importing the package registers the built-in rules
@@ -197,11 +198,14 @@ class _Analysis:
 
     def __init__(self, fn: n.Function,
                  scalar: Callable[[n.Value], bool] | None = None,
-                 callee_writes: Callable[[Any], frozenset[int] | None] | None = None
+                 callee_writes: Callable[[Any], frozenset[int] | None] | None = None,
+                 method_writes: Callable[[str, type | None],
+                                         tuple[Any, frozenset[int]] | None] | None = None
                  ) -> None:
         self.fn = fn
         self.scalar = scalar
         self.callee_writes = callee_writes
+        self.method_writes = method_writes
         self.ops = list(_ops(fn.body))
         self.defs: dict[int, n.Op] = {}
         for op in self.ops:
@@ -233,7 +237,7 @@ class _Analysis:
             if id(fn) in INPLACE_OPERATORS:
                 # ``a += b`` extends a list or array in place and returns it.
                 return _Call(targets=args[:1], stored=args[1:], same=args[:1])
-            if fn is builtins.setattr:
+            if fn is builtins.setattr or fn is runtime.delete_item:
                 return _Call(targets=args[:1], stored=args[2:])
             if rule is not None:
                 # A registered primitive returns a fresh value and leaves its arguments alone.
@@ -264,6 +268,20 @@ class _Analysis:
             read_from = () if name in FRESH_METHODS else (obj, *args)
             if name in READONLY_METHODS:
                 return _Call(read_from=read_from)
+            summary = self.method_writes(name, self._super_of_self(obj)) \
+                if self.method_writes is not None and self.fn.body.args and \
+                (obj is self.fn.body.args[0] or self._super_of_self(obj) is not None) and \
+                not op.starred else None
+            if summary is not None:
+                # ``self.m(args)`` in a method of a known class: ``m``'s own summary, the
+                # receiver its first parameter.
+                target, written = summary
+                slots = [0, *(_param_slot(target, i + 1, None) for i in range(len(op.args))),
+                         *(_param_slot(target, None, k) for k, _ in op.kwargs)]
+                every = (obj, *args)
+                return _Call(targets=tuple(a for a, k in zip(every, slots)
+                                           if k is None or k in written),
+                             stored=every, deep=True, read_from=every)
             if name in MUTATING_METHODS:
                 if isinstance(_const_value(self.defs, obj)[1], type) and args:
                     # Called through its class (``object.__setattr__(o, "x", v)``): the
@@ -276,6 +294,17 @@ class _Analysis:
         # arguments and, at any depth, into the function object (a closure's captures).
         everything = (op.fn, *args)
         return _Call(targets=everything, stored=everything, deep=True, read_from=everything)
+
+    def _super_of_self(self, v: n.Value) -> type | None:
+        """``C`` where ``v`` is ``super(C, self)`` of this method's first parameter."""
+        d = self.defs.get(v.id)
+        if not isinstance(d, n.Call) or len(d.args) != 2 or d.kwargs or \
+                d.args[1] is not self.fn.body.args[0]:
+            return None
+        if _const_value(self.defs, d.fn)[1] is not super:
+            return None
+        is_c, start = _const_value(self.defs, d.args[0])
+        return start if is_c and isinstance(start, type) else None
 
     # -- alias graph -------------------------------------------------------------------------
 
@@ -702,13 +731,17 @@ def _param_slot(fn: Any, position: int | None, keyword: str | None) -> int | Non
 
 
 def written_params(fn: n.Function, scalar: Callable[[n.Value], bool] | None = None,
-                   callee_writes: Callable[[Any], frozenset[int] | None] | None = None
+                   callee_writes: Callable[[Any], frozenset[int] | None] | None = None,
+                   method_writes: Callable[[str, type | None],
+                                           tuple[Any, frozenset[int]] | None] | None = None
                    ) -> frozenset[int]:
     """Indices of ``fn``'s parameters whose objects (or anything inside them) ``fn`` may
     change: a write into them, into a part of them, or a call that may write into them
     (an unknown callee, at any depth; ``callee_writes(f)`` may say which parameters a
-    known function ``f`` writes into). Over-approximates, never misses a write."""
-    analysis = _Analysis(fn, scalar, callee_writes)
+    known function ``f`` writes into, and ``method_writes(name, after)`` which function
+    ``self.name`` is, or ``super(after, self).name``, and which of its parameters it writes
+    into, where ``fn`` is a method of a known class). Over-approximates, never misses a write."""
+    analysis = _Analysis(fn, scalar, callee_writes, method_writes)
     changed: set[int] = set()
     for op in analysis.ops:
         if isinstance(op, (n.SetItem, n.SetAttr)):

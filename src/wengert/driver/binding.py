@@ -36,6 +36,7 @@ from wengert.driver.pipeline import (
 )
 
 LIST_OF_FLOAT = ListOf(float)
+_ndarray = numpy.ndarray
 LIST_OF_FLOAT_LISTS = ListOf(LIST_OF_FLOAT)
 DICT_OF_FLOAT = DictOf(float)
 
@@ -146,6 +147,9 @@ def finish(x: Any, adj: Any) -> Any:
     """An adjoint in the structure of the primal ``x``, zeros materialised."""
     if type(x) is float and (type(adj) is float or adj is None):
         return 0.0 if adj is None else adj
+    if type(adj) is _ndarray and type(x) is _ndarray and x.dtype.kind == "f" and \
+            adj.shape == x.shape and adj.dtype == x.dtype and adj.flags.writeable:
+        return adj  # (what ``tangents.materialize`` gives it, without its general checks)
     if isinstance(adj, runtime.Attrs):
         if dataclasses.is_dataclass(x) and not isinstance(x, type):
             fields = [finish(getattr(x, f.name), adj.get(f.name)) for f in dataclasses.fields(x)]

@@ -9,7 +9,7 @@ Nothing is cached when a transform fails.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from wengert.frontend.source import Dependency
@@ -26,6 +26,8 @@ class Entry:
     source: str | None = None
     #: Parameters the function may write into (computed when first asked).
     written: frozenset[int] | None = None
+    #: The same for the function as a method of a known class (``pipeline.written_params``).
+    written_for: dict[type, frozenset[int]] = field(default_factory=dict)
     #: Whether its body takes derivatives itself (computed when first asked).
     nested: bool | None = None
 

@@ -13,6 +13,7 @@ from typing import Any
 from wengert import runtime
 from wengert.diagnostics import (
     NonDifferentiableError,
+    SourceLoc,
     SourceUnavailableError,
     WengertError,
     describe,
@@ -21,6 +22,18 @@ from wengert.driver.binding import call_jvp, call_vjp
 from wengert.driver.pipeline import function_of, written_params
 from wengert.frontend.source import is_generated
 from wengert.rules import registry
+
+
+def _at_site(site: Any, derive: Any, *args: Any) -> Any:
+    """``derive(*args)`` (the derivative of a callee met at run time, and its call), an
+    error about the callee's own code that has no place of its own (a function without
+    source, one made by ``jacfwd``) reported at the call site in the user's code."""
+    try:
+        return derive(*args)
+    except WengertError as e:
+        if e.loc is not None or not isinstance(site, SourceLoc):
+            raise
+        raise type(e)(e.message, site, e.hint, e.notes) from None
 
 
 def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,
@@ -86,8 +99,9 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,
     if callee and not has_obj and (bound or bound_kw):
         raise _hidden_arguments_error(f, site)
     if borrowed:
-        _check_borrowed(fn, plan, borrowed, nb, has_obj, len(args), site)
-    out, pb, _ = call_vjp(fn, None, full, kw)
+        _check_borrowed(fn, plan, borrowed, nb, has_obj, len(args), site,
+                        _receiver_class(bound[0]) if has_obj else None)
+    out, pb, _ = _at_site(site, call_vjp, fn, None, full, kw)
     # A pullback of numbers only takes no adjoints in (they are added here, as for floats).
     # (A split VJP's pullback is its pullback function with the residuals bound first.)
     code = getattr(getattr(pb, "func", pb), "__code__", None)
@@ -193,11 +207,23 @@ def _hidden_arguments_error(f: Any, site: Any) -> NonDifferentiableError:
              "carries as arguments")
 
 
+def _receiver_class(obj: Any) -> type | None:
+    """The class whose methods ``obj.m(...)`` calls, for summarising a method's writes
+    (``None`` where an attribute of ``obj`` itself hides a method of its class)."""
+    cls = type(obj)
+    if cls.__getattribute__ is not object.__getattribute__:
+        return None  # (attribute reads the class decides itself)
+    own = getattr(obj, "__dict__", None) or {}
+    if any(isinstance(getattr(cls, k, None), types.FunctionType) for k in own):
+        return None
+    return cls
+
+
 def _check_borrowed(fn: Any, plan: list, borrowed: tuple[int, ...], nb: int, has_obj: bool,
-                    nargs: int, site: Any) -> None:
+                    nargs: int, site: Any, self_class: type | None = None) -> None:
     """Refuse a callee that may write into an object read out of a container (reverse mode
     keeps that object's adjoint apart from the container's: the write would be lost)."""
-    written = written_params(fn)
+    written = written_params(fn, self_class)
     for p, where in enumerate(plan):
         if where is None or p not in written:
             continue
@@ -325,7 +351,7 @@ def dispatch_jvp(f: Any, args: tuple, dots: tuple, kwargs: dict, kw_dots: Any, o
     full_dots = (*[obj_dot if has_obj and k == 0 else None for k in range(nb)], *dots)
     kw = {**bound_kw, **kwargs}
     kwd = {**dict.fromkeys(bound_kw), **{k: kw_dots.get(k) for k in kwargs}}
-    return call_jvp(fn, full, kw, full_dots, kwd)
+    return _at_site(site, call_jvp, fn, full, kw, full_dots, kwd)
 
 
 def construct_jvp(cls: type, args: tuple, dots: tuple, kwargs: dict, kw_dots: dict,
@@ -371,14 +397,17 @@ def _has_source_code(fn: Any) -> bool:
     return True
 
 
-def recomputable(f: Any, site: Any) -> None:
+def recomputable(f: Any, site: Any, args: tuple = ()) -> None:
     """Refuse, at ``site``, a callee dispatched in code differentiated again that may write
     into its arguments: its pullback runs its forward again (``runtime.dispatch_pullback``),
-    which would see them changed."""
+    which would see them changed. A method of the class of its first argument (``f(p, x)``
+    for ``p.energy(x)``) is summarised for that class."""
     target = _method_target(f)
     try:
         fn, _, _ = function_of(_definition(f if target is None else target, {}))
-        written = written_params(fn) if type(fn) is types.FunctionType else ()
+        cls = _receiver_class(args[0]) if args and type(fn) is types.FunctionType and \
+            getattr(type(args[0]), fn.__name__, None) is fn else None
+        written = written_params(fn, cls) if type(fn) is types.FunctionType else ()
     except WengertError:
         return  # (the dispatch itself reports what it cannot differentiate)
     if written:

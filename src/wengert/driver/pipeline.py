@@ -405,21 +405,26 @@ def writes_arguments(fn: Any) -> frozenset[int]:
 _WRITTEN_GUESS: dict[Any, frozenset[int]] = {}
 
 
-def written_params(fn: Any) -> frozenset[int]:
+def written_params(fn: Any, self_class: type | None = None) -> frozenset[int]:
     """The parameters ``fn`` may write into (:func:`~wengert.analysis.activity.
     written_params`), with the callees it calls summarised the same way. A recursive call
     is first assumed to write nothing, then what the body under that assumption writes,
     until the two agree (the least fixpoint). A gradient made by ``grad`` writes what the
-    function it differentiates writes (it calls it with the same arguments)."""
+    function it differentiates writes (it calls it with the same arguments). With
+    ``self_class``, ``fn`` is a method called on an instance of that class (one whose own
+    attributes hide none of its methods): its calls ``self.m(...)`` are of ``m`` as the
+    class defines it, summarised for the class in turn."""
     made = getattr(fn, "__wengert_grad__", None)
     if made is not None and isinstance(made[0], types.FunctionType):
         return written_params(made[0])
     if type(fn) is Gradient:
         return written_params(fn.base)
     entry = primal_entry(fn)
-    if entry.written is not None:
+    if self_class is None and entry.written is not None:
         return entry.written
-    key = cache_key(fn)
+    if self_class is not None and self_class in entry.written_for:
+        return entry.written_for[self_class]
+    key = (cache_key(fn), self_class)
     if key in _WRITTEN_GUESS:
         return _WRITTEN_GUESS[key]
 
@@ -431,17 +436,36 @@ def written_params(fn: Any) -> frozenset[int]:
         except WengertError:
             return None
 
+    def method(name: str, after: type | None) -> tuple[Any, frozenset[int]] | None:
+        # (As the class holds it: a static or class method is not called with ``self``.)
+        mro = self_class.__mro__
+        if after is not None:
+            if after not in mro:
+                return None
+            mro = mro[mro.index(after) + 1:]
+        f = next((vars(k)[name] for k in mro if name in vars(k)), None)
+        if type(f) is not types.FunctionType or registry.lookup(f) is not None:
+            return None
+        try:
+            return f, written_params(f, self_class)
+        except WengertError:
+            return None
+
     guess: frozenset[int] = frozenset()
     try:
         while True:
             _WRITTEN_GUESS[key] = guess
-            found = params_written_in(entry.ir, callee_writes=callee)
+            found = params_written_in(entry.ir, callee_writes=callee,
+                                      method_writes=method if self_class is not None else None)
             if found <= guess:
                 break
             guess = guess | found
     finally:
         del _WRITTEN_GUESS[key]
-    entry.written = guess
+    if self_class is None:
+        entry.written = guess
+    else:
+        entry.written_for[self_class] = guess
     return guess
 
 

@@ -55,8 +55,6 @@ UNSUPPORTED_STMTS: dict[type, tuple[str, str]] = {
                  "pass the value in as an argument and return the new value"),
     ast.Nonlocal: ("'nonlocal' statements are not supported",
                    "pass the value in as an argument and return the new value"),
-    ast.Delete: ("'del' statements are not supported",
-                 "rebind the name or build a new container instead"),
     ast.AsyncFunctionDef: ("async functions are not supported",
                            "differentiate an ordinary (synchronous) function"),
     ast.AsyncFor: ("'async for' is not supported", "use an ordinary for loop"),
@@ -354,6 +352,27 @@ class FunctionLowering(ExpressionLowering):
 
     def stmt_Pass(self, s: ast.Pass) -> None:
         pass
+
+    def stmt_Delete(self, s: ast.Delete) -> None:
+        # ``del name`` unbinds the local (a later read raises as Python does); ``del x[k]``
+        # is a call of ``runtime.delete_item``, which the transforms make ``x.pop(k)`` on a
+        # dict, or on a list under an int.
+        targets = list(s.targets)
+        while targets:
+            t = targets.pop(0)
+            if isinstance(t, (ast.Tuple, ast.List)):
+                targets[:0] = t.elts
+            elif isinstance(t, ast.Name):
+                self.load_name(t.id, t)  # (a name not bound here raises, as ``del`` does)
+                self.env.pop(t.id, None)
+            elif isinstance(t, ast.Subscript):
+                obj = self.expr(t.value)
+                idx = self.subscript_index(t.slice)
+                self.b.loc = self.loc(t)
+                self.call(runtime.delete_item, obj, idx)
+            else:
+                raise self.error(t, "'del' of an attribute is not supported",
+                                 "set the attribute to None, or build a new object instead")
 
     def stmt_Import(self, s: ast.Import) -> None:
         # ``import m`` in a function binds a local name to a module. Python imports a module

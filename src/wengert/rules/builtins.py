@@ -189,6 +189,8 @@ nondifferentiable(
     builtins.callable, builtins.ord, builtins.chr, builtins.bin, builtins.oct, builtins.hex,
     warn=False, pure=True,
 )
+# ``super().__init__()`` reaching ``object``: it takes nothing and leaves the object alone.
+nondifferentiable(object.__init__, pure=True)
 
 
 # --------------------------------------------------------------------------------------

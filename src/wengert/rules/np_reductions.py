@@ -76,7 +76,7 @@ from wengert.rules.registry import (
     mark_pure,
     nondifferentiable,
 )
-from wengert.rules.shapes import add_over
+from wengert.rules.shapes import add_over, broadcast_view
 from wengert.rules.shapes import unsqueeze as _unsqueeze
 
 _NoValue = np._NoValue
@@ -100,7 +100,7 @@ def _unsum(g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool
         for a in sorted(axes, reverse=True):  # -1 first: each insert keeps the others' places
             g = _unsqueeze(g, a)
     batch = g.ndim - len(shape)
-    return np.broadcast_to(g, g.shape[:batch] + tuple(shape))
+    return broadcast_view(g, g.shape[:batch] + tuple(shape))
 
 
 def _sum_back(g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy
 
-__all__ = ["add_over", "broadcast_to", "const", "mT", "mul_sum_to", "shape", "skeleton",
-           "squeeze", "sum_to", "unsqueeze"]
+__all__ = ["add_over", "broadcast_to", "broadcast_view", "const", "mT", "mul_sum_to", "shape",
+           "skeleton", "squeeze", "sum_to", "unsqueeze"]
 
 
 def shape(x: Any) -> tuple[int, ...]:
@@ -33,7 +33,20 @@ def sum_to(t: Any, shape: tuple[int, ...], full: tuple[int, ...]) -> Any:
     has beyond ``full``, which is why axes are counted from the right.  ``None``
     (a symbolic zero) passes through.
     """
-    if t is None or shape == full or tuple(shape) == tuple(full):
+    if t is None or shape == full:
+        return t
+    if type(t) is numpy.ndarray and type(shape) is tuple and type(full) is tuple:
+        # The common case, planned once per shapes: one reduction and a reshape.
+        key = (shape, full, t.ndim, t.dtype.char)
+        plan = _SUM_PLANS.get(key)
+        if plan is None:
+            plan = _SUM_PLANS[key] = _sum_plan(shape, full, t.ndim, t.dtype)
+        if plan is not _GENERAL:
+            spec, axes, batch = plan
+            out = numpy.einsum(spec, t) if spec else numpy.sum(t, axis=axes)
+            out = out.reshape(t.shape[:batch] + shape)
+            return out[()] if out.ndim == 0 else out
+    if tuple(shape) == tuple(full):
         return t
     shape, full = tuple(shape), tuple(full)
     t = numpy.asarray(t)
@@ -48,6 +61,27 @@ def sum_to(t: Any, shape: tuple[int, ...], full: tuple[int, ...]) -> Any:
     )
     out = add_over(t, axes).reshape(t.shape[:batch] + shape)
     return out[()] if out.ndim == 0 else out
+
+
+#: (target shape, full shape, axes of the cotangent, its dtype) -> how :func:`sum_to` sums.
+_SUM_PLANS: dict[tuple, Any] = {}
+_GENERAL = object()  # (a plan: the general path, for shapes this one does not cover)
+
+
+def _sum_plan(shape: tuple[int, ...], full: tuple[int, ...], ndim: int, dtype: Any) -> Any:
+    """``sum_to``'s reduction for a cotangent of ``ndim`` axes: an ``einsum`` spec (or the
+    axes, for ``numpy.sum``) and the number of batch axes in front."""
+    batch = ndim - len(full)
+    if batch < 0 or shape == full:
+        return _GENERAL
+    lead = len(full) - len(shape)
+    axes = tuple(range(batch, batch + lead)) + tuple(
+        batch + lead + i for i, n in enumerate(shape) if n == 1 and full[lead + i] != 1)
+    if dtype.kind == "f" and dtype.itemsize >= 4 and 0 < ndim <= len(_LETTERS):
+        letters = _LETTERS[:ndim]
+        kept = "".join(c for i, c in enumerate(letters) if i not in axes)
+        return f"{letters}->{kept}", axes, batch
+    return "", axes, batch
 
 
 def add_over(t: Any, axes: tuple[int, ...], keepdims: bool = False) -> Any:
@@ -73,6 +107,8 @@ def mul_sum_to(a: Any, b: Any, shape: tuple[int, ...], full: tuple[int, ...]) ->
     slowly, and reads it again. ``None`` (a symbolic zero) gives ``None``."""
     if a is None or b is None:
         return None
+    if shape == full:
+        return a * b  # (nothing is summed)
     ndarray = numpy.ndarray
     if type(a) is not ndarray or type(b) is not ndarray or a.ndim != b.ndim or \
             a.dtype != b.dtype or a.dtype.kind != "f" or a.ndim > len(_LETTERS) or \
@@ -92,6 +128,29 @@ def mul_sum_to(a: Any, b: Any, shape: tuple[int, ...], full: tuple[int, ...]) ->
     out = numpy.einsum(f"{letters},{letters}->{kept}", a, b)
     out = out.reshape(a.shape[:batch] + shape)
     return out[()] if out.ndim == 0 else out
+
+
+def broadcast_view(a: Any, shape: tuple[int, ...]) -> Any:
+    """``numpy.broadcast_to(a, shape)``, a read-only view, made directly where ``a`` is a
+    contiguous array (NumPy's checks its arguments in Python, several times the cost of
+    the view for the small arrays of a pullback)."""
+    if type(a) is numpy.ndarray and a.flags.c_contiguous and a.ndim <= len(shape):
+        pad = len(shape) - a.ndim
+        strides = [0] * pad
+        for n_a, n_s, st in zip(a.shape, shape[pad:], a.strides):
+            if n_a == n_s:
+                strides.append(st)
+            elif n_a == 1:
+                strides.append(0)
+            else:
+                return numpy.broadcast_to(a, shape)  # (its error)
+        try:
+            view = numpy.ndarray(shape, a.dtype, a, 0, tuple(strides))
+        except (TypeError, ValueError, BufferError):
+            return numpy.broadcast_to(a, shape)
+        view.flags.writeable = False
+        return view
+    return numpy.broadcast_to(a, shape)
 
 
 def broadcast_to(t: Any, shape: tuple[int, ...], full: tuple[int, ...]) -> Any:

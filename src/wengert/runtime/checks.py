@@ -28,6 +28,13 @@ def unbound_local(name: str) -> NoReturn:
         f"cannot access local variable {name!r} where it is not associated with a value")
 
 
+def delete_item(obj: Any, key: Any) -> None:
+    """``del obj[key]``: the transforms make it ``obj.pop(key)`` where ``obj`` is a dict,
+    or a list and ``key`` an int (both differentiable), and refuse it on values being
+    differentiated otherwise."""
+    del obj[key]
+
+
 def name_error(name: str) -> NoReturn:
     """Raise what Python raises for an undefined global name."""
     raise NameError(f"name {name!r} is not defined")

@@ -4,6 +4,7 @@ made."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, NoReturn
 
 from wengert.diagnostics import NonDifferentiableError
@@ -203,6 +204,12 @@ def setattr_tangent(t: Any, name: str, v: Any) -> Any:
     return t
 
 
+def pop_entry_tangent(t: Any, key: Any) -> Any:
+    """Mirror ``d.pop(key)`` on the tangent ``t`` of the dict ``d`` (``None``: zero): the
+    entry's tangent, taken out of ``t``."""
+    return None if t is None else t.pop(key, None)
+
+
 def append_tangent(t: Any, v: Any) -> Any:
     """Mirror ``xs.append(v)`` on the tangent ``t`` of the list ``xs``."""
     if t is None:
@@ -309,6 +316,14 @@ def dispatch_pullback_tangent(site: Any, f: Any, f_dot: Any, args: tuple, g: Any
     cotangent (``None``: zeros): the callee's forward-over-reverse derivative, derived at
     run time."""
     dots = (None,) * len(args) if dots is None else tuple(dots)
+    if any(_plain_object_tangent(a, d) for a, d in zip(args, dots)):
+        # (As for the callee below: a plain object given to it, holding values being
+        # differentiated, gets no cotangent from the pullback at the API.)
+        raise NonDifferentiableError(
+            "an object given to this call holds values being differentiated, and the call "
+            "is dispatched at run time: its derivatives are followed to the first order "
+            "only for an object that is not a dataclass", site,
+            hint="make the object's class a @dataclass, or pass what it holds as arguments")
     if f_dot is not None:
         # (Its pullback at the API gives a plain object no cotangent: the part of the
         # second derivative through the object's own values would be lost.)
@@ -321,6 +336,22 @@ def dispatch_pullback_tangent(site: Any, f: Any, f_dot: Any, args: tuple, g: Any
     if g is None or g_dot is None and all(d is None for d in dots):
         return None
     return _DISPATCH["jvp_of_vjp"](f, f_dot, args, g, dots, g_dot, site)
+
+
+def _plain_object_tangent(x: Any, t: Any) -> bool:
+    """Whether the tangent ``t`` of ``x`` gives a tangent to an object that is not a
+    dataclass (anywhere inside ``x``): one the API's pullback gives no cotangent."""
+    if t is None:
+        return False
+    if isinstance(t, Attrs):
+        if not dataclasses.is_dataclass(x) or isinstance(x, type):
+            return True
+        return any(_plain_object_tangent(getattr(x, k, None), v) for k, v in t.items())
+    if isinstance(t, (list, tuple)) and isinstance(x, (list, tuple)):
+        return any(_plain_object_tangent(a, b) for a, b in zip(x, t))
+    if isinstance(t, dict) and isinstance(x, dict):
+        return any(_plain_object_tangent(x.get(k), v) for k, v in t.items())
+    return False
 
 
 _DICT_METHODS = frozenset({"items", "values", "keys", "get", "copy"})

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from types import FunctionType as _FunctionType
 from typing import Any
 
-from wengert.diagnostics import OutputNotScalarError
+from wengert.diagnostics import NonDifferentiableError, OutputNotScalarError
 from wengert.objects import namedtuple_field
 
 # ------------------------------------------------------------------------------------------
@@ -530,6 +531,18 @@ def unpop_adjoint(prev: Any, g: Any, index: int, n: int) -> Any:
     return out
 
 
+def when(flag: bool, g: Any) -> Any:
+    """``g`` where ``flag`` holds, else zero (``None``): the part of an adjoint or tangent
+    that goes one way of a choice made in the forward pass (``d.pop(k, default)`` reads
+    the entry where the key was there, else the default)."""
+    return g if flag else None
+
+
+def unless(flag: bool, g: Any) -> Any:
+    """:func:`when` for the other way."""
+    return None if flag else g
+
+
 def remove_adjoint(prev: Any, index: int, n: int) -> tuple[Any, Any]:
     """(``prev`` without its entry at ``index``, that entry) for the adjoint of a list of
     ``n`` items: the transpose of :func:`unpop_adjoint`."""
@@ -721,6 +734,25 @@ def install_dispatch(vjp: Any, jvp: Any, **more: Any) -> None:
     _DISPATCH.update(more)
 
 
+def method_function(site: Any, obj: Any, name: str) -> Any:
+    """The function ``obj.name(...)`` calls with ``obj`` as its first argument (a method
+    defined in ``obj``'s class), for a method call dispatched at run time in a gradient's IR
+    differentiated again: the call is then ``f(obj, ...)``, a call of a function of values
+    (:func:`dispatch_value`). Anything else ``obj.name`` may be (an attribute of the
+    instance, a static or class method, a method written in C) is refused where it is
+    called."""
+    cls = type(obj)
+    f = getattr(cls, name, None)
+    if type(f) is _FunctionType and name not in getattr(obj, "__dict__", ()) and \
+            cls.__getattribute__ is object.__getattribute__:
+        return f
+    raise NonDifferentiableError(
+        f"{type(obj).__name__}.{name} is not a method defined in its class, and this call of "
+        "it, dispatched at run time, differentiates to the first order only", site,
+        hint="call a function known where the call is written, or a method of a class "
+             "known there (a dataclass, an object made in the function)")
+
+
 def dispatch_value(site: Any, f: Any, *args: Any) -> Any:
     """``f(*args)`` for a callee known only at run time, in a gradient's IR that is
     differentiated again: a plain call, whose rules dispatch its derivatives (the tangent
@@ -735,7 +767,7 @@ def dispatch_pullback(site: Any, f: Any, args: tuple, g: Any) -> tuple:
     closure kept from the forward would not be)."""
     if g is None:
         return (None,) * (1 + len(args))
-    _DISPATCH["recomputable"](f, site)
+    _DISPATCH["recomputable"](f, site, args)
     _, pb = _DISPATCH["vjp"](f, args, {}, f, site, (), True)
     return pb(g)
 

@@ -370,6 +370,15 @@ class Transform:
         """Classify the call (see the module docstring) and hand it to the mode."""
         is_const, fn = self.const_value(op.fn)
         simple = not op.kwargs and not op.starred
+        if is_const and fn is runtime.delete_item:
+            # (``del x[k]`` on a dict, or on a list under an int, is ``x.pop(k)`` by now)
+            if any(self.active(a) for a in op.args):
+                raise NonDifferentiableError(
+                    "'del' of an item of a value being differentiated is supported on a "
+                    "dict, and on a list under an int index", op.loc,
+                    hint="build a new container without the item instead")
+            b.emit(op)
+            return None
         if is_const:
             check_not_dispatcher(fn, op)
             rule = registry.lookup(fn) if hashable(fn) else None
@@ -405,6 +414,12 @@ class Transform:
             out = self.call_list_method(op, method, b)
             if out is not DECLINED:
                 return out
+        if isinstance(method, n.GetAttr) and not self.is_module_attr(method) and \
+                method.name == "pop" and self.type_of(method.obj) is dict:
+            if op.kwargs or op.starred or len(op.args) not in (1, 2):
+                raise NonDifferentiableError(
+                    "dict.pop() takes a key and an optional default", op.loc)
+            return self.call_dict_pop(op, method, b)
         if isinstance(method, n.MakeFunction):
             return self.call_nested(op, method, b)
         return self.call_dynamic(op, method if isinstance(method, n.GetAttr) and

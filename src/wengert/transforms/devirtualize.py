@@ -51,9 +51,12 @@ def devirtualize(fn: n.Function, arg_types: Sequence[Any],
     types_ = infer_types(fn, list(arg_types), callee=callee)
     consts: dict[int, n.Const] = {}
     uses: dict[int, list[n.Op]] = {}
+    defs: dict[int, n.Op] = {}
     for op in n.walk_local(fn.body):
         if isinstance(op, n.Const):
             consts[op.result.id] = op
+        for r in op.results:
+            defs[r.id] = op
         for v in op.operands():
             uses.setdefault(v.id, []).append(op)
         if isinstance(op, n.MakeFunction):
@@ -66,14 +69,23 @@ def devirtualize(fn: n.Function, arg_types: Sequence[Any],
         if isinstance(op, n.Call):
             return _rewrite_namedtuple(op, consts) or _rewrite_construction(op, consts) or \
                 _rewrite_callable_object(op, consts, types_.of(op.fn)) or \
-                _rewrite_replace(op, consts, types_.of(op.args[0]) if op.args else None)
+                _rewrite_replace(op, consts, types_.of(op.args[0]) if op.args else None) or \
+                _rewrite_delete(op, consts, [types_.of(a) for a in op.args])
         if isinstance(op, n.GetAttr):
-            return _rewrite_attr(op, consts, uses, types_.of(op.obj), mapping)
+            return _rewrite_super_attr(op, consts, uses, defs, types_.of, resolved) or \
+                _rewrite_attr(op, consts, uses, types_.of(op.obj), mapping)
         if isinstance(op, n.SetAttr):
             return _rewrite_store(op, types_.of(op.obj))
         return None
 
+    #: ``super(C, obj)`` calls -> how many of their uses were rewritten into plain calls.
+    resolved: dict[int, int] = {}
     changed = expand_ops(fn.body, rewrite)
+    # A ``super(C, obj)`` whose every use became a call of the method it found goes.
+    gone = {k for k, count in resolved.items() if count == len(uses.get(k, ()))}
+    if gone:
+        expand_ops(fn.body, lambda op: [] if isinstance(op, n.Call) and op.results and
+                   op.result.id in gone else None)
     if mapping:
         replace_uses(fn, mapping)
     return changed
@@ -156,6 +168,46 @@ def _rewrite_attr(op: n.GetAttr, consts: dict[int, n.Const], uses: dict[int, lis
             call.starred = tuple(i + len(lead) for i in call.starred)
         return out
     return None
+
+
+def _rewrite_super_attr(op: n.GetAttr, consts: dict[int, n.Const],
+                        uses: dict[int, list[n.Op]], defs: dict[int, n.Op],
+                        type_of: Callable[[n.Value], Any], resolved: dict[int, int]
+                        ) -> list[n.Op] | None:
+    """``super(C, obj).name(args)`` (``super()`` in a method, as the frontend spells it) for
+    ``obj`` of a known class: the function ``name`` is in the first class after ``C`` in that
+    class's order that defines it, called with ``obj`` first (``object.__init__`` too, which
+    takes nothing and carries no derivative); a property's getter, likewise."""
+    d = defs.get(op.obj.id)
+    if not isinstance(d, n.Call) or d.kwargs or d.starred or len(d.args) != 2:
+        return None
+    c, start = consts.get(d.fn.id), consts.get(d.args[0].id)
+    if c is None or c.value is not super or start is None or \
+            not isinstance(start.value, type):
+        return None
+    obj = d.args[1]
+    kind = type_of(obj)
+    if not isinstance(kind, type) or start.value not in kind.__mro__:
+        return None
+    mro = kind.__mro__
+    owner = next((k for k in mro[mro.index(start.value) + 1:] if op.name in vars(k)), None)
+    raw = vars(owner)[op.name] if owner is not None else None
+    if isinstance(raw, property) and raw.fget is not None:  # ``super().area``
+        fget = _const(raw.fget, f"{owner.__name__}.{op.name}.fget", owner, op.loc)
+        resolved[d.result.id] = resolved.get(d.result.id, 0) + 1
+        return [fget, n.Call(fget.result, [obj], [], op.results, loc=op.loc)]
+    if not isinstance(raw, types.FunctionType) and raw is not object.__init__:
+        return None
+    callers = _only_called(op, uses)
+    if callers is None:
+        return None
+    fconst = _const(raw, f"{owner.__name__}.{op.name}", owner, op.loc)
+    for call in callers:
+        call.fn = fconst.result
+        call.args = [obj, *call.args]
+        call.starred = tuple(i + 1 for i in call.starred)
+    resolved[d.result.id] = resolved.get(d.result.id, 0) + 1
+    return [fconst]
 
 
 def builtin_type(cls: type) -> bool:
@@ -275,6 +327,21 @@ def _rewrite_replace(op: n.Call, consts: dict[int, n.Const], kind: Any) -> list[
             kwargs.append((f.name, read.result))
     out.append(n.Call(out[0].result, [], kwargs, op.results, loc=op.loc))
     return out
+
+
+def _rewrite_delete(op: n.Call, consts: dict[int, n.Const], kinds: list[Any]
+                    ) -> list[n.Op] | None:
+    """``del x[k]`` (a call of ``runtime.delete_item``) as ``x.pop(k)`` where ``x`` is a
+    dict, or a list and ``k`` an int: the same removal, and a method both modes
+    differentiate (the entry's adjoint or tangent leaves with it)."""
+    c = consts.get(op.fn.id)
+    if c is None or c.value is not runtime.delete_item or len(op.args) != 2 or op.kwargs or \
+            op.starred:
+        return None
+    if kinds[0] is not dict and not (kinds[0] is list and kinds[1] in (int, bool)):
+        return None
+    pop = n.GetAttr(op.args[0], "pop", [n.Value()], loc=op.loc)
+    return [pop, n.Call(pop.result, [op.args[1]], [], op.results, loc=op.loc)]
 
 
 def _dataclass_construction(cls: type, op: n.Call, new: n.Const, make: n.Call

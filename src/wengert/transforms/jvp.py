@@ -421,6 +421,30 @@ class JVP(Transform):
             return DECLINED
         return self.list_method(op, method, b)
 
+    def call_dict_pop(self, op: n.Call, m: n.GetAttr, b: Builder) -> None:
+        """``v = d.pop(k[, default])`` (and ``del d[k]``): the entry's tangent is taken out
+        of ``d``'s as the entry is out of ``d``; with a default, ``v``'s tangent is the
+        default's where the key was missing."""
+        d, key = m.obj, op.args[0]
+        default = op.args[1] if len(op.args) == 2 else None
+        t = self.get(d)
+        default_dot = self.get(default) if default is not None else None
+        present = b.call(operator.contains, d, key, hint="present") \
+            if default_dot is not None else None
+        popped = None
+        if t is not None:
+            popped = self.effect(n.Call(b.const(runtime.pop_entry_tangent), [t, key], [],
+                                        [n.Value()], loc=op.loc), b).result
+        b.emit(op)
+        if present is not None and default_dot is not None:
+            other = b.call(runtime.unless, present, default_dot)
+            if popped is not None:
+                other = b.call(runtime.add_adjoint, b.call(runtime.when, present, popped),
+                               other)
+            self.set_tan(op.result, other)
+        elif popped is not None:
+            self.set_tan(op.result, popped)
+
     def call_rule(self, op: n.Call, rule: registry.Rule, b: Builder) -> None:
         """A primitive with a forward rule: inline it when types allow, else call it."""
         args = list(op.args)

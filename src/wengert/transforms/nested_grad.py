@@ -42,6 +42,7 @@ def check_not_dispatcher(fn: Any, op: n.Call) -> None:
     except TypeError:  # unhashable
         return
     if found:
+        check_second_order_only(fn, op)
         raise NonDifferentiableError(
             "this call cannot be differentiated to a higher order: what it calls (a value "
             "read out of a list, a dict or an object of unknown class) or the types it is "
@@ -50,6 +51,19 @@ def check_not_dispatcher(fn: Any, op: n.Call) -> None:
             hint="call a function or method known where the call is written (a global "
                  "function, a method of a dataclass), with arguments of known types (floats, "
                  "arrays, lists of floats, dataclasses): its derivative is then linked")
+
+
+def check_second_order_only(fn: Any, op: n.Call) -> None:
+    """Refuse a third derivative through a call dispatched at run time (its second
+    derivatives are dispatched too, and not differentiated again)."""
+    if fn is runtime.dispatch_tangent or fn is runtime.dispatch_pullback_tangent:
+        raise NonDifferentiableError(
+            "a call whose callee or argument types are known only at run time (a function "
+            "read out of a list, a dict or an object of unknown class) differentiates to the "
+            "second order, not to a third", op.loc,
+            hint="call a function or method known where the call is written (a global "
+                 "function, a method of a dataclass): its derivative is then linked, to "
+                 "any order")
 
 
 class Linker(Protocol):

@@ -59,6 +59,7 @@ from wengert.transforms.base import (
 )
 from wengert.transforms.cleanup import cleanup
 from wengert.transforms.iteration import index_extremes, index_float_iterations
+from wengert.transforms.nested_grad import check_second_order_only
 from wengert.transforms.vjp_containers import ReverseContainers
 from wengert.transforms.vjp_control import ReverseControlFlow
 from wengert.transforms.vjp_records import LoopRecords
@@ -173,6 +174,7 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
                     targets = [op.args[0]]
                 elif c is not None and isinstance(c.value, types.FunctionType) and \
                         self.linker is not None and registry.lookup(c.value) is None:
+                    check_second_order_only(c.value, op)  # (its own message, not a write's)
                     written = self.linker.written_params(c.value)
                     targets = [a for i, a in enumerate(op.args) if i in written]
             for target in targets:
@@ -610,12 +612,19 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         # when the callee is known, at run time).
         borrowed = tuple(k for k, v in enumerate([first, *op.args, *(v for _, v in op.kwargs)])
                          if self.borrowed(v) and (k > 0 or is_method))
-        if getattr(self.linker, "differentiated_again", False) and not is_method and \
-                not starred and not op.kwargs and not borrowed and 1 <= len(args) <= 3 and \
+        # A method is a function of the receiver and the arguments (``p.energy(x)`` for
+        # ``p`` read out of a list: ``f(p, x)`` for the function ``f`` of ``p``'s class).
+        # The receiver is an argument like the others: one that the method writes into is
+        # refused when the pullback runs it again (``recomputable``), one holding values
+        # being differentiated is followed if a dataclass (``dispatch_pullback_tangent``).
+        receiver = [method.obj] if is_method else []
+        if getattr(self.linker, "differentiated_again", False) and not starred and \
+                not op.kwargs and not any(k > 0 for k in borrowed) and \
+                (is_method or not borrowed) and 1 <= len(receiver) + len(args) <= 3 and \
                 not any(self.mutated_after(v, op) and self.type_of(v) not in IMMUTABLE and
                         self.type_of(v) not in (list, dict, numpy.ndarray)
-                        for v in [op.fn, *args]):
-            return self.call_recomputed(op, b)
+                        for v in [op.fn, *receiver, *args]):
+            return self.call_recomputed(op, b, method if is_method else None)
         site = [b.const(loc, origin="site")]
         if borrowed:
             site.append(b.const(borrowed))
@@ -659,7 +668,8 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
                               skip=frozenset({0}) if callee_slot else frozenset())
         return reverse
 
-    def call_recomputed(self, op: n.Call, b: Builder) -> Action:
+    def call_recomputed(self, op: n.Call, b: Builder, method: n.GetAttr | None = None
+                        ) -> Action:
         """In code that is differentiated again (a gradient's IR), a call of a function
         known only at run time: the forward calls it (``dispatch_value``) and the pullback
         asks for its adjoints from the arguments and the cotangent (``dispatch_pullback``,
@@ -667,13 +677,19 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         derivatives at run time, where a pullback closure kept from the forward would be a
         value no transform can follow."""
         loc, y, args = op.loc, op.result, list(op.args)
+        fn = op.fn
+        if method is not None:
+            # ``obj.name(args)``: ``f(obj, args)`` for the function ``f`` of ``obj``'s class.
+            fn = b.call(self.const_fn(runtime.method_function), b.const(loc, origin="site"),
+                        method.obj, b.const(method.name), hint=method.name)
+            args = [method.obj, *args]
         # What the program changes after the call is read again as it was at the call (a
         # copy: lists, dicts and arrays only reach here).
         kept = [b.call(self.const_fn(runtime.snapshot), a, hint=a.hint)
                 if self.mutated_after(a, op) and self.type_of(a) not in IMMUTABLE else a
                 for a in args]
         site = b.const(loc, origin="site")
-        call = b.emit(n.Call(b.const(runtime.dispatch_value), [site, op.fn, *args], [],
+        call = b.emit(n.Call(b.const(runtime.dispatch_value), [site, fn, *args], [],
                              [n.Value(y.hint)], loc=loc))
         self.set_rename(y, call.result)
 
@@ -684,9 +700,9 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
             g = scope.need(y)
             values = scope.b.tuple(*[scope.res(a) for a in kept])
             adjs = scope.b.call(runtime.dispatch_pullback, scope.b.const(loc, origin="site"),
-                                scope.res(op.fn), values, g)
+                                scope.res(fn), values, g)
             # (The callee's own adjoint first: a callable object holding active values.)
-            for k, a in enumerate([op.fn, *args]):
+            for k, a in enumerate([fn, *args]):
                 if self.active(a) and (k > 0 or self.type_of(a) not in (types.FunctionType,
                                                                        type)):
                     scope.accumulate(a, scope.b.getitem(adjs, scope.b.const(k),

@@ -10,6 +10,7 @@ the entries of a dict parameter read under constant keys get scalar adjoints of 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -98,6 +99,39 @@ class ReverseContainers:
                                at, scope.res(size), hint=_bar(xs))
             scope.adj[self.resolve(xs).id] = new
             scope.maybe_none.discard(self.resolve(xs).id)
+        return reverse
+
+    def call_dict_pop(self, op: n.Call, m: n.GetAttr, b: Builder) -> Action:
+        """``v = d.pop(k)`` (and ``del d[k]``): a read of ``d[k]`` that also removes the entry.
+        Its reverse is the read's (``v``'s adjoint added into ``d``'s at ``k``); the removal
+        adds nothing (the entry's adjoint after it is zero: a later ``d[k] = w`` took its
+        own). With a default, whether the key was there is kept: the adjoint goes to the
+        entry where it was, else to the default."""
+        d, key = m.obj, op.args[0]
+        default = op.args[1] if len(op.args) == 2 else None
+        present = b.call(operator.contains, d, key, hint="present") \
+            if default is not None else None
+        b.emit(op)
+
+        def reverse(scope: Scope) -> None:
+            g = scope.get(op.result)
+            if g is None:
+                return  # (the removal itself adds nothing)
+            scope.b.loc = op.loc
+            if present is not None:
+                flag = scope.res(present)
+                if self.active(default):
+                    scope.accumulate(default, scope.b.call(self.const_fn(runtime.unless),
+                                                           flag, g), maybe_none=True)
+                g = scope.b.call(self.const_fn(runtime.when), flag, g)
+            if not self.active(d):
+                return
+            prev = scope.get(d)
+            new = scope.b.call(self.const_fn(runtime.getitem_adjoint),
+                               prev if prev is not None else scope.b.const(None),
+                               scope.res(d), scope.res(key), g, hint=_bar(d))
+            scope.adj[self.resolve(d).id] = new
+            scope.maybe_none.discard(self.resolve(d).id)
         return reverse
 
     def entry_slot(self, op: n.GetItem) -> n.Value | None:
