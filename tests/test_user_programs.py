@@ -687,6 +687,30 @@ def deleted_name(x, y):
     return u * y
 
 
+def deleted_slice(x, y):
+    xs = [x, y, x * y, 2.0]
+    del xs[0:2]
+    return xs[0] * xs[1] * x
+
+
+def slice_written_shorter(x, y):
+    xs = [x, y, x * y, 2.0]
+    xs[0:2] = []
+    return xs[0] * xs[1] * x
+
+
+def slice_written_longer(x, y):
+    xs = [x, y]
+    xs[0:1] = [y, y * y]
+    return xs[0] * xs[1] * xs[2] + x
+
+
+def tail_written_shorter(x, y):
+    xs = [x, y, x * y, 2.0]
+    xs[2:] = [y]
+    return xs[0] * xs[1] * xs[2]
+
+
 # (f, d/dx and d/dy at (1.5, 0.5), worked out by hand)
 DELETIONS = {
     popped_entry: (2 * 0.5, 2 * 1.5),                             # 2xy + 1
@@ -697,6 +721,10 @@ DELETIONS = {
     popped_then_put_back: (2 * 1.5 * 0.5, 1.5 ** 2 + 1),          # x²y + y
     popped_in_a_loop: (12 * 1.5 + 3 * 0.5 + 4, 3 * 1.5 + 2),     # 6x² + 3xy + 4x + 2y
     deleted_name: (0.5 * 1.5, 2 * 1.5 * 0.5 + 1.5),               # (xy + x) y
+    deleted_slice: (4 * 1.5 * 0.5, 2 * 1.5 ** 2),                 # 2x²y
+    slice_written_shorter: (4 * 1.5 * 0.5, 2 * 1.5 ** 2),         # 2x²y
+    slice_written_longer: (1.0, 4 * 0.5 ** 3),                    # y⁴ + x
+    tail_written_shorter: (0.5 ** 2, 2 * 1.5 * 0.5),              # xy²
 }
 
 
@@ -723,9 +751,9 @@ def test_an_entry_popped_from_an_argument():
     assert g == {"w": 0.7, "b": 1.0} and d == {"b": 3.0}  # the caller's dict, popped
 
 
-def deletes_a_slice(x, y):
+def deletes_a_stepped_slice(x, y):
     xs = [x, y, x * y]
-    del xs[0:2]
+    del xs[::2]
     return xs[0]
 
 
@@ -738,7 +766,7 @@ def deletes_an_attribute(x, y):
 def test_deletions_that_are_refused_say_where():
     import wengert
 
-    for f, error in ((deletes_a_slice, wengert.NonDifferentiableError),
+    for f, error in ((deletes_a_stepped_slice, wengert.NonDifferentiableError),
                      (deletes_an_attribute, wengert.UnsupportedSyntaxError)):
         for run in (lambda: wengert.grad(f, argnums=(0, 1))(1.5, 0.5),
                     lambda: wengert.jvp(f, (1.5, 0.5), (1.0, 0.0))):

@@ -238,7 +238,7 @@ def _extra_statement(draw, kind: str, g: Grammar, indent: int, expr, wrap) -> li
     if kind == "containers":
         # Methods of dicts and lists holding active values, as users call them.
         form = draw(st.sampled_from(["items", "get", "pop", "extend", "insert", "update",
-                                     "dictpop", "del"]))
+                                     "dictpop", "del", "slice"]))
         e = draw(expr)
         if form == "items":
             return [(indent, f"dd = {{'p': {e}, 'q': {target}}}"),
@@ -260,6 +260,9 @@ def _extra_statement(draw, kind: str, g: Grammar, indent: int, expr, wrap) -> li
                     (indent, f"acc.append({e})"), (indent, "acc.append(y)"),
                     (indent, "del acc[-2]"),
                     (indent, f"{target} = {wrap(f'{target} + acc[-1] * sum(dd.values())')}")]
+        if form == "slice":
+            return [(indent, f"acc.extend([{e}, y, x])"), (indent, "acc[-3:-1] = [acc[-1] * y]"),
+                    (indent, f"{target} = {wrap(f'{target} + acc[-2] * acc[-1]')}")]
         if form == "extend":
             return [(indent, f"acc.extend([{e}, y])"),
                     (indent, f"{target} = {wrap(f'{target} + acc[-2] * acc[-1]')}")]

@@ -588,7 +588,7 @@ PULLBACK_HELPERS = [
     "entry_adjoint_of_list", "entry_adjoint_of_list_owned", "float_pop_adjoint",
     "float_pop_adjoint_owned", "entry_write_of_list", "entry_write_of_list_owned",
     "entry_write_adjoint", "entry_write_adjoint_owned", "display_item_adjoint", "item_tangent",
-    "spread_adjoint", "total_adjoint",
+    "spread_adjoint", "total_adjoint", "slice_write_adjoint", "slice_write_merge",
 ]
 #: Helpers that write into their arguments or raise, so an unused call must stay.
 IMPURE = {"push", "check_list"}

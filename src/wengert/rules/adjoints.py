@@ -250,6 +250,16 @@ deflinear(runtime.unpop_adjoint,
 deflinear(runtime.remove_adjoint, lambda prev, index, n: runtime.unpop_adjoint(
     runtime.item_adjoint(ans_bar, 0), runtime.item_adjoint(ans_bar, 1), index, n),
     keep={"index": _const, "n": _const}, zeros=True)
+# A slice written into a list, whatever its length, and its transpose.
+deflinear(runtime.slice_write_adjoint, lambda prev, index, n: runtime.slice_write_merge(
+    runtime.item_adjoint(ans_bar, 0), runtime.item_adjoint(ans_bar, 1), index, n, len(prev)),
+    keep={"prev": _skeleton, "index": _const, "n": _const}, zeros=True)
+deflinear(runtime.slice_write_merge,
+          lambda rest, item, index, n, size: runtime.item_adjoint(
+              runtime.slice_write_adjoint(ans_bar, index, n), 0),
+          lambda rest, item, index, n, size: runtime.item_adjoint(
+              runtime.slice_write_adjoint(ans_bar, index, n), 1),
+          arg=(0, 1), keep={"index": _const, "n": _const, "size": _const}, zeros=True)
 deflinear(runtime.field_adjoint, lambda g, name: (
     None if ans_bar is None else runtime.getattr_adjoint(g, None, name, ans_bar)),
     keep={"g": _skeleton, "name": _const}, zeros=True)
@@ -430,6 +440,10 @@ for _f in (runtime.pop_adjoint, runtime.float_pop_adjoint, runtime.float_pop_adj
 cases(runtime.entry_adjoint, ({"a": 0.5, "b": 0.25}, {"a": 1.0, "b": 2.0}, "b", 1.5),
       ({"a": 0.5}, {"a": 1.0}, "z", 0.75))
 cases(runtime.unpop_adjoint, ([0.1, 0.2], 0.3, 1, 3), ([0.1, 0.2], 0.3, -1, 3))
+cases(runtime.slice_write_adjoint, ([0.1, 0.2], slice(0, 2), 4), ([0.1, 0.2, 0.3], slice(0, 1), 2),
+      ([0.1, 0.2, 0.3], slice(None, None, 2), 3))
+cases(runtime.slice_write_merge, ([0.1, 0.2, 0.3, 0.4], [], slice(0, 2), 4, 2),
+      ([0.1, 0.2], [0.3, 0.4], slice(0, 1), 2, 3))
 cases(runtime.remove_adjoint, ([0.1, 0.2, 0.3], 0, 3), ([0.1, 0.2, 0.3], -2, 3))
 cases(runtime.getattr_adjoint,
       (None, None, "w", 0.5),

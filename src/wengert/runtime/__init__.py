@@ -114,6 +114,8 @@ from wengert.runtime.reverse import (  # noqa: F401
     setattr_adjoint_owned,
     setitem_adjoint,
     setitem_adjoint_owned,
+    slice_write_adjoint,
+    slice_write_merge,
     snapshot,
     split_adjoint,
     spread_adjoint,

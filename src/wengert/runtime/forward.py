@@ -165,8 +165,10 @@ def child_attr_tangent(t: Any, x: Any, name: str) -> Any:
     return c
 
 
-def setitem_tangent(t: Any, x: Any, index: Any, v: Any) -> Any:
-    """Mirror ``x[index] = v`` on the tangent ``t`` of ``x`` (in place); return ``t``."""
+def setitem_tangent(t: Any, x: Any, index: Any, v: Any, value: Any = None) -> Any:
+    """Mirror ``x[index] = v`` on the tangent ``t`` of ``x`` (in place); return ``t``.
+    ``value`` is what was written (a zero tangent of a slice written into a list is as
+    long as it: the write may change the list's length)."""
     if t is None:
         if v is None:
             return None
@@ -187,7 +189,7 @@ def setitem_tangent(t: Any, x: Any, index: Any, v: Any) -> Any:
         t[_batch_index(t, x, index)] = 0.0 if v is None else v
         return t
     if isinstance(index, slice) and isinstance(t, list):
-        t[index] = [None] * len(x[index]) if v is None else v
+        t[index] = [None] * len(x[index] if value is None else value) if v is None else v
         return t
     t[index] = v
     return t

@@ -480,6 +480,45 @@ def setitem_adjoint(prev: Any, index: Any) -> tuple[Any, Any]:
     return out, item
 
 
+def slice_write_adjoint(prev: Any, index: Any, n: int | None) -> tuple[Any, Any]:
+    """The reverse of ``xs[i:j] = v`` on a list ``xs`` of ``n`` items (``v`` of any length:
+    the write may change ``xs``'s): the adjoint of ``xs`` before (``prev`` with ``v``'s
+    entries taken out and ``j - i`` zeros put back) and ``v``'s adjoint. Any other write is
+    :func:`setitem_adjoint`'s."""
+    if prev is None:
+        return None, None
+    if n is None or type(index) is not slice or type(prev) is not list:
+        return setitem_adjoint(prev, index)
+    start, stop, step = index.indices(n)
+    if step != 1:
+        return setitem_adjoint(prev, index)  # (an extended slice keeps the length)
+    stop = max(stop, start)
+    m = len(prev) - n + (stop - start)
+    out = list(prev)
+    item = out[start:start + m]
+    out[start:start + m] = [None] * (stop - start)
+    return out, item
+
+
+def slice_write_merge(rest: Any, item: Any, index: Any, n: int | None, size: int) -> Any:
+    """:func:`slice_write_adjoint`'s transpose: ``rest`` (``n`` entries) with its slice
+    ``index`` replaced by ``item`` (``None``: zeros), ``size`` entries in all."""
+    if rest is None and item is None:
+        return None
+    if n is None or type(index) is not slice or index.indices(n)[2] != 1:
+        rest = [None] * size if rest is None else list(rest)
+        if item is not None:
+            for j, g in zip(range(*index.indices(size)), item):
+                rest[j] = g
+        return rest
+    start, stop, _ = index.indices(n)
+    stop = max(stop, start)
+    m = size - n + (stop - start)
+    out = [None] * n if rest is None else list(rest)
+    out[start:stop] = [None] * m if item is None else list(item)
+    return out
+
+
 def last_writes(x: Any, index: Any) -> Any:
     """For ``x[index] = v`` with an integer-array index: which entries of ``v`` end up in
     ``x`` (a position named twice keeps the last value written to it), as a boolean array

@@ -375,7 +375,7 @@ class Transform:
             if any(self.active(a) for a in op.args):
                 raise NonDifferentiableError(
                     "'del' of an item of a value being differentiated is supported on a "
-                    "dict, and on a list under an int index", op.loc,
+                    "dict, and on a list under an int index or a slice without a step", op.loc,
                     hint="build a new container without the item instead")
             b.emit(op)
             return None

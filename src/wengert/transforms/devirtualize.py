@@ -70,7 +70,7 @@ def devirtualize(fn: n.Function, arg_types: Sequence[Any],
             return _rewrite_namedtuple(op, consts) or _rewrite_construction(op, consts) or \
                 _rewrite_callable_object(op, consts, types_.of(op.fn)) or \
                 _rewrite_replace(op, consts, types_.of(op.args[0]) if op.args else None) or \
-                _rewrite_delete(op, consts, [types_.of(a) for a in op.args])
+                _rewrite_delete(op, consts, defs, [types_.of(a) for a in op.args])
         if isinstance(op, n.GetAttr):
             return _rewrite_super_attr(op, consts, uses, defs, types_.of, resolved) or \
                 _rewrite_attr(op, consts, uses, types_.of(op.obj), mapping)
@@ -329,15 +329,27 @@ def _rewrite_replace(op: n.Call, consts: dict[int, n.Const], kind: Any) -> list[
     return out
 
 
-def _rewrite_delete(op: n.Call, consts: dict[int, n.Const], kinds: list[Any]
-                    ) -> list[n.Op] | None:
+def _rewrite_delete(op: n.Call, consts: dict[int, n.Const], defs: dict[int, n.Op],
+                    kinds: list[Any]) -> list[n.Op] | None:
     """``del x[k]`` (a call of ``runtime.delete_item``) as ``x.pop(k)`` where ``x`` is a
-    dict, or a list and ``k`` an int: the same removal, and a method both modes
-    differentiate (the entry's adjoint or tangent leaves with it)."""
+    dict, or a list and ``k`` an int, and as ``x[k] = []`` for a slice of a list without a
+    step: the same
+    removal, in forms both modes differentiate (the entries' adjoints or tangents leave
+    with them)."""
     c = consts.get(op.fn.id)
     if c is None or c.value is not runtime.delete_item or len(op.args) != 2 or op.kwargs or \
             op.starred:
         return None
+    if kinds[0] is list and kinds[1] is slice:
+        # ``del xs[i:j]`` is ``xs[i:j] = []`` (a slice without a step: one with a step is
+        # deleted entry by entry, which no write of a list spells).
+        made = defs.get(op.args[1].id)
+        if not isinstance(made, n.BuildSlice) or made.step is not None and \
+                getattr(consts.get(made.step.id), "value", None) not in (None, 1):
+            return None
+        empty = n.Build("list", [], [n.Value()], loc=op.loc)
+        return [empty, n.SetItem(op.args[0], op.args[1], empty.result, loc=op.loc),
+                n.Const(None, op.results, loc=op.loc)]
     if kinds[0] is not dict and not (kinds[0] is list and kinds[1] in (int, bool)):
         return None
     pop = n.GetAttr(op.args[0], "pop", [n.Value()], loc=op.loc)

@@ -739,8 +739,8 @@ class JVP(Transform):
                 self.type_of(op.index) is not slice:
             self.effect(n.SetItem(t, op.index, v, loc=op.loc), b)
             return
-        self.effect(n.Call(b.const(runtime.setitem_tangent), [t, op.obj, op.index, v], [],
-                           [n.Value()], loc=op.loc), b)
+        self.effect(n.Call(b.const(runtime.setitem_tangent), [t, op.obj, op.index, v, op.value],
+                           [], [n.Value()], loc=op.loc), b)
 
     def on_SetAttr(self, op: n.SetAttr, b: Builder) -> None:
         if self.get(op.obj) is not None:

@@ -268,8 +268,15 @@ class ReverseContainers:
         return reverse
 
     def on_SetItem(self, op: n.SetItem, b: Builder) -> Action:
-        b.emit(op)
         index = op.index
+        if self.type_of(op.obj) is list and self.type_of(index) is slice:
+            # A slice written into a list may change its length: the length before is kept.
+            n_before = b.call(len, op.obj, hint=f"{op.obj.hint or 'n'}_len")
+            b.emit(op)
+            return self.overwrite(op.obj, op.value, runtime.slice_write_adjoint,
+                                  lambda scope: [scope.res(index), scope.res(n_before)],
+                                  op.loc)
+        b.emit(op)
         array = self.types.arrays.get(op.obj.id)
         if array is not None and array.dtype is numpy.float64 and \
                 (op.obj.id, index.id) in self.types.entry_writes and \

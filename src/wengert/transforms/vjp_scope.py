@@ -9,6 +9,7 @@ until a contribution arrives).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from wengert import runtime, tangents
 from wengert.analysis.types import FLOAT_OR_FLOAT64
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
+from wengert.objects import hashable as _hashable
 from wengert.transforms.base import FLOATS
 
 if TYPE_CHECKING:
@@ -37,6 +39,12 @@ def _zero_for(t: type | None) -> Any:
     return ...
 
 
+#: Arithmetic on ints that a pullback may do again rather than keep (it cannot fail where
+#: it once succeeded, and costs what reading a record costs).
+_INT_ARITHMETIC = frozenset({operator.add, operator.sub, operator.mul, operator.floordiv,
+                             operator.mod, operator.neg})
+
+
 class Scope:
     """A region of the pullback being built, mirroring one forward region.
 
@@ -53,6 +61,8 @@ class Scope:
         self.b = Builder(region)
         self.fwd_defs = fwd_defs
         self.placeholders: dict[int, n.Value] = {}
+        #: Slices this region made again (``res``), by the forward value's id.
+        self.remade: dict[int, n.Value] = {}
         self.requested: dict[int, n.Value] = {}
         self.adj: dict[int, n.Value] = dict(parent.adj) if parent else {}
         self.maybe_none: set[int] = set(parent.maybe_none) if parent else set()
@@ -67,12 +77,53 @@ class Scope:
             return self.b.emit(n.Const(c.value, [n.Value(v.hint)], c.origin, c.root)).result
         if self.parent is None:
             return v
+        made = self.remade.get(v.id)
+        if made is not None:
+            return made
+        d = self.vjp.defs.get(v.id)
+        if self.remakeable(d):
+            # Made again here from what this region has anyway (the bounds of a slice, the
+            # terms of ``j + 1``, none of them made in this iteration) rather than kept per
+            # iteration: a loop's records hold what changes from one iteration to the next.
+            assert d is not None
+            made = self.remake(d, v)
+            self.remade[v.id] = made
+            return made
         p = self.placeholders.get(v.id)
         if p is None:
             p = n.Value(v.hint, v.loc)
             self.placeholders[v.id] = p
             self.requested[v.id] = v
         return p
+
+    def remakeable(self, d: n.Op | None) -> bool:
+        """Whether the forward op ``d`` is cheap, pure and made only of values from outside
+        this region's forward iteration: a slice, or int arithmetic."""
+        if isinstance(d, n.BuildSlice):
+            parts = [x for x in (d.lower, d.upper, d.step) if x is not None]
+        elif isinstance(d, n.Call) and not d.kwargs and not d.starred and \
+                self.vjp.consts.get(d.fn.id) is not None and \
+                _hashable(self.vjp.consts[d.fn.id].value) and \
+                self.vjp.consts[d.fn.id].value in _INT_ARITHMETIC and \
+                self.vjp.type_of(d.result) is int and \
+                all(self.vjp.type_of(a) is int for a in d.args):
+            parts = list(d.args)
+        else:
+            return False
+        inner = self.fwd_defs or set()
+        resolved = [self.vjp.resolve(x) for x in parts]
+        return all(x.id not in inner or x.id in self.vjp.consts or
+                   self.remakeable(self.vjp.defs.get(x.id)) for x in resolved)
+
+    def remake(self, d: n.Op, v: n.Value) -> n.Value:
+        """``d`` emitted again in this region, on its operands as this region sees them."""
+        if isinstance(d, n.BuildSlice):
+            bounds = [None if x is None else self.res(x) for x in (d.lower, d.upper, d.step)]
+            return self.b.emit(n.BuildSlice(*bounds, [n.Value(v.hint)], loc=d.loc)).result
+        assert isinstance(d, n.Call)
+        args = [self.res(a) for a in d.args]
+        return self.b.emit(n.Call(self.res(d.fn), args, [], [n.Value(v.hint)],
+                                  loc=d.loc)).result
 
     # -- adjoints ------------------------------------------------------------------------
 
