@@ -27,6 +27,7 @@ from wengert.driver.binding import (
     run_vjp,
     seed,
     shapes_of,
+    warned,
 )
 from wengert.driver.cache import GRADIENT_IRS, JVPS, PRIMALS, RESULT_TYPES, VJPS, DerivedEntry
 from wengert.driver.callables import OPERATORS, Gradient, fixed_arity, wrt_indices
@@ -162,7 +163,8 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
             if written:
                 check_unaliased(fn, full, written)
             before = shapes_of(full, key, len(bound), wrt)
-            forward = None if has_aux else forward_gradient(fn, full, wrt, kw)
+            found = None if has_aux else forward_gradient(fn, full, wrt, kw)
+            forward = found[0] if found is not None and found[1] else None
             if forward is not None:
                 entry = forward
                 try:
@@ -170,7 +172,15 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
                 except WengertError:  # (refused as it ran: reverse mode answers or says why)
                     forward = None
             if forward is None:
-                out, res, entry = call_vjp(fn, wrt, full, kw)
+                try:
+                    out, res, entry = call_vjp(fn, wrt, full, kw)
+                except WengertError:
+                    if found is None or found[1]:
+                        raise
+                    # Reverse mode refuses what forward mode derives, more slowly: it answers.
+                    forward = entry = found[0]
+                    warned(found[2])
+                    out, res = entry.compiled(*full, 1.0)
             pullback = runtime.call_pullback  # (``res`` is the pullback itself)
             if not kw and len(full) == fn.__code__.co_argcount and \
                     not fn.__code__.co_flags & 0x0C:

@@ -4,6 +4,7 @@ fails (ints, arrays, mixed values)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -211,3 +212,65 @@ def test_first_derivatives_do_not_specialise_on_the_function_passed_in():
     for k in (1.0, 2.0, 3.0, 4.0, 5.0):
         assert wengert.grad(_apply, argnums=1)(scaled(k), 0.5) == pytest.approx(k)
     assert len(VJPS) == before
+
+
+# --- grad of one float: forward mode where it is a straight pass ----------------------
+
+
+def _fraction(x, depth):
+    return 1.0 if depth == 0 else 1.0 + x / _fraction(x, depth - 1)
+
+
+@dataclasses.dataclass
+class _Mover:
+    x: float
+    v: float
+
+
+def _moved(x0, steps):
+    p = _Mover(x0, 0.0)
+    for _ in range(steps):
+        p = _Mover(p.x + 0.1 * p.v, p.v - 0.1 * p.x)
+    return p.x
+
+
+def test_forward_mode_answers_grad_of_one_float_unless_it_dispatches_per_call():
+    from wengert.driver.binding import forward_gradient
+    from wengert.driver.pipeline import function_of
+
+    fn, _, _ = function_of(_fraction, 2)
+    assert forward_gradient(fn, (0.7, 5), (0,), {})[1]
+    # Forward mode builds these objects through the run-time dispatcher, step by step;
+    # reverse mode has them specialised: it answers.
+    fn, _, _ = function_of(_moved, 2)
+    assert not forward_gradient(fn, (0.7, 5), (0,), {})[1]
+    assert forward_gradient(fn, (0.7, 5), (0, 1), {}) is None  # (not one float)
+    _, pullback = wengert.vjp(_moved, 0.7, 5)
+    assert wengert.grad(_moved)(0.7, 5) == pytest.approx(pullback(1.0)[0], rel=1e-14)
+
+
+def _entries(x):
+    a = np.zeros(5)
+    for i in range(1, 5):
+        a[i] = a[i - 1] * 0.9 + math.sin(x * i)
+    return a.sum()
+
+
+def _scalars(x):
+    s, v = x, 0.0
+    for _ in range(10):
+        s, v = s + 0.1 * v, v - 0.1 * math.sin(s)
+    return s
+
+
+def test_forward_mode_is_not_chosen_where_it_writes_tangents_through_helpers():
+    from wengert.driver.binding import forward_gradient
+    from wengert.driver.pipeline import function_of
+
+    fn, _, _ = function_of(_entries, 1)
+    assert not forward_gradient(fn, (0.3,), (0,), {})[1]  # (reverse writes in place)
+    fn, _, _ = function_of(_scalars, 1)
+    assert forward_gradient(fn, (0.3,), (0,), {})[1]
+    for f in (_entries, _scalars):
+        assert wengert.grad(f)(0.3) == pytest.approx(wengert.vjp(f, 0.3)[1](1.0)[0],
+                                                     rel=1e-12)
