@@ -143,7 +143,7 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
                 check_unaliased(fn, full, written)
             if forward:
                 out, res = entry.compiled(*full, 1.0)
-                return _forward_result(out, res, wrt, single, with_value)
+                return _forward_result(out, res, single, with_value)
             before = shapes_of(full, key or tuple(map(arg_type, args)), len(bound), wrt) \
                 if containers else full
             # The forward and the pullback of the VJP called directly: no closure is made.
@@ -190,7 +190,7 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
                 if _PLAIN.issuperset(key):
                     plain[key] = fast[key]
             if forward is not None:
-                return _forward_result(out, res, wrt, single, with_value)
+                return _forward_result(out, res, single, with_value)
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise TypeError("has_aux=True requires the function to return a pair "
@@ -211,8 +211,7 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
     return gradient_f
 
 
-def _forward_result(value: Any, tangent: Any, wrt: tuple[int, ...], single: bool,
-                    with_value: bool) -> Any:
+def _forward_result(value: Any, tangent: Any, single: bool, with_value: bool) -> Any:
     """What ``grad`` (``value_and_grad``) returns from a forward pass of a function of one
     float: the tangent of its scalar result (checked as a pullback's seed is)."""
     seed(value)  # a result that is not a scalar float is refused as in reverse mode
