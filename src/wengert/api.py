@@ -109,6 +109,10 @@ def value_and_grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = Fal
     return _gradient(f, argnums, has_aux, True)
 
 
+#: Argument types a gradient keeps its derivation at hand for (the shapes of arrays are
+#: part of their types: a function given ever new shapes finds its derivation again).
+_FAST_ENTRIES = 64
+
 #: Argument types that :func:`arg_type` gives as they are: a call of only these is looked
 #: up by ``type`` alone, the cheapest key.
 _PLAIN = frozenset({float, int, bool, str, complex, type(None)})
@@ -184,6 +188,8 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
             pullback = runtime.call_pullback  # (``res`` is the pullback itself)
             if not kw and len(full) == fn.__code__.co_argcount and \
                     not fn.__code__.co_flags & 0x0C:
+                if len(fast) >= _FAST_ENTRIES:
+                    fast.clear()  # (arrays of ever new shapes: their types are keys here)
                 containers = before is not full
                 fast[key] = (fn, entry, wrt, tuple(bound), written, containers,
                              forward is not None)
@@ -321,6 +327,11 @@ def _pullback_at3(f: Any, x1: Any, x2: Any, x3: Any, g: Any) -> Any:
 _PULLBACKS_AT = {1: _pullback_at1, 2: _pullback_at2, 3: _pullback_at3}
 
 
+#: The calls :func:`_jvp_of_vjp` is working on (function, arguments and cotangent, by
+#: identity): one met again is a derivative that dispatches itself.
+_JVPS_OF_VJPS: dict[tuple[int, ...], Any] = {}
+
+
 def _jvp_of_vjp(f: Any, f_dot: Any, args: tuple, g: Any, dots: tuple, g_dot: Any,
                 site: Any) -> Any:
     """The tangent of the adjoints ``(f's, *args')`` that ``f``'s pullback at ``args``
@@ -332,8 +343,23 @@ def _jvp_of_vjp(f: Any, f_dot: Any, args: tuple, g: Any, dots: tuple, g_dot: Any
             f"a call dispatched at run time with {len(args)} arguments is differentiated "
             "to the second order with at most 3", site,
             hint="call a function known where the call is written")
-    out = dispatch_jvp(apply, (f, *args, g), (f_dot, *dots, g_dot), {}, None, None, None,
-                       site)[1]
+    key = (id(f), *map(id, args), id(g))
+    if key in _JVPS_OF_VJPS:
+        site = _JVPS_OF_VJPS[key]  # (the user's call, where it was first met)
+        # The pullback's derivative dispatches this very call again (a recursion on
+        # values whose types only the run time knows): it would never end.
+        raise NonDifferentiableError(
+            f"the second derivative of {getattr(f, '__name__', 'this call')} through a "
+            "call of itself made at run time (its arguments' types are not known where "
+            "the call is written) is not supported", site,
+            hint="write the recursion over NumPy arrays or floats, or take differences of "
+                 "wengert.grad")
+    _JVPS_OF_VJPS[key] = site
+    try:
+        out = dispatch_jvp(apply, (f, *args, g), (f_dot, *dots, g_dot), {}, None, None,
+                           None, site)[1]
+    finally:
+        _JVPS_OF_VJPS.pop(key, None)
     if out is None:
         return None
     # The API's cotangents (a dataclass's is one) in the form generated code adds up.

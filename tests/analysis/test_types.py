@@ -293,6 +293,49 @@ def test_entries_of_arrays_of_known_dtype_and_axes():
     assert infer_types(fn, [array_of(np.int64, 2), a1, int]).of(one("b")) is np.int64
 
 
+def shaped_values(m, v, w):
+    a = m @ v
+    b = m * v + 1.0
+    c = np.tanh(m)[0]
+    d = m[:, None] - w
+    e = v @ v
+    f = np.zeros((2, 5)) @ w
+    g = m[1]
+    for row in m:
+        r = row * 2.0
+    return a, b, c, d, e, f, g, r
+
+
+def test_shapes_of_values_made_from_arrays_of_known_shapes():
+    """What type inference says of shapes is what NumPy gives, value by value."""
+    fn = lower(shaped_values)
+    m, v, w = np.ones((4, 3)), np.ones(3), np.ones((5, 3))
+    ty = infer_types(fn, [array_of(np.float64, 2, m.shape), array_of(np.float64, 1, v.shape),
+                          array_of(np.float64, 2, w.shape)])
+    got = dict(zip("abcdefgr", shaped_values(m, v, w)))
+    for name, value in got.items():
+        known = [ty.shapes[u.id] for u in values_named(fn, name) if u.id in ty.shapes]
+        assert known and all(k == np.shape(value) for k in known), (name, known)
+    # Arrays keep their shapes in their types, for the rule bodies specialised on them.
+    (d,) = (u for u in values_named(fn, "d") if u.id in ty.arrays)
+    assert ty.arrays[d.id] is array_of(np.float64, 3, (4, 5, 3))
+
+
+def grown(x):
+    for _ in range(3):
+        x = np.append(x, 1.0) * 2.0
+    return x
+
+
+def test_shapes_that_change_in_a_loop_or_in_place_are_not_known():
+    fn = lower(grown)
+    ty = infer_types(fn, [array_of(np.float64, 1, (2,))])
+    assert fn.body.terminator.value.id not in ty.shapes
+    fn = lower(reshaped)
+    ty = infer_types(fn, [array_of(np.float64, 1, (4,))])
+    assert fn.body.args[0].id not in ty.shapes
+
+
 def reshaped(x):
     x.shape = (2, 2)
     return x[0]

@@ -69,7 +69,7 @@ def test_a_loop_variable_takes_the_name_of_its_next_value():
     source = wengert.show(weighted_mean, mode="vjp", like=([0.5, 1.5, -2.0],))
     assert "pop_adjoint" not in source, source
     popper = re.search(r"^\s*(\w+) = float_pops\(\w+\)$", source, re.M)
-    assert popper and re.search(rf"= {popper.group(1)}\(\)$", source, re.M), source
+    assert popper and re.search(rf"= {popper.group(1)}\(\)( \* x)?$", source, re.M), source
     xs = [0.5, 1.5, -2.0, 0.25]
     g = wengert.grad(weighted_mean)(xs)
     h = 1e-6

@@ -441,3 +441,41 @@ def test_r_is_differentiated_or_refused():
     except wengert.NonDifferentiableError:
         return
     np.testing.assert_array_equal(g, [3.0, 3.0])
+
+
+SEPARATED = [
+    (np.array([0]), slice(None), 0),
+    (np.array([2, 0]), slice(1, None), np.array([1, 3])),
+    (-1, None, np.array([1])),
+    (np.array([True, False, True, False]), None, 1, Ellipsis),
+    (1, slice(None), np.array([[0, 2], [1, 1]])),
+]
+
+
+@pytest.mark.parametrize("index", SEPARATED, ids=range(len(SEPARATED)))
+def test_advanced_indices_apart_put_their_axes_first_in_batched_forward_mode(index):
+    """NumPy moves the axes of advanced indices separated by a slice (or ``None``, ``...``)
+    in front of all others: with a batched tangent's slices prepended, in front of its batch
+    axes too, so ``jacfwd`` read another tangent's numbers (a wrong Jacobian) or failed to
+    broadcast. Reads and writes, checked against differences (``check_grads`` runs
+    ``jacfwd``)."""
+    a = np.linspace(-1.0, 1.0, 4 * 3 * 4).reshape(4, 3, 4)
+    w = np.cos(np.arange(a[index].size)).reshape(a[index].shape)
+
+    def read(a):
+        return np.sum(a[index] * w)
+
+    def written(a):
+        b = a * 1.0
+        b[index] = w * a[index] ** 2
+        return np.sum(b * b)
+
+    check_grads(read, (a,), modes=("rev", "fwd"))
+    check_grads(written, (a,), modes=("rev", "fwd"), order=2)
+    # The Hessian (forward mode over the pullback, batched) against differences of grad.
+    hessian = wengert.hessian(written)(a)
+    grad = wengert.grad(written)
+    for k in [(0, 0, 0), (2, 1, 3), (3, 2, 1)]:
+        e = np.zeros_like(a)
+        e[k] = 1e-6
+        assert np.allclose(hessian[(...,) + k], (grad(a + e) - grad(a - e)) / 2e-6, atol=1e-5)

@@ -29,6 +29,7 @@ from wengert.ir import (
 )
 from wengert.ir.builder import Builder
 from wengert.rules import shapes
+from wengert.testing import check_grads
 from wengert.transforms.cleanup import cleanup, dce, forward_trivial
 
 
@@ -526,3 +527,27 @@ def test_a_product_read_twice_is_kept():
     fn = make(["g", "x", "s", "full"], build)
     cleanup(fn, drop_pure_calls=True)
     assert _fused(fn) == [] and callees(fn).count(operator.mul) == 1
+
+
+def test_equal_arithmetic_on_the_same_values_is_made_once():
+    """``y * y``'s two adjoint terms are one product in the pullback; a write between two
+    equal products keeps both (the second may read a changed array)."""
+    from wengert import api
+
+    def square_sum(y):
+        return np.sum(y * y)
+
+    text = api.show(square_sum, mode="vjp", like=(np.ones(3),))
+    pullback = [line for line in text[text.index("def square_sum_pullback"):].splitlines()
+                if not line.strip().startswith("#")]
+    assert sum(line.count(" * y") for line in pullback) == 1, pullback
+    check_grads(square_sum, (np.array([0.5, -1.0, 2.0]),), modes=("rev", "fwd"), order=2)
+
+    def written_between(x):
+        z = x * 1.0
+        y = z * z
+        z[0] = 3.0
+        return np.sum(y * z) + np.sum(z * z)
+
+    x = np.array([0.5, -1.0, 2.0])
+    check_grads(written_between, (x,), modes=("rev", "fwd"), order=2)

@@ -612,3 +612,45 @@ def test_checks_and_static_helpers_of_definitions_fold_away():
     # A check that fails stays, and fails where the user called it, when it runs.
     with pytest.raises(TypeError, match="dtype="):
         api.grad(summed_with_dtype)(np.ones(3))
+
+
+def mlp(W1, b1, W2, b2, X, y):
+    h = np.tanh(X @ W1 + b1)
+    out = h @ W2 + b2
+    return np.mean((out - y) ** 2)
+
+
+MLP_ARGS = (np.linspace(-1.0, 1.0, 12).reshape(4, 3), np.array([0.1, -0.2, 0.3]),
+            np.linspace(0.5, -0.5, 3).reshape(3, 1), np.array([0.2]),
+            np.linspace(-2.0, 2.0, 20).reshape(5, 4), np.linspace(0.0, 1.0, 5).reshape(5, 1))
+
+
+def test_shape_arithmetic_folds_on_the_shapes_of_the_arguments():
+    """With the arguments' shapes known, the pullback of an MLP is what a person writes:
+    no shape is computed at run time, a cotangent is summed only where its operand was
+    broadcast (the biases), and the mean's spreads its one number."""
+    from wengert import api
+
+    text = api.show(mlp, mode="vjp", like=MLP_ARGS, argnums=(0, 1, 2, 3))
+    code = "\n".join(line for line in text.splitlines() if not line.strip().startswith("#"))
+    assert "_shape(" not in code and "nonzero(" not in code
+    assert code.count("_sum_to(") == 2, code  # b1's (5, 3) -> (3,), b2's (5, 1) -> (1,)
+    assert "(5, 3)" in code and "(5, 1)" in code
+    check_grads(mlp, MLP_ARGS, modes=("rev", "fwd"), order=2)
+
+
+def test_a_function_given_many_shapes_is_derived_without_them():
+    """Past a few shapes per function, derivatives stop specialising on them (like a
+    compiler's cache limit): one derivation serves every later shape, each still right."""
+    from wengert.driver import binding
+
+    def f(x):
+        return np.sum(np.sin(x) * x[::-1])
+
+    g = wengert.grad(f)
+    for k in range(1, 3 * binding.SHAPES_PER_FUNCTION):
+        x = np.linspace(-1.0, 1.0, k)
+        expected = np.cos(x) * x[::-1] + np.sin(x)[::-1]
+        assert np.allclose(g(x), expected), k
+    seen = [s for key, s in binding._SHAPES_SEEN.items() if key[0][0] == id(f.__code__)]
+    assert len(seen) == 1 and len(seen[0]) == binding.SHAPES_PER_FUNCTION

@@ -91,14 +91,21 @@ class ArrayOf:
     """A parameter type: a NumPy array (exactly ``numpy.ndarray``) of ``ndim`` axes whose
     entries are ``dtype`` scalars (``numpy.float64``). Its value's type is ``numpy.ndarray``;
     an entry read with as many integer indices as it has axes is a ``dtype`` scalar, a row a
-    smaller array. Made only by :func:`array_of`, one object per pair (compared by identity,
-    so a derivation's key costs what a plain type costs)."""
+    smaller array. Made only by :func:`array_of`, one object per triple (compared by
+    identity, so a derivation's key costs what a plain type costs).
+
+    ``shape``, where known, is the array's shape: an argument's (the API specialises a
+    function on the shapes of the arrays it is given, as ``jax.jit`` does, up to a few per
+    function, :mod:`wengert.driver.binding`), and what elementwise operations, ``@`` and
+    the array makers give from known shapes. Rule bodies specialised on it fold their
+    shape arithmetic (``_sum_to`` of a cotangent that was never broadcast is the cotangent)."""
 
     dtype: type
     ndim: int
+    shape: tuple[int, ...] | None = None
 
 
-_ARRAYS: dict[tuple[type, int], ArrayOf] = {}
+_ARRAYS: dict[tuple[type, int, tuple[int, ...] | None], ArrayOf] = {}
 
 
 def plain(t: Any) -> Any:
@@ -113,11 +120,20 @@ def plain(t: Any) -> Any:
     return t
 
 
-def array_of(dtype: type, ndim: int) -> ArrayOf:
-    """The :class:`ArrayOf` of ``ndim`` axes of ``dtype`` scalars."""
-    t = _ARRAYS.get((dtype, ndim))
+def unshaped(t: Any) -> Any:
+    """``t`` without a shape: what a callee's derivation is specialised on (shapes are the
+    API's arguments' alone, so a recursion on smaller and smaller arrays derives its
+    function once, not once per size)."""
+    if type(t) is ArrayOf and t.shape is not None:
+        return array_of(t.dtype, t.ndim)
+    return t
+
+
+def array_of(dtype: type, ndim: int, shape: tuple[int, ...] | None = None) -> ArrayOf:
+    """The :class:`ArrayOf` of ``ndim`` axes of ``dtype`` scalars (of ``shape``, if given)."""
+    t = _ARRAYS.get((dtype, ndim, shape))
     if t is None:
-        t = _ARRAYS[dtype, ndim] = ArrayOf(dtype, ndim)
+        t = _ARRAYS[dtype, ndim, shape] = ArrayOf(dtype, ndim, shape)
     return t
 
 
@@ -171,6 +187,10 @@ class Types:
     #: ``(array id, index id)`` of writes ``a[index] = v`` that set one entry of such an
     #: array (as many integers as it has axes).
     entry_writes: frozenset[tuple[int, int]] = frozenset()
+    #: The NumPy shape of values where known: ``()`` for numbers, an array's from its
+    #: :class:`ArrayOf`, and what elementwise operations, ``@`` and the primitives that
+    #: declare it (``registry.mark_result_shape``) make of known shapes.
+    shapes: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
 
     def of(self, v: n.Value) -> type | None:
         """The exact type of ``v`` at run time, or ``None`` when it is not known."""
@@ -184,7 +204,7 @@ class Types:
         if v.id in self.values:
             return DictOf(self.values[v.id])
         if v.id in self.arrays:
-            return self.arrays[v.id]
+            return unshaped(self.arrays[v.id])
         return self.by_id.get(v.id)
 
 
@@ -238,7 +258,7 @@ def infer_types(fn: n.Function, param_types: Sequence[Type],
             elif isinstance(t, ArrayOf):
                 inf.set(a, numpy.ndarray)
                 if not reshaped:
-                    inf.arrays[a.id] = t
+                    inf.set_full(a, t)
                 continue
             inf.set(a, t)
         inf.region(fn.body)
@@ -288,9 +308,13 @@ def infer_types(fn: n.Function, param_types: Sequence[Type],
             if not assumed:
                 break
             trial = run(assumed, lists)
+    arrays, shapes = inf.arrays, inf.shapes
+    if reshaped:  # (an array may change its shape in place: only numbers keep theirs)
+        arrays = {k: unshaped(a) for k, a in arrays.items()}
+        shapes = {k: s for k, s in shapes.items() if inf.types.get(k) in _SCALAR_SHAPED}
     return Types(types.MappingProxyType(inf.types), types.MappingProxyType(inf.items),
-                 types.MappingProxyType(inf.values), types.MappingProxyType(inf.arrays),
-                 frozenset(inf.entry_writes))
+                 types.MappingProxyType(inf.values), types.MappingProxyType(arrays),
+                 frozenset(inf.entry_writes), types.MappingProxyType(shapes))
 
 
 def _consts_and_methods(body: n.Region) -> tuple[dict[int, Any], dict[int, str]]:
@@ -550,6 +574,9 @@ def return_type(fn: n.Function, inferred: Types) -> Type:
 # ----------------------------------------------------------------------------- call tables
 
 _INTS = (bool, int)
+#: Types of values whose NumPy shape is ``()``.
+_SCALAR_SHAPED = frozenset({bool, int, float, numpy.float64, numpy.float32, numpy.int64,
+                      FLOAT_OR_FLOAT64})
 #: Types a ``numpy.float64`` computes with to give a ``numpy.float64``.
 _F64_PARTNERS = (bool, int, float, numpy.float64, numpy.float32, numpy.int64)
 #: Index types that select one entry along an axis (``True`` adds an axis instead).
@@ -822,6 +849,9 @@ def _join_full(a: Any, b: Any) -> Any:
     on."""
     if a is b or a == b and isinstance(a, ListOf):
         return a
+    if isinstance(a, ArrayOf) and isinstance(b, ArrayOf) and a.dtype is b.dtype and \
+            a.ndim == b.ndim:
+        return array_of(a.dtype, a.ndim)  # (shapes that differ: the axes are known)
     return join(plain(a), plain(b))
 
 
@@ -833,6 +863,33 @@ def _matmul_ndim(a: int, b: int) -> int | None:
     if a == 1 or b == 1:
         return a + b - 2
     return max(a, b)
+
+
+def _broadcast_shape(shapes: list[tuple[int, ...] | None]) -> tuple[int, ...] | None:
+    """The shape arrays of ``shapes`` broadcast to (``None``: one is unknown, or they do
+    not broadcast, which the operation itself reports when it runs)."""
+    if any(s is None for s in shapes):
+        return None
+    try:
+        return tuple(numpy.broadcast_shapes(*shapes))  # type: ignore[arg-type]
+    except ValueError:
+        return None
+
+
+def _matmul_shape(a: tuple[int, ...] | None, b: tuple[int, ...] | None
+                  ) -> tuple[int, ...] | None:
+    """The shape of ``x @ y`` for ``x``, ``y`` of shapes ``a``, ``b`` (``None``: unknown,
+    or an error the product reports when it runs)."""
+    if a is None or b is None or not a or not b:
+        return None
+    a2 = (1,) + a if len(a) == 1 else a
+    b2 = b + (1,) if len(b) == 1 else b
+    if a2[-1] != b2[-2]:
+        return None
+    stack = _broadcast_shape([a2[:-2], b2[:-2]])
+    if stack is None:
+        return None
+    return stack + a2[-2:-1] * (len(a) > 1) + b2[-1:] * (len(b) > 1)
 
 
 def _float_elementwise(fn: Any) -> bool:
@@ -850,6 +907,26 @@ _FLOAT_MAKERS = frozenset({numpy.zeros, numpy.ones, numpy.empty})
 #: Return annotations of wengert's own helpers, as types.
 _ANNOTATED = {"int": int, "bool": bool, "float": float, "str": str, "tuple": tuple,
               "list": list}
+
+
+def _entry_shape(shape: tuple[int, ...] | None, parts: list[Any]) -> tuple[int, ...] | None:
+    """The shape of ``x[parts]`` for ``x`` of ``shape`` where each part is a constant int,
+    ``None`` or ``:`` (``None``: another index, or ``shape`` unknown)."""
+    if shape is None:
+        return None
+    out: list[int] = []
+    axis = 0
+    for p in parts:
+        if p is None:
+            out.append(1)
+        elif type(p) is int and axis < len(shape) and -shape[axis] <= p < shape[axis]:
+            axis += 1
+        elif p == slice(None) and axis < len(shape):
+            out.append(shape[axis])
+            axis += 1
+        else:
+            return None
+    return tuple(out) + shape[axis:]
 
 
 def _for_item(t: Type) -> Type:
@@ -894,6 +971,8 @@ class _Inference:
         self.arrays: dict[int, ArrayOf] = {}
         #: Writes into one entry of such an array (see ``Types.entry_writes``).
         self.entry_writes: set[tuple[int, int]] = set()
+        #: Shapes of values where known (see ``Types.shapes``).
+        self.shapes: dict[int, tuple[int, ...]] = {}
         #: The types of the fields of objects the function makes (see ``fields``).
         self.fields: Mapping[tuple[type, str], type] = {}
         #: Loop variables over ``zip``/``enumerate`` of such lists: their entries' types.
@@ -912,6 +991,10 @@ class _Inference:
 
     def set(self, v: n.Value, t: Type) -> None:
         self.arrays.pop(v.id, None)  # (``set_full`` gives an array its axes again)
+        if t in _SCALAR_SHAPED:
+            self.shapes[v.id] = ()
+        else:
+            self.shapes.pop(v.id, None)
         if t is None:
             self.types.pop(v.id, None)
         else:
@@ -924,9 +1007,43 @@ class _Inference:
             handler = self.handlers.get(type(op))
             if handler is not None:
                 handler(op)
+                if type(op) is n.Call and op.result.id not in self.shapes and \
+                        self.get(op.result) is numpy.ndarray and \
+                        (shape := self.call_shape(op)) is not None:
+                    self.shapes[op.result.id] = shape
+                    a = self.arrays.get(op.result.id)
+                    if a is not None and a.ndim == len(shape):
+                        self.arrays[op.result.id] = array_of(a.dtype, a.ndim, shape)
             else:  # GetAttr, Unpack: unknown; mutation and terminators define nothing
                 for r in op.results:
                     self.set(r, None)
+
+    def call_shape(self, op: n.Call) -> tuple[int, ...] | None:
+        """The shape of what the call ``op`` gives, from its arguments' where known: a
+        broadcast of theirs for an elementwise operation, a product's for ``@``, what a
+        primitive declares (``registry.mark_result_shape``)."""
+        fn = self.consts.get(op.fn.id, _NOT_CONST)
+        if op.kwargs or op.starred or not _hashable(fn):
+            return None
+        shapes = [self.shapes.get(a.id) for a in op.args]
+        if _float_elementwise(fn) or isinstance(fn, numpy.ufunc) and fn.nout == 1 and \
+                fn.signature is None:
+            return _broadcast_shape(shapes)
+        if fn in (operator.matmul, numpy.matmul) and len(shapes) == 2:
+            return _matmul_shape(shapes[0], shapes[1])
+        if str(getattr(fn, "__module__", "")).startswith("wengert.rules."):
+            from wengert.rules import registry  # the rule tables import this module's users
+
+            rule = registry.lookup(fn)
+            if rule is not None and rule.result_shape is not None:
+                try:
+                    shape = rule.result_shape(shapes, [self.consts.get(a.id, registry.UNKNOWN)
+                                                       for a in op.args])
+                except Exception:  # (the call reports it when it runs)
+                    return None
+                if type(shape) is tuple and all(type(k) is int for k in shape):
+                    return shape
+        return None
 
     def fixed(self, t: type) -> Callable[[n.Op], None]:
         return lambda op: self.set(op.result, t)
@@ -967,7 +1084,8 @@ class _Inference:
                 item = self.item_type(op.args[0])
                 if item is float or item is int and fn is not sum:
                     t = item
-            if t is None and simple and (full := self.declared_result(fn, op.args)):
+            if (t is None or t is numpy.ndarray) and simple and \
+                    (full := self.declared_result(fn, op.args)):
                 self.set_full(op.result, full)
                 return
             if t is None and fn is dataclasses.replace and len(op.args) == 1 and \
@@ -976,7 +1094,7 @@ class _Inference:
                 t = kind  # a new object of the class of the one it copies
             if t is None and simple and self.callee is not None and \
                     isinstance(fn, types.FunctionType):
-                t = self.callee(fn, [self.full_type(a) for a in op.args])
+                t = self.callee(fn, [unshaped(self.full_type(a)) for a in op.args])
             if t is numpy.ndarray and simple and (made := self.made_array(fn, op.args)):
                 self.set_full(op.result, made)
                 return
@@ -986,7 +1104,8 @@ class _Inference:
                 ndim = _matmul_ndim(a.ndim, b.ndim)
                 if a.dtype is numpy.float64 and b.dtype is numpy.float64 and ndim is not None:
                     # Exact: two vectors give a NumPy scalar, not an array.
-                    self.set_full(op.result, array_of(a.dtype, ndim) if ndim else a.dtype)
+                    self.set_full(op.result, array_of(a.dtype, ndim, _matmul_shape(
+                        a.shape, b.shape)) if ndim else a.dtype)
                     return
         self.set(op.result, t)
 
@@ -1040,17 +1159,23 @@ class _Inference:
         ts = [self.full_type(a) for a in args]
         if all(isinstance(t, ArrayOf) and t.dtype is numpy.float64 or t in _REAL_SCALARS
                for t in ts) and _float_elementwise(fn):
-            return array_of(numpy.float64, max(t.ndim for t in ts if isinstance(t, ArrayOf)))
+            arrays = [t for t in ts if isinstance(t, ArrayOf)]
+            return array_of(numpy.float64, max(t.ndim for t in arrays),
+                            _broadcast_shape([t.shape for t in arrays]))
         if fn in _FLOAT_MAKERS and len(args) == 1:
+            shape = self.consts.get(args[0].id)
+            if type(shape) is int and shape >= 0:
+                return array_of(numpy.float64, 1, (shape,))
             if self.get(args[0]) in _INDEX_INTS:
                 return array_of(numpy.float64, 1)
             made = self.defs.get(args[0].id)
             if isinstance(made, n.Build) and made.kind == "tuple" and not made.starred and \
                     all(self.get(v) in _INDEX_INTS for v in made.items):
-                return array_of(numpy.float64, len(made.items))
-            shape = self.consts.get(args[0].id)
-            if type(shape) is tuple and all(type(k) is int for k in shape):
-                return array_of(numpy.float64, len(shape))
+                sizes = tuple(self.consts.get(v.id) for v in made.items)
+                return array_of(numpy.float64, len(made.items), sizes if all(
+                    type(k) is int and k >= 0 for k in sizes) else None)
+            if type(shape) is tuple and all(type(k) is int and k >= 0 for k in shape):
+                return array_of(numpy.float64, len(shape), shape)
         return None
 
     def getitem(self, op: n.GetItem) -> None:
@@ -1096,7 +1221,7 @@ class _Inference:
             parts = [(x, type(x)) for x in (v if type(v) is tuple else (v,))]
         elif isinstance(made := self.defs.get(index.id), n.Build) and made.kind == "tuple" \
                 and not made.starred:
-            parts = [(self.consts.get(x.id, _NOT_CONST), self.get(x)) for x in made.items]
+            parts = [(self.index_part(x), self.get(x)) for x in made.items]
         else:
             parts = [(_NOT_CONST, self.get(index))]
         ints = sum(1 for _, t in parts if t in _INDEX_INTS)
@@ -1107,7 +1232,14 @@ class _Inference:
         ndim = a.ndim - ints + nones
         if ints == len(parts) and ndim == 0:
             return a.dtype
-        return array_of(a.dtype, ndim)
+        return array_of(a.dtype, ndim, _entry_shape(a.shape, [v for v, _ in parts]))
+
+    def index_part(self, v: n.Value) -> Any:
+        """A part of an index: its constant value, ``:`` for a slice of no bounds."""
+        made = self.defs.get(v.id)
+        if isinstance(made, n.BuildSlice) and made.lower is made.upper is made.step is None:
+            return slice(None)
+        return self.consts.get(v.id, _NOT_CONST)
 
     def array_index(self, index: n.Value) -> bool:
         """Whether indexing an array with ``index`` surely gives an array (never a NumPy
@@ -1177,7 +1309,8 @@ class _Inference:
             self.set_full(item, self.items[op.iterable.id])
         elif op.iterable.id in self.arrays and self.arrays[op.iterable.id].ndim:
             a = self.arrays[op.iterable.id]
-            self.set_full(item, a.dtype if a.ndim == 1 else array_of(a.dtype, a.ndim - 1))
+            self.set_full(item, a.dtype if a.ndim == 1 else
+                          array_of(a.dtype, a.ndim - 1, a.shape and a.shape[1:]))
         elif (entries := self.zipped(op.iterable)) is not None:
             self.set(item, tuple)
             self.entries[item.id] = entries
@@ -1227,6 +1360,8 @@ class _Inference:
         elif isinstance(t, ArrayOf):
             self.set(v, numpy.ndarray)
             self.arrays[v.id] = t
+            if t.shape is not None:
+                self.shapes[v.id] = t.shape
         else:
             self.set(v, t)
 

@@ -19,13 +19,21 @@ from typing import Any
 import numpy
 
 from wengert import runtime, tangents
-from wengert.analysis.types import FUNCTION_VALUES, Constant, DictOf, ListOf, TupleOf, array_of
+from wengert.analysis.types import (
+    FUNCTION_VALUES,
+    ArrayOf,
+    Constant,
+    DictOf,
+    ListOf,
+    TupleOf,
+    array_of,
+)
 from wengert.diagnostics import (
     NonDifferentiableError,
     describe,
 )
 from wengert.driver.cache import DerivedEntry
-from wengert.driver.callables import Gradient, fixed_arity
+from wengert.driver.callables import Gradient, cache_key, fixed_arity
 from wengert.driver.pipeline import (
     function_of,
     jvp_entry,
@@ -48,8 +56,9 @@ def arg_type(a: Any) -> Any:
     (checked on each call: the specialised code relies on it)."""
     t = type(a)
     if t is numpy.ndarray:
-        # Entries of a numeric dtype (``a[i]`` is a ``numpy.float64``), by number of axes.
-        return array_of(a.dtype.type, a.ndim) if a.dtype.kind in "biufc" else t
+        # Entries of a numeric dtype (``a[i]`` is a ``numpy.float64``), by shape (which
+        # :func:`shaped` keeps to a few per function).
+        return array_of(a.dtype.type, a.ndim, a.shape) if a.dtype.kind in "biufc" else t
     if t is list and a and type(a[0]) is float and countOf(map(type, a), float) == len(a):
         return LIST_OF_FLOAT  # (counted in C: the cheapest test of every item)
     if t is list and a and all(type(v) is list and v and all(type(w) is float for w in v)
@@ -70,13 +79,36 @@ def param_types(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, ...] | None:
     code = fn.__code__
     if not kwargs and code.co_flags & 0x0C == 0 and len(args) == code.co_argcount and \
             not code.co_kwonlyargcount:
-        return tuple(map(typed, args))
+        return shaped(fn, tuple(map(typed, args)))
     try:
         bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
     except TypeError:
         return None
     bound.apply_defaults()
-    return tuple(typed(v) for v in bound.arguments.values())
+    return shaped(fn, tuple(typed(v) for v in bound.arguments.values()))
+
+
+#: Derivations specialised on the shapes of array arguments, per function and numbers of
+#: axes: a function called with more shapes than this (a batch that shrinks as a loop
+#: goes, ``f(x[:n])`` for every ``n``) is derived once more without shapes, which then
+#: serves every later shape (``jax.jit`` traces every shape again).
+SHAPES_PER_FUNCTION = 4
+_SHAPES_SEEN: dict[Any, set[tuple[Any, ...]]] = {}
+
+
+def shaped(fn: Any, types_: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``types_``, or, for a function already derived for :data:`SHAPES_PER_FUNCTION`
+    other shapes of its arrays, the same types with the arrays' shapes left out."""
+    if not any(type(t) is ArrayOf and t.shape is not None for t in types_):
+        return types_
+    axes = tuple(array_of(t.dtype, t.ndim) if type(t) is ArrayOf else t for t in types_)
+    seen = _SHAPES_SEEN.setdefault((cache_key(fn), axes), set())
+    if types_ in seen:
+        return types_
+    if len(seen) >= SHAPES_PER_FUNCTION:
+        return axes
+    seen.add(types_)
+    return types_
 
 
 def _typer(fn: Any) -> Any:
@@ -286,7 +318,7 @@ def call_jvp(fn: Any, args: tuple, kwargs: dict, dots: tuple, kw_dots: dict,
         batched = is_batched(values, vdots)
     wrt = tuple(i for i, (v, d) in enumerate(zip(values, vdots))
                 if d is not None and not isinstance(v, NO_TANGENT_TYPES))
-    types_ = tuple(map(_typer(fn), values))
+    types_ = shaped(fn, tuple(map(_typer(fn), values)))
     entry = jvp_entry(fn, wrt, types_, batched)
     ins = [runtime.nonzero_tangent(vdots[i], values[i])
            if isinstance(values[i], (float, numpy.floating, numpy.ndarray)) else vdots[i]
@@ -314,7 +346,7 @@ def forward_gradient(fn: Any, full: tuple, wrt: tuple[int, ...], kwargs: dict
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            entry = jvp_entry(fn, wrt, tuple(map(_typer(fn), full)))
+            entry = jvp_entry(fn, wrt, shaped(fn, tuple(map(_typer(fn), full))))
     except Exception:  # (reverse mode derives it, or says why it cannot)
         return None
     # (reverse mode has specialised what this forward pass does slowly)

@@ -49,7 +49,7 @@ def _take(t: Any, x: Any, index: Any) -> Any:
     if isinstance(t, dict):
         return t.get(index)
     if isinstance(x, numpy.ndarray):
-        return t[runtime._batch_index(t, x, index)]
+        return runtime.batch_read(t, x, index)
     return t[index]
 
 
@@ -64,6 +64,7 @@ def _add_at(t: Any, x: Any, index: Any, g: Any) -> Any:
     else:
         out = numpy.array(t, dtype=numpy.result_type(t, float))
     where = runtime._batch_index(out, x, index)
+    g = runtime.batch_value(g, out, x, index)
     if isinstance(index, (int, numpy.integer, slice)) or index is Ellipsis:
         out[where] += g
     else:
@@ -192,7 +193,13 @@ deflinear(_append, lambda items, g, n: runtime.pop_adjoint(ans_bar)[0],
           lambda items, g, n: runtime.pop_adjoint(ans_bar)[1], arg=(0, 1),
           keep={"n": _const}, zeros=True)
 
-mark_pure(_take, _add_at, _stack, _items, _pack, _unpack, _join, _ungroup, _append)
+deflinear(runtime.batch_front, lambda item, t, x, index: runtime.batch_value(ans_bar, t, x, index),
+          keep={"t": _skeleton, "x": _skeleton, "index": _const}, zeros=True)
+deflinear(runtime.batch_value, lambda v, t, x, index: runtime.batch_front(ans_bar, t, x, index),
+          keep={"t": _skeleton, "x": _skeleton, "index": _const}, zeros=True)
+
+mark_pure(_take, _add_at, _stack, _items, _pack, _unpack, _join, _ungroup, _append,
+          runtime.batch_front, runtime.batch_value)
 # A zero adjoint materialised in generated code is a constant.
 nondifferentiable(tangents.zeros_like, runtime.last_writes, _skeleton, _const, _layout, _past_batch)
 
@@ -222,3 +229,13 @@ cases(_join,
       ([0.1, [0.2, 0.3], 0.4], (None, 2, None), True))
 cases(_ungroup, ([0.1, (0.2, 0.3), 0.4], (None, (None, None), None)))
 cases(_append, ([0.1, 0.2], 0.3, 2), (None, 0.3, 2))
+# A batched tangent (two directions) of a 2×3×2 array read under advanced indices apart.
+_XB = numpy.linspace(0.5, 2.0, 12).reshape(2, 3, 2)
+_TB = numpy.linspace(-1.0, 1.0, 24).reshape(2, 2, 3, 2)
+_IB = (numpy.array([0, 1]), slice(None), 0)
+cases(runtime.batch_front,
+      (_TB[(slice(None),) + _IB].copy(), _skeleton(_TB), _skeleton(_XB), _IB),
+      (_XB[_IB].copy(), _skeleton(_XB), _skeleton(_XB), _IB))
+cases(runtime.batch_value,
+      (runtime.batch_read(_TB, _XB, _IB).copy(), _skeleton(_TB), _skeleton(_XB), _IB),
+      (_XB[1:].copy(), _skeleton(_TB), _skeleton(_XB), slice(1, None)))

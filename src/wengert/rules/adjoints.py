@@ -49,6 +49,7 @@ from wengert.rules.adjoint_parts import (
 )
 from wengert.rules.form import ans_bar, cases, deflinear, defrule
 from wengert.rules.registry import (
+    defpython,
     defrules,
     lookup,
     mark_pure,
@@ -89,7 +90,10 @@ def setitem_adjoint_rule(prev, index):
 
     def setitem_adjoint_differential(prev_dot, index_dot):
         if isinstance(prev_like, numpy.ndarray):
-            return runtime.setitem_adjoint(prev_dot, _past_batch(prev_dot, prev_like, where))
+            rest_dot, item_dot = runtime.setitem_adjoint(
+                prev_dot, _past_batch(prev_dot, prev_like, where))
+            # (the slot's tangent with its batch axes in front, as tangents have them)
+            return rest_dot, runtime.batch_front(item_dot, prev_dot, prev_like, where)
         return runtime.setitem_adjoint(prev_dot, where)
 
     return pair, setitem_adjoint_pullback, setitem_adjoint_differential
@@ -358,12 +362,19 @@ for _shared, _owned in ((runtime.getitem_adjoint, runtime.getitem_adjoint_owned)
                         (runtime.setattr_adjoint, runtime.setattr_adjoint_owned)):
     defrules(_owned, lookup(_shared).vjp, lookup(_shared).jvp)
 
+@defpython(runtime.nested_entry_adjoint_owned)
+def nested_entry_adjoint_owned_(prev, x, i, row, j, g):
+    # What the fused helper computes, in the form differentiated again (it appears only in
+    # generated pullbacks).
+    return runtime.getitem_adjoint(prev, x, i, runtime.entry_adjoint_of_list(None, row, j, g))
+
+
 # ``push`` appends to its list: not pure, an unused call of it still has its effect.
 mark_pure(
     runtime.getitem_adjoint_owned, runtime.pop_adjoint_owned, runtime.getattr_adjoint_owned,
     runtime.entry_adjoint_of_array, runtime.entry_adjoint_of_array_owned,
     runtime.entry_adjoint_of_list, runtime.entry_adjoint_of_list_owned,
-    runtime.float_pop_adjoint, runtime.float_pop_adjoint_owned,
+    runtime.nested_entry_adjoint_owned, runtime.float_pop_adjoint, runtime.float_pop_adjoint_owned,
     runtime.entry_write_adjoint, runtime.entry_write_adjoint_owned,
     runtime.entry_write_of_list, runtime.entry_write_of_list_owned,
     runtime.setattr_adjoint_owned, runtime.finish_adjoint,

@@ -74,9 +74,11 @@ from wengert.rules.registry import (
     defvjp,
     mark_array_result,
     mark_pure,
+    mark_result_shape,
+    mark_result_type,
     nondifferentiable,
 )
-from wengert.rules.shapes import add_over, broadcast_view
+from wengert.rules.shapes import add_over, broadcast_view, reduced_shape
 from wengert.rules.shapes import unsqueeze as _unsqueeze
 
 _NoValue = np._NoValue
@@ -87,7 +89,28 @@ _INF = np.inf
 
 def _sum(a: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     """``a`` summed over the negative ``axes`` (the batch axes in front are kept)."""
+    if type(a) is np.ndarray and a.dtype.kind in "fc":
+        return _add_reduce(a, axes, keepdims=keepdims)  # (``np.sum``'s, without its wrapper)
     return np.sum(a, axis=axes, keepdims=keepdims)
+
+
+_add_reduce = np.add.reduce
+
+
+#: Scalar cotangents :func:`_unsum` spreads without a copy.
+_SCALARS = frozenset({float, np.float64, np.float32})
+
+
+def _sum_type(a: Any, axes: Any, keepdims: Any) -> Any:
+    """What :func:`_sum` gives for an array of ``(dtype, ndim)`` ``a`` of floats: a scalar
+    of its dtype where every axis is summed away, else an array of fewer axes."""
+    if type(a) is not tuple or type(axes) is not tuple or type(keepdims) is not bool or \
+            not issubclass(a[0], np.floating) or len(set(axes)) != len(axes) or \
+            not all(type(k) is int and -a[1] <= k < 0 for k in axes):
+        return None
+    if keepdims:
+        return a
+    return a[0] if len(axes) == a[1] else (a[0], a[1] - len(axes))
 
 
 def _unsum(g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
@@ -95,6 +118,12 @@ def _unsum(g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool
     spread back over ``shape``, as a read-only broadcast view (no copy of the full array:
     in-place adjoint updates check that they own what they write into, and the API copies
     a read-only gradient before handing it out)."""
+    if type(g) in _SCALARS and len(axes) == len(shape) and not keepdims:
+        # A full reduction's cotangent (a mean's, a loss's): one number seen everywhere.
+        one = np.array(g)
+        view = np.ndarray(tuple(shape), one.dtype, one, 0, (0,) * len(shape))
+        view.flags.writeable = False
+        return view
     g = np.asarray(g)
     if not keepdims:
         for a in sorted(axes, reverse=True):  # -1 first: each insert keeps the others' places
@@ -108,6 +137,12 @@ def _sum_back(g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: b
     return add_over(g, axes, keepdims)
 
 
+mark_result_shape(lambda shapes, consts: reduced_shape(shapes[0], consts[1], consts[2]), _sum)
+mark_result_type(lambda types, consts: _sum_type(types[0], consts[1], consts[2]), _sum)
+mark_result_shape(lambda shapes, consts: reduced_shape(shapes[0], consts[2], consts[3]),
+                  _sum_back)
+mark_result_shape(lambda shapes, consts: consts[1] if reduced_shape(
+    consts[1], consts[2], consts[3]) == shapes[0] else None, _unsum)
 deflinear(_sum, lambda a, axes, keepdims: _unsum(ans_bar, np.shape(a), axes, keepdims))
 deflinear(_unsum, lambda g, shape, axes, keepdims: _sum_back(ans_bar, shape, axes, keepdims))
 deflinear(_sum_back, lambda g, shape, axes, keepdims: _unsum(ans_bar, shape, axes, keepdims))

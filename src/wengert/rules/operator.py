@@ -456,8 +456,16 @@ def _matmul_rules(matmul, inplace):
                 g = _unsqueeze(g, -2)
             a2_shape = _shape(a2)
             b2_shape = _shape(b2)
-            a_bar = _sum_to(g @ _mT(b2), a2_shape, stack + a2_shape[-2:])
-            b_bar = _sum_to(_mT(a2) @ g, b2_shape, stack + b2_shape[-2:])
+            # Where the sum of a product is over one term (an outer product: ``h @ w`` for
+            # a column ``w``), the broadcast product is the same numbers, made faster.
+            if b2_shape[-1] == 1:
+                a_bar = _sum_to(g * _mT(b2), a2_shape, stack + a2_shape[-2:])
+            else:
+                a_bar = _sum_to(g @ _mT(b2), a2_shape, stack + a2_shape[-2:])
+            if a2_shape[-2] == 1:
+                b_bar = _sum_to(_mT(a2) * g, b2_shape, stack + b2_shape[-2:])
+            else:
+                b_bar = _sum_to(_mT(a2) @ g, b2_shape, stack + b2_shape[-2:])
             if len(a_shape) == 1:
                 a_bar = _squeeze(a_bar, -2)
             if len(b_shape) == 1:

@@ -61,6 +61,9 @@ class Rule:
     #: The full type of its result from its arguments' full types and constant values
     #: (:func:`mark_result_type`), or ``None``.
     result_type: Callable[[list[Any], list[Any]], Any] | None = None
+    #: The shape of the result from the arguments' shapes (``None`` where not known) and
+    #: constant values (:func:`mark_result_shape`), or ``None``.
+    result_shape: Callable[[list[Any], list[Any]], Any] | None = None
     #: A check: it returns ``None`` or raises, and does nothing else (:func:`mark_check`).
     check: bool = False
 
@@ -205,6 +208,15 @@ def mark_result_type(of_args: Callable[[list[Any], list[Any]], Any], *fns: Any) 
     or ``None``."""
     for fn in fns:
         _entry(fn).result_type = of_args
+
+
+def mark_result_shape(of_args: Callable[[list[Any], list[Any]], Any], *fns: Any) -> None:
+    """Declare the shape of what ``fn`` returns for type inference, as ``of_args(shapes,
+    consts)`` from its arguments' shapes (``None`` where not known) and constant values
+    (:data:`UNKNOWN` where not known): a tuple, or ``None`` where it cannot say (the
+    shapes the API specialises a function on then fold its rules' shape arithmetic)."""
+    for fn in fns:
+        _entry(fn).result_shape = of_args
 
 
 def mark_array_type(fn: Any, of_types: Callable[..., tuple[type, int] | None]) -> None:

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy
 
-__all__ = ["add_over", "broadcast_to", "broadcast_view", "const", "mT", "mul_sum_to", "shape",
-           "skeleton", "squeeze", "sum_to", "unsqueeze"]
+__all__ = ["add_over", "broadcast_to", "broadcast_view", "const", "mT", "mul_sum_to",
+           "reduced_shape", "shape", "skeleton", "squeeze", "sum_to", "unsqueeze"]
 
 
 def shape(x: Any) -> tuple[int, ...]:
@@ -43,7 +43,7 @@ def sum_to(t: Any, shape: tuple[int, ...], full: tuple[int, ...]) -> Any:
             plan = _SUM_PLANS[key] = _sum_plan(shape, full, t.ndim, t.dtype)
         if plan is not _GENERAL:
             spec, axes, batch = plan
-            out = numpy.einsum(spec, t) if spec else numpy.sum(t, axis=axes)
+            out = numpy.einsum(spec, t) if spec else _add_reduce(t, axes)
             out = out.reshape(t.shape[:batch] + shape)
             return out[()] if out.ndim == 0 else out
     if tuple(shape) == tuple(full):
@@ -63,6 +63,9 @@ def sum_to(t: Any, shape: tuple[int, ...], full: tuple[int, ...]) -> Any:
     return out[()] if out.ndim == 0 else out
 
 
+#: ``numpy.sum`` of a float array without its Python wrapper (a microsecond on a small one).
+_add_reduce = numpy.add.reduce
+
 #: (target shape, full shape, axes of the cotangent, its dtype) -> how :func:`sum_to` sums.
 _SUM_PLANS: dict[tuple, Any] = {}
 _GENERAL = object()  # (a plan: the general path, for shapes this one does not cover)
@@ -77,11 +80,36 @@ def _sum_plan(shape: tuple[int, ...], full: tuple[int, ...], ndim: int, dtype: A
     lead = len(full) - len(shape)
     axes = tuple(range(batch, batch + lead)) + tuple(
         batch + lead + i for i, n in enumerate(shape) if n == 1 and full[lead + i] != 1)
-    if dtype.kind == "f" and dtype.itemsize >= 4 and 0 < ndim <= len(_LETTERS):
+    if dtype.kind == "f" and dtype.itemsize >= 4 and 0 < ndim <= len(_LETTERS) and \
+            _einsum_sums_faster(full):
         letters = _LETTERS[:ndim]
         kept = "".join(c for i, c in enumerate(letters) if i not in axes)
         return f"{letters}->{kept}", axes, batch
     return "", axes, batch
+
+
+def _einsum_sums_faster(shape: tuple[int, ...]) -> bool:
+    """Whether ``einsum`` sums an array of ``shape`` over some axes faster than
+    ``numpy.sum``, measured: where its last axis is short but not 1 (NumPy's reduction
+    machinery then loops in short strides: 3-4× slower over 1,000 rows of 8 or 10), on
+    more than a few dozen numbers (below, einsum's own fixed cost is the larger)."""
+    if not shape or not 1 < shape[-1] < 32:
+        return False
+    size = 1
+    for k in shape:
+        size *= k
+    return size > 64
+
+
+def reduced_shape(shape: Any, axes: Any, keepdims: Any) -> tuple[int, ...] | None:
+    """The shape a sum of an array of ``shape`` over the negative ``axes`` has (``None``
+    where an argument is not a shape, axes and flag known when the code is made)."""
+    if type(shape) is not tuple or type(axes) is not tuple or type(keepdims) is not bool or \
+            not all(type(a) is int and -len(shape) <= a < 0 for a in axes):
+        return None
+    summed = {a % len(shape) for a in axes}
+    return tuple(1 if i in summed else k for i, k in enumerate(shape)
+                 if keepdims or i not in summed)
 
 
 def add_over(t: Any, axes: tuple[int, ...], keepdims: bool = False) -> Any:
@@ -91,11 +119,13 @@ def add_over(t: Any, axes: tuple[int, ...], keepdims: bool = False) -> Any:
     first of 1000 rows of 10). The order of the additions differs from ``numpy.sum``'s
     (rounding only): primal values keep ``numpy.sum``."""
     if type(t) is numpy.ndarray and t.dtype.kind == "f" and t.dtype.itemsize >= 4 and \
-            0 < t.ndim <= len(_LETTERS) and not keepdims:
+            0 < t.ndim <= len(_LETTERS) and not keepdims and _einsum_sums_faster(t.shape):
         letters = _LETTERS[:t.ndim]
         summed = {a % t.ndim for a in axes}
         kept = "".join(c for i, c in enumerate(letters) if i not in summed)
         return numpy.einsum(f"{letters}->{kept}", t)
+    if type(t) is numpy.ndarray and t.dtype.kind in "fc":
+        return _add_reduce(t, axes, keepdims=keepdims)
     return numpy.sum(t, axis=axes, keepdims=keepdims)
 
 

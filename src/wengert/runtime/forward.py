@@ -29,6 +29,72 @@ def _batch_index(t: Any, x: Any, index: Any) -> Any:
     return lead + index if isinstance(index, tuple) else (*lead, index)
 
 
+def _moveaxis() -> Any:
+    import numpy
+
+    return numpy.moveaxis
+
+
+def _advanced_first(index: Any) -> int:
+    """How many axes an index whose advanced parts (arrays, and ints beside them) are
+    separated by a slice, ``None`` or ``...`` puts first (NumPy moves them in front of every
+    other axis: with a batched tangent's slices prepended, in front of the batch axes as
+    well); ``0`` for any other index."""
+    parts = index if type(index) is tuple else (index,)
+    import numpy
+
+    arrays = [k for k, p in enumerate(parts) if isinstance(p, (numpy.ndarray, list))]
+    if not arrays:
+        return 0
+    advanced = [k for k, p in enumerate(parts)
+                if k in arrays or isinstance(p, (int, numpy.integer)) and
+                not isinstance(p, bool)]
+    if advanced[-1] - advanced[0] == len(advanced) - 1:
+        return 0  # (adjacent: their axes stay where they are)
+    shapes = []
+    for k in advanced:
+        p = numpy.asarray(parts[k])
+        shapes.extend([(int(p.sum()),)] * p.ndim if p.dtype == bool else [p.shape])
+    return len(numpy.broadcast_shapes(*shapes))
+
+
+def batch_read(t: Any, x: Any, index: Any) -> Any:
+    """``t[index]`` for the tangent (or adjoint) ``t`` of the array ``x``, past ``t``'s
+    batch axes, which stay in front."""
+    return batch_front(t[_batch_index(t, x, index)], t, x, index)
+
+
+def batch_front(item: Any, t: Any, x: Any, index: Any) -> Any:
+    """``item``, read from ``t`` at ``_batch_index(t, x, index)``, with ``t``'s batch axes
+    moved in front (NumPy puts the axes of advanced indices apart before them)."""
+    if item is None or type(t) is not _ndarray() or type(item) is not _ndarray():
+        return item
+    batch = t.ndim - x.ndim
+    if batch > 0 and (k := _advanced_first(index)):
+        # (axes in front of all of these: an outer derivative's own batch, kept in front)
+        e = item.ndim - batch - _ndim()(x[index])
+        return _moveaxis()(item, range(e + k, e + k + batch), range(e, e + batch))
+    return item
+
+
+def batch_value(v: Any, t: Any, x: Any, index: Any) -> Any:
+    """``v``, of batch axes in front and then ``x[index]``'s, with its axes in the order
+    ``t[_batch_index(t, x, index)]`` has them (the transpose of :func:`batch_read`'s move)."""
+    if type(v) is not _ndarray() or type(t) is not _ndarray():
+        return v
+    nb = t.ndim - x.ndim
+    if nb > 0 and (k := _advanced_first(index)) and \
+            (e := v.ndim - nb - _ndim()(x[index])) >= 0:
+        return _moveaxis()(v, range(e, e + nb), range(e + k, e + k + nb))
+    return v
+
+
+def _ndim() -> Any:
+    import numpy
+
+    return numpy.ndim
+
+
 def _tangent_error(message: str, site: Any = None) -> NoReturn:
 
     raise NonDifferentiableError(message, site)
@@ -105,7 +171,7 @@ def getitem_tangent(t: Any, x: Any, index: Any) -> Any:
     if hasattr(x, "shape") and hasattr(t, "shape"):
         if not hasattr(x, "ndim"):
             return None
-        out = t[_batch_index(t, x, index)]
+        out = batch_read(t, x, index)
         if type(out) is _ndarray() and out.base is not None and out.ndim == t.ndim - x.ndim:
             # One number of x, with batch axes: a copy, as the number is. (A view would
             # change when the entry is written later, the number read before it would not.)
@@ -186,6 +252,7 @@ def setitem_tangent(t: Any, x: Any, index: Any, v: Any, value: Any = None) -> An
             pad = getattr(x[index], "ndim", 0) - (v.ndim - nb)
             if pad > 0:
                 v = v.reshape(v.shape[:nb] + (1,) * pad + v.shape[nb:])
+            v = batch_value(v, t, x, index)
         t[_batch_index(t, x, index)] = 0.0 if v is None else v
         return t
     if isinstance(index, slice) and isinstance(t, list):

@@ -163,7 +163,14 @@ def getitem_adjoint(prev: Any, x: Any, index: Any, g: Any, size: int | None = No
             out[index] = add_adjoint(old, g)
         return tuple(out) if isinstance(prev, tuple) else out
     if type(x) is list and type(index) is slice:  # a slice of a list (``row[:j]``)
-        out = [None] * (len(x) if size is None else size) if prev is None else list(prev)
+        n = len(x) if size is None else size
+        if prev is None and index.step is None and type(g) is list:
+            start, stop, _ = index.indices(n)
+            if len(g) == stop - start or stop <= start and not g:
+                out = [None] * n
+                out[start:stop] = g  # (nothing there yet)
+                return out
+        out = [None] * n if prev is None else list(prev)
         _add_into_slice(out, index, g)
         return tuple(out) if isinstance(prev, tuple) else out
     import numpy
@@ -289,6 +296,37 @@ def entry_adjoint_of_list_owned(prev: Any, x: Any, index: int, g: Any) -> Any:
     """:func:`entry_adjoint_of_list` adding into ``prev`` itself when nothing else holds it
     (as :func:`getitem_adjoint_owned`)."""
     return getitem_adjoint_owned(prev, x, index, g)
+
+
+def nested_entry_adjoint_owned(prev: Any, x: Any, i: Any, row: Any, j: int, g: Any) -> Any:
+    """``getitem_adjoint_owned(prev, x, i, entry_adjoint_of_list(None, row, j, g))``: the
+    float ``g`` read at ``row[j]`` of ``row = x[i]`` (``m[i][j]`` of a list of lists of
+    floats) added into the row's own adjoint where nothing but ``prev`` holds it (and
+    nothing but the caller's dead local holds ``prev``), instead of a list of one number
+    added to the row's adjoint, a new list, per read."""
+    if type(prev) is list and _refs(prev) <= _SOLE and type(i) is int and \
+            len(prev) == len(x) and x[i] is row:
+        inner = prev[i]
+        if inner is None:
+            inner = [None] * len(row)
+            inner[j] = g
+            prev[i] = inner
+            return prev
+        if type(inner) is list and len(inner) == len(row) and _refs(inner) <= _SOLE_ITEM:
+            old = inner[j]
+            inner[j] = g if old is None else old + g
+            return prev
+    return getitem_adjoint_owned(prev, x, i, getitem_adjoint(None, row, j, g))
+
+
+def _refs_of_item(outer: list[Any]) -> int:
+    item = outer[0]
+    return _refs(item)
+
+
+#: ``_refs(inner)`` in :func:`nested_entry_adjoint_owned` for a list that only the (owned)
+#: outer list holds.
+_SOLE_ITEM = _refs_of_item([[]]) if hasattr(sys, "getrefcount") else -1
 
 
 def entry_write_of_list(prev: Any, index: int) -> tuple[Any, Any]:

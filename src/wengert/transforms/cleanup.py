@@ -24,12 +24,13 @@ def cleanup(fn: n.Function, drop_pure_calls: bool = False) -> None:
     too. Transforms pass ``True`` for code they generate themselves.
     """
     while True:
-        changed = fold_constants(fn)
+        changed = fold_constants(fn) | zeros_through(fn)
         changed |= split_tuple_results(fn)
         changed |= forward_trivial(fn, drop_pure_calls)
         if drop_pure_calls:
             changed |= simplify_generated(fn)
             changed |= fuse_products(fn)
+            changed |= common_arithmetic(fn)
         changed |= dce(fn, drop_pure_calls)
         if not changed:
             return
@@ -74,7 +75,9 @@ def fold_constants(fn: n.Function) -> bool:
             elif isinstance(op, n.Call) and not op.kwargs and not op.starred and \
                     op.fn.id in consts and _hashable(consts[op.fn.id]) and \
                     all(a.id in consts for a in op.args) and \
-                    _foldable(consts[op.fn.id], [consts[a.id] for a in op.args]):
+                    (_foldable(consts[op.fn.id], [consts[a.id] for a in op.args]) or
+                     consts[op.fn.id] in (operator.is_, operator.is_not) and
+                     all(consts[a.id] is None for a in op.args)):
                 try:
                     value = consts[op.fn.id](*(consts[a.id] for a in op.args))
                 except ArithmeticError:
@@ -211,6 +214,33 @@ _NUMERIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator
             operator.pos, operator.pow}
 
 
+#: Linear helpers of generated code that give ``None`` (a zero) for ``None``.
+_ZERO_KEEPING = {shapes.sum_to, shapes.broadcast_to}
+
+
+def zeros_through(fn: n.Function) -> bool:
+    """``_sum_to(None, ...)`` and ``_broadcast_to(None, ...)`` are ``None``: a symbolic zero
+    summed or spread is one (wengert's own helpers: safe in any code)."""
+    consts = {op.result.id: op.value for op in n.walk(fn.body) if isinstance(op, n.Const)}
+    changed = False
+
+    def region(r: n.Region) -> None:
+        nonlocal changed
+        for k, op in enumerate(r.ops):
+            for sub in op.regions():
+                region(sub)
+            if isinstance(op, n.MakeFunction):
+                region(op.func.body)
+            if isinstance(op, n.Call) and op.args and not op.starred and \
+                    _hashable(f := consts.get(op.fn.id)) and f in _ZERO_KEEPING and \
+                    consts.get(op.args[0].id, 0) is None:
+                r.ops[k] = n.Const(None, op.results, loc=op.loc)
+                changed = True
+
+    region(fn.body)
+    return changed
+
+
 def simplify_generated(fn: n.Function) -> bool:
     """Identities that hold in code the transforms generate (whose values are numbers,
     arrays or adjoints): ``nonzero(a * b, like)`` is ``a * b``, since arithmetic never
@@ -243,6 +273,39 @@ def simplify_generated(fn: n.Function) -> bool:
         elif f is operator.pow and len(op.args) == 2 and \
                 type(consts.get(op.args[1].id)) is int and consts[op.args[1].id] == 1:
             mapping[op.result.id] = op.args[0]
+    return replace_uses(fn, mapping)
+
+
+def common_arithmetic(fn: n.Function) -> bool:
+    """In generated code, the second of two equal arithmetic operations on the same values
+    in one region, with only arithmetic and constants between them (nothing that could
+    change an array operand in place), is the first's result: the two adjoint terms of
+    ``y * y`` are one product, made once."""
+    mapping: dict[int, n.Value] = {}
+
+    def region(r: n.Region) -> None:
+        consts: dict[int, object] = {}
+        seen: dict[tuple, n.Value] = {}
+        for op in r.ops:
+            for sub in op.regions():
+                region(sub)
+            if isinstance(op, n.Const):
+                consts[op.result.id] = op.value
+                continue
+            f = consts.get(op.fn.id) if isinstance(op, n.Call) else None
+            if not _hashable(f) or f not in _NUMERIC or op.kwargs or op.starred:
+                seen.clear()  # (anything else might write into an operand)
+                continue
+            key = (f, *(mapping.get(a.id, a).id for a in op.args))
+            if key in seen:
+                mapping[op.result.id] = seen[key]
+            else:
+                seen[key] = op.result
+
+    region(fn.body)
+    for op in n.walk(fn.body):
+        if isinstance(op, n.MakeFunction):
+            region(op.func.body)
     return replace_uses(fn, mapping)
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
+from typing import Any
 
 from wengert import runtime
 from wengert.analysis.liveness import Liveness, liveness
@@ -128,6 +129,49 @@ def _function(fn: n.Function) -> None:
         op.fn = const.result
         consts[const.result.id] = const.value
         return True
+
+    region(fn.body)
+    _nest_entries(fn)
+
+
+def _nest_entries(fn: n.Function) -> None:
+    """``getitem_adjoint_owned(p, x, i, entry_adjoint_of_list(None, row, j, g))`` (the
+    reverse of reading ``x[i][j]``, a float of a list of lists of floats) as one call,
+    ``nested_entry_adjoint_owned(p, x, i, row, j, g)``, which adds ``g`` into the row's
+    adjoint itself where nothing else holds it."""
+    consts: dict[int, object] = {}
+    defs: dict[int, n.Op] = {}
+    uses: dict[int, int] = {}
+    for op in n.walk(fn.body):
+        if isinstance(op, n.Const):
+            consts[op.result.id] = op.value
+        for r in op.results:
+            defs[r.id] = op
+        for v in op.operands():
+            uses[v.id] = uses.get(v.id, 0) + 1
+
+    def called(op: n.Op | None, f: Any, nargs: int) -> bool:
+        return isinstance(op, n.Call) and consts.get(op.fn.id) is f and \
+            len(op.args) == nargs and not op.kwargs and not op.starred
+
+    def region(r: n.Region) -> None:
+        k = 0
+        while k < len(r.ops):
+            op = r.ops[k]
+            for sub in op.regions():
+                region(sub)
+            if called(op, runtime.getitem_adjoint_owned, 4) and \
+                    uses.get(op.args[3].id) == 1 and \
+                    called(e := defs.get(op.args[3].id), runtime.entry_adjoint_of_list, 4) and \
+                    consts.get(e.args[0].id, 0) is None:
+                const = n.Const(runtime.nested_entry_adjoint_owned, [n.Value(hint=None)],
+                                loc=op.loc)
+                r.ops.insert(k, const)
+                consts[const.result.id] = const.value
+                op.fn = const.result
+                op.args = [*op.args[:3], *e.args[1:]]
+                k += 1
+            k += 1
 
     region(fn.body)
 

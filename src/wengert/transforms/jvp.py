@@ -512,8 +512,9 @@ class JVP(Transform):
             return
         fwd = inline.emit_forward(spec, args, b, op.loc)
         self.set_rename(y, fwd.value)
-        if spec.value_type is not None:
-            self.extra_types[fwd.value.id] = spec.value_type
+        # (what the call site knows first: a rule's body may know less of its arguments)
+        if (t := self.types.of(y) or spec.value_type) is not None:
+            self.extra_types[fwd.value.id] = t
         bound = [d if d is not None else b.const(None) for d in ready]
         t = inline.emit_differential(spec, fwd, bound, b, op.loc)
         d = next((o for o in reversed(b.region.ops) if t in o.results), None)

@@ -87,6 +87,7 @@ class _Folder:
         self.consts: dict[int, Any] = {}
         self.builds: dict[int, n.Build] = {}
         self.calls: dict[int, n.Call] = {}
+        self.slices: dict[int, n.BuildSlice] = {}
         uses: dict[int, list[n.Op]] = {}
         displays: list[n.Build | n.BuildDict] = []
         dict_displays: list[n.BuildDict] = []
@@ -103,6 +104,8 @@ class _Folder:
                 dict_displays.append(op)
             elif isinstance(op, n.Call):
                 self.calls[op.result.id] = op
+            elif isinstance(op, n.BuildSlice):
+                self.slices[op.result.id] = op
             for v in op.operands():
                 uses.setdefault(v.id, []).append(op)
         #: The items of each sequence nothing changes: a tuple display, or a list display
@@ -185,6 +188,13 @@ class _Folder:
             # ``a, b = (x, y)``: the items themselves.
             self.mapping.update(zip((r.id for r in op.results), self.items[op.value.id]))
             return []
+        if isinstance(op, n.Call) and len(op.args) == 3 and not op.kwargs and not op.starred \
+                and _one_of(self.consts.get(op.fn.id), (shapes.sum_to, shapes.broadcast_to)) \
+                and type(shape := self.consts.get(op.args[1].id)) is tuple and \
+                shape == self.consts.get(op.args[2].id, None):
+            # Summed to, or spread over, the shape it has (known shapes): itself.
+            self.mapping[op.result.id] = op.args[0]
+            return []
         if isinstance(op, n.For):
             return self.unroll(op)
         return None
@@ -239,6 +249,14 @@ class _Folder:
         if isinstance(op, n.Call) and self.passing_check(op):
             self.changed = True
             return n.Const(None, [op.result], loc=op.loc)
+        if isinstance(op, n.GetItem) and type(obj := self.consts.get(op.obj.id)) is tuple:
+            index = self.constant_index(op.index)
+            if type(index) is int and -len(obj) <= index < len(obj) or type(index) is slice:
+                # An entry or a slice of a known shape.
+                self.consts[op.result.id] = obj[index]
+                self.changed = True
+                return n.Const(obj[index], [op.result], loc=op.loc)
+            return op
         if not isinstance(op, n.Call) or op.fn.id not in self.consts or op.kwargs or \
                 op.starred:
             return op
@@ -257,6 +275,20 @@ class _Folder:
         self.consts[op.result.id] = value
         self.changed = True
         return n.Const(value, [op.result], loc=op.loc)
+
+    def constant_index(self, v: n.Value) -> Any:
+        """``v``'s value where it is a constant int or a slice of constant ints (or
+        ``None`` parts), else :data:`_UNKNOWN`."""
+        if type(self.consts.get(v.id)) is int:
+            return self.consts[v.id]
+        made = self.slices.get(v.id)
+        if made is None:
+            return _UNKNOWN
+        parts = [None if p is None else self.consts.get(p.id, _UNKNOWN)
+                 for p in (made.lower, made.upper, made.step)]
+        if all(p is None or type(p) is int for p in parts) and parts[2] != 0:
+            return slice(*parts)
+        return _UNKNOWN
 
     def passing_check(self, op: n.Call) -> bool:
         """Whether ``op`` calls a check (``registry.mark_check``) with constant arguments
@@ -319,6 +351,15 @@ class _Folder:
                 return _UNKNOWN
             if _simple(value):
                 return value
+        elif _one_of(fn, (numpy.shape, shapes.shape, numpy.size)) and len(args) == 1 and \
+                (shape := self.known_shape(args[0])) is not None:
+            # (guarded on each call, as its type)
+            return shape if fn is not numpy.size else int(numpy.prod(shape, dtype=int))
+        elif fn is len and len(args) == 1 and type(self.consts.get(args[0].id)) is tuple:
+            return len(self.consts[args[0].id])
+        elif fn is operator.add and len(args) == 2 and \
+                all(type(self.consts.get(a.id)) is tuple for a in args):
+            return self.consts[args[0].id] + self.consts[args[1].id]
         elif fn is numpy.ndim and len(args) == 1 and args[0].id in self.types.arrays:
             return self.types.arrays[args[0].id].ndim  # (guarded on each call, as its type)
         elif fn is len and len(args) == 1 and (made := self.calls.get(args[0].id)) and \
@@ -334,6 +375,11 @@ class _Folder:
                 all(type(self.consts.get(a.id)) in (int, bool) for a in args):
             return fn(*(self.consts[a.id] for a in args))
         return _UNKNOWN
+
+    def known_shape(self, v: n.Value) -> tuple[int, ...] | None:
+        """The shape of ``v`` where type inference knows it (from the shapes of the
+        arrays the API specialises on), else ``None``."""
+        return self.types.shapes.get(v.id)
 
     def classes(self, v: n.Value) -> Any:
         """The class (or tuple of classes) ``v`` is known to hold, or ``None``."""

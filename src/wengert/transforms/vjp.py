@@ -445,8 +445,9 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         fwd_map = inline.emit_forward(spec, snap, b, loc)
         value = fwd_map.value
         self.set_rename(y, value)
-        if spec.value_type is not None:
-            self.extra_types[value.id] = spec.value_type
+        # (what the call site knows first: a rule's body may know less of its arguments)
+        if (t := self.types.of(y) or spec.value_type) is not None:
+            self.extra_types[value.id] = t
 
         def reverse_inlined(scope: Scope) -> None:
             if scope.get(y) is None or not any(self.active(a) for a in args):
