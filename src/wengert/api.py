@@ -327,6 +327,27 @@ def _pullback_at3(f: Any, x1: Any, x2: Any, x3: Any, g: Any) -> Any:
 _PULLBACKS_AT = {1: _pullback_at1, 2: _pullback_at2, 3: _pullback_at3}
 
 
+# For a plain function, its own pullback: derived from its IR (the applied VJP), where the
+# call of it in ``_call1`` would be dispatched again, to no end for a recursion whose
+# arguments' types only the run time knows.
+def _own_pullback_at1(f: Any, x1: Any, g: Any) -> Any:
+    _, pullback = vjp(f, x1)
+    return (None, *pullback(g))
+
+
+def _own_pullback_at2(f: Any, x1: Any, x2: Any, g: Any) -> Any:
+    _, pullback = vjp(f, x1, x2)
+    return (None, *pullback(g))
+
+
+def _own_pullback_at3(f: Any, x1: Any, x2: Any, x3: Any, g: Any) -> Any:
+    _, pullback = vjp(f, x1, x2, x3)
+    return (None, *pullback(g))
+
+
+_OWN_PULLBACKS_AT = {1: _own_pullback_at1, 2: _own_pullback_at2, 3: _own_pullback_at3}
+
+
 #: The calls :func:`_jvp_of_vjp` is working on (function, arguments and cotangent, by
 #: identity): one met again is a derivative that dispatches itself.
 _JVPS_OF_VJPS: dict[tuple[int, ...], Any] = {}
@@ -337,7 +358,8 @@ def _jvp_of_vjp(f: Any, f_dot: Any, args: tuple, g: Any, dots: tuple, g_dot: Any
     """The tangent of the adjoints ``(f's, *args')`` that ``f``'s pullback at ``args``
     gives ``g``, for tangents ``f_dot`` of ``f`` (a callable object's fields), ``dots`` of
     ``args`` and ``g_dot`` of ``g`` (generated code's forms, ``None`` for zeros)."""
-    apply = _PULLBACKS_AT.get(len(args))
+    apply = (_OWN_PULLBACKS_AT if type(f) is types.FunctionType and f_dot is None
+             else _PULLBACKS_AT).get(len(args))
     if apply is None:
         raise NonDifferentiableError(
             f"a call dispatched at run time with {len(args)} arguments is differentiated "

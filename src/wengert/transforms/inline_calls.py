@@ -90,6 +90,13 @@ def inline_calls(fn: n.Function, callee_ir: Callable[[Any], n.Function | None]) 
                     else MAX_CALLEE_OPS
                 if size <= limit and size <= budget:
                     body = _instantiate(ir, bound, consts)
+                    if ir is not None and str(getattr(target, "__module__", "")).startswith(
+                            "wengert.rules.") and mk is None:
+                        # A library function's definition stands for the call the user
+                        # wrote: its code is at the user's line (``# grad of:`` comments,
+                        # errors, tracebacks), not at a line of wengert's.
+                        for inner_op in n.walk(n.Region([], body)):
+                            inner_op.loc = op.loc
                     ret = body.pop()
                     assert isinstance(ret, n.Return)
                     mapping[op.result.id] = ret.value
