@@ -17,6 +17,7 @@ helper is checked four ways:
 
 from __future__ import annotations
 
+import copy
 import inspect
 
 import numpy
@@ -589,6 +590,7 @@ PULLBACK_HELPERS = [
     "float_pop_adjoint_owned", "entry_write_of_list", "entry_write_of_list_owned",
     "entry_write_adjoint", "entry_write_adjoint_owned", "display_item_adjoint", "item_tangent",
     "spread_adjoint", "total_adjoint", "slice_write_adjoint", "slice_write_merge",
+    "slice_pair_adjoint", "nested_entry_adjoint_owned",
 ]
 #: Helpers that write into their arguments or raise, so an unused call must stay.
 IMPURE = {"push", "check_list"}
@@ -609,8 +611,27 @@ def test_every_pullback_helper_has_a_rule(name):
     if name == "check_list":
         assert rule.nondifferentiable and not rule.pure
         return
+    if name in FUSED:
+        # A fusion of helpers with rules: differentiated as its Python definition, which
+        # must compute what it does.
+        assert rule.python is not None and rule.pure
+        for args in FUSED[name]:
+            assert fn(*copy.deepcopy(args)) == rule.python(*copy.deepcopy(args))
+        return
     assert rule.vjp is not None and rule.jvp is not None and not rule.nondifferentiable
     assert rule.pure == (name not in IMPURE)
+
+
+#: Helpers the in-place pass writes for several in a row, with sample arguments.
+FUSED = {
+    "slice_pair_adjoint": [([1.0, 2.0, 3.0], slice(None, 1), slice(2, None), [0.5, 0.25], 1),
+                           ([1.0, 2.0, 3.0], slice(None, 2), slice(1, None), [0.1, 0.2, 0.3,
+                                                                               0.4], 2)],
+    "nested_entry_adjoint_owned": [(prev, m, 0, m[0], j, 0.5)
+                                   for m in [[[1.0, 2.0], [3.0]]]
+                                   for prev, j in [([None, None], 1), ([[0.5, None], None], 0),
+                                                   ([None, [0.25]], -2)]],
+}
 
 
 def test_every_adjoint_helper_is_listed():

@@ -243,3 +243,31 @@ def test_reads_of_numbers_of_a_list_of_lists_add_into_the_rows_adjoint():
     shared = [0.5, None]
     got = runtime.nested_entry_adjoint_owned([shared, None], x, 0, row, 1, 0.25)
     assert got == [[0.5, 0.25], None] and shared == [0.5, None]  # (held twice: copied)
+
+
+def without_each(xs):
+    total = 0.0
+    for j in range(len(xs)):
+        rest = xs[:j] + xs[j + 1:]
+        total += xs[j] * sum(v * v for v in rest)
+    return total
+
+
+def overlapping(m):
+    total = 0.0
+    for j in range(1, len(m[0])):
+        both = [row[:j + 1] + row[j - 1:] for row in m]  # the slices share two numbers
+        total += sum(v * w for r in both for v, w in zip(r, reversed(r))) * m[0][j]
+    return total
+
+
+def test_a_concatenation_of_two_slices_of_a_list_is_reversed_in_one_list():
+    """``xs[:j] + xs[j + 1:]``'s adjoint is one new list with the two parts placed
+    (``slice_pair_adjoint``), not two scatters of two copies; slices that overlap add."""
+    m = [[1.5, -0.5, 0.25], [0.75, 2.0, -1.0], [0.5, 0.3, 1.25]]
+    for f in (cofactor_det, overlapping):
+        assert "slice_pair_adjoint(" in wengert.show(f, mode="vjp", like=(m,)), f
+        check_grads(f, (m,), modes=("rev", "fwd"), order=2)
+    check_grads(without_each, ([0.5, -1.25, 2.0, 0.75],), modes=("rev", "fwd"), order=2)
+    assert runtime.slice_pair_adjoint([1.0, 2.0, 3.0], slice(None, 2), slice(1, None),
+                                      [0.1, 0.2, 0.3, 0.4], 2) == [0.1, 0.5, 0.4]

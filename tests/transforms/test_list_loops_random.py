@@ -59,11 +59,15 @@ def program(rng: random.Random) -> str:
 
 
 def point(rng: random.Random) -> tuple[list[float], float]:
-    """Distinct items (no ties for ``max``/``min``), away from the filters' edges."""
+    """Items whose images are distinct (no ties for ``max``/``min`` of ``x * x`` or
+    ``math.cos(x)``, equal for ``±x``, nor of ``x / (1.0 + x * x)``, equal for ``x`` and
+    ``1 / x``: a tie is a kink, where differences average the two sides), away from the
+    filters' edges."""
     while True:
         xs = [round(rng.uniform(-1.0, 1.2), 3) for _ in range(rng.randrange(2, 7))]
-        if len(set(xs)) == len(xs) and all(abs(x + 0.5) > 0.01 and abs(x - 1.5) > 0.01
-                                           for x in xs):
+        if len({abs(x) for x in xs}) == len(xs) and \
+                not any(abs(x * y - 1.0) < 0.01 for x in xs for y in xs if x != y) and \
+                all(abs(x + 0.5) > 0.01 and abs(x - 1.5) > 0.01 for x in xs):
             return xs, round(rng.uniform(0.3, 1.5), 3)
 
 

@@ -369,12 +369,19 @@ def nested_entry_adjoint_owned_(prev, x, i, row, j, g):
     return runtime.getitem_adjoint(prev, x, i, runtime.entry_adjoint_of_list(None, row, j, g))
 
 
+@defpython(runtime.slice_pair_adjoint)
+def slice_pair_adjoint_(x, first, second, g, n):
+    return runtime.getitem_adjoint(runtime.getitem_adjoint(None, x, second, g[n:]), x, first,
+                                   g[:n])
+
+
 # ``push`` appends to its list: not pure, an unused call of it still has its effect.
 mark_pure(
     runtime.getitem_adjoint_owned, runtime.pop_adjoint_owned, runtime.getattr_adjoint_owned,
     runtime.entry_adjoint_of_array, runtime.entry_adjoint_of_array_owned,
     runtime.entry_adjoint_of_list, runtime.entry_adjoint_of_list_owned,
-    runtime.nested_entry_adjoint_owned, runtime.float_pop_adjoint, runtime.float_pop_adjoint_owned,
+    runtime.nested_entry_adjoint_owned, runtime.slice_pair_adjoint,
+    runtime.float_pop_adjoint, runtime.float_pop_adjoint_owned,
     runtime.entry_write_adjoint, runtime.entry_write_adjoint_owned,
     runtime.entry_write_of_list, runtime.entry_write_of_list_owned,
     runtime.setattr_adjoint_owned, runtime.finish_adjoint,

@@ -118,6 +118,7 @@ from wengert.runtime.reverse import (  # noqa: F401
     setattr_adjoint_owned,
     setitem_adjoint,
     setitem_adjoint_owned,
+    slice_pair_adjoint,
     slice_write_adjoint,
     slice_write_merge,
     snapshot,

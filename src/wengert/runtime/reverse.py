@@ -319,6 +319,25 @@ def nested_entry_adjoint_owned(prev: Any, x: Any, i: Any, row: Any, j: int, g: A
     return getitem_adjoint_owned(prev, x, i, getitem_adjoint(None, row, j, g))
 
 
+def slice_pair_adjoint(x: Any, first: Any, second: Any, g: Any, n: int) -> Any:
+    """The adjoint of the list ``x`` from ``g``, that of ``x[first] + x[second]`` (its first
+    ``n`` entries ``x[first]``'s): ``getitem_adjoint_owned(getitem_adjoint(None, x, second,
+    g[n:]), x, first, g[:n])``, made as one list where the two slices are apart
+    (``row[:j] + row[j + 1:]``, a row without its ``j``-th number)."""
+    if type(x) is list and type(g) is list and type(first) is slice and \
+            type(second) is slice and first.step is None and second.step is None:
+        size = len(x)
+        a0, a1, _ = first.indices(size)
+        b0, b1, _ = second.indices(size)
+        la, lb = max(0, a1 - a0), max(0, b1 - b0)
+        if la == n and lb == len(g) - n and (a0 + la <= b0 or b0 + lb <= a0):
+            out = [None] * size
+            out[a0:a0 + la] = g[:n]
+            out[b0:b0 + lb] = g[n:]
+            return out
+    return getitem_adjoint_owned(getitem_adjoint(None, x, second, g[n:]), x, first, g[:n])
+
+
 def _refs_of_item(outer: list[Any]) -> int:
     item = outer[0]
     return _refs(item)

@@ -280,8 +280,24 @@ def common_arithmetic(fn: n.Function) -> bool:
     """In generated code, the second of two equal arithmetic operations on the same values
     in one region, with only arithmetic and constants between them (nothing that could
     change an array operand in place), is the first's result: the two adjoint terms of
-    ``y * y`` are one product, made once."""
+    ``y * y`` are one product, made once. Only where both results are read by nothing but
+    arithmetic and adjoint sums (fresh values, or sums whose in-place updates count
+    references): one the code later writes into (``y = x * c; z = x * c; y[0] = 0.0``, or
+    through a view or a callee) must stay an object of its own."""
     mapping: dict[int, n.Value] = {}
+    consts_all = {op.result.id: op.value for op in n.walk(fn.body) if isinstance(op, n.Const)}
+    readers: dict[int, list[n.Op]] = {}
+    for op in n.walk(fn.body):
+        for v in op.operands():
+            readers.setdefault(v.id, []).append(op)
+
+    def only_summed(v: n.Value) -> bool:
+        for use in readers.get(v.id, ()):
+            f = consts_all.get(use.fn.id) if isinstance(use, n.Call) and \
+                use.fn is not v else None
+            if not _hashable(f) or f not in _SUMMING:
+                return False
+        return True
 
     def region(r: n.Region) -> None:
         consts: dict[int, object] = {}
@@ -297,9 +313,9 @@ def common_arithmetic(fn: n.Function) -> bool:
                 seen.clear()  # (anything else might write into an operand)
                 continue
             key = (f, *(mapping.get(a.id, a).id for a in op.args))
-            if key in seen:
+            if key in seen and only_summed(seen[key]) and only_summed(op.result):
                 mapping[op.result.id] = seen[key]
-            else:
+            elif key not in seen:
                 seen[key] = op.result
 
     region(fn.body)
@@ -307,6 +323,11 @@ def common_arithmetic(fn: n.Function) -> bool:
         if isinstance(op, n.MakeFunction):
             region(op.func.body)
     return replace_uses(fn, mapping)
+
+
+#: What may read a value :func:`common_arithmetic` makes once: arithmetic (a new value)
+#: and the sums of adjoints.
+_SUMMING = _NUMERIC | {runtime.add_adjoint}
 
 
 def _summed_number(v: n.Value, defs: dict[int, n.Op], callee: Callable) -> bool:
@@ -318,6 +339,22 @@ def _summed_number(v: n.Value, defs: dict[int, n.Op], callee: Callable) -> bool:
         return False
     return all(_hashable(g := callee(defs.get(a.id))) and g in _NUMERIC
                for a in op.args[:1 if f is shapes.sum_to else 2])
+
+
+def index_values(fn: n.Function) -> tuple[dict[int, object], dict[int, n.Op], dict[int, int]]:
+    """The constants of ``fn`` (nested functions included), the op defining each value, and
+    how many operands name each value: what the peephole passes on generated code match."""
+    consts: dict[int, object] = {}
+    defs: dict[int, n.Op] = {}
+    uses: dict[int, int] = {}
+    for op in n.walk(fn.body):
+        if isinstance(op, n.Const):
+            consts[op.result.id] = op.value
+        for r in op.results:
+            defs[r.id] = op
+        for v in op.operands():
+            uses[v.id] = uses.get(v.id, 0) + 1
+    return consts, defs, uses
 
 
 def fuse_products(fn: n.Function) -> bool:
@@ -334,20 +371,12 @@ def fuse_products(fn: n.Function) -> bool:
     multiplies); a constant factor or a negation of either operand of ``_mul_sum_to`` is
     applied to the (smaller) sum instead. Each holds for numbers and arrays; a sum of
     negated or scaled terms differs from the negated or scaled sum by rounding at most."""
-    consts: dict[int, object] = {}
-    defs: dict[int, n.Op] = {}
-    uses: dict[int, int] = {}
+    consts, defs, uses = index_values(fn)
     home: dict[int, int] = {}  # id(op) -> id of the region holding it
 
     def index(region: n.Region) -> None:
         for op in region.ops:
             home[id(op)] = id(region)
-            if isinstance(op, n.Const):
-                consts[op.result.id] = op.value
-            for r in op.results:
-                defs[r.id] = op
-            for v in op.operands():
-                uses[v.id] = uses.get(v.id, 0) + 1
             for sub in op.regions():
                 index(sub)
 

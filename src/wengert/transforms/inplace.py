@@ -33,7 +33,7 @@ from wengert.ir import nodes as n
 from wengert.ir.clone import substitute
 from wengert.ir.uses import free_uses, replace_uses
 from wengert.objects import hashable
-from wengert.transforms.cleanup import keep_slots
+from wengert.transforms.cleanup import index_values, keep_slots
 
 #: Functional adjoint updates and their in-place variants.
 IN_PLACE = {runtime.getitem_adjoint: runtime.getitem_adjoint_owned,
@@ -132,6 +132,7 @@ def _function(fn: n.Function) -> None:
 
     region(fn.body)
     _nest_entries(fn)
+    _pair_slices(fn)
 
 
 def _nest_entries(fn: n.Function) -> None:
@@ -139,20 +140,10 @@ def _nest_entries(fn: n.Function) -> None:
     reverse of reading ``x[i][j]``, a float of a list of lists of floats) as one call,
     ``nested_entry_adjoint_owned(p, x, i, row, j, g)``, which adds ``g`` into the row's
     adjoint itself where nothing else holds it."""
-    consts: dict[int, object] = {}
-    defs: dict[int, n.Op] = {}
-    uses: dict[int, int] = {}
-    for op in n.walk(fn.body):
-        if isinstance(op, n.Const):
-            consts[op.result.id] = op.value
-        for r in op.results:
-            defs[r.id] = op
-        for v in op.operands():
-            uses[v.id] = uses.get(v.id, 0) + 1
+    consts, defs, uses = index_values(fn)
 
     def called(op: n.Op | None, f: Any, nargs: int) -> bool:
-        return isinstance(op, n.Call) and consts.get(op.fn.id) is f and \
-            len(op.args) == nargs and not op.kwargs and not op.starred
+        return _calls(op, consts, (f,), nargs)
 
     def region(r: n.Region) -> None:
         k = 0
@@ -174,6 +165,74 @@ def _nest_entries(fn: n.Function) -> None:
             k += 1
 
     region(fn.body)
+
+
+def _calls(op: n.Op | None, consts: dict[int, object], fs: tuple[Any, ...], nargs: int
+           ) -> bool:
+    """Whether ``op`` calls one of ``fs`` with ``nargs`` plain positional arguments."""
+    return isinstance(op, n.Call) and any(consts.get(op.fn.id) is f for f in fs) and \
+        len(op.args) == nargs and not op.kwargs and not op.starred
+
+
+def _pair_slices(fn: n.Function) -> None:
+    """``getitem_adjoint_owned(getitem_adjoint(None, x, s2, g[n:]), x, s1, g[:n])`` (the
+    reverse of ``x[s1] + x[s2]`` for a list ``x``: the concatenation's adjoint split, each
+    part scattered) as one call, ``slice_pair_adjoint(x, s1, s2, g, n)``, which places both
+    parts in one new list where the slices are apart (``row[:j] + row[j + 1:]``)."""
+    consts, defs, uses = index_values(fn)
+
+    def called(op: n.Op | None, fs: tuple[Any, ...], nargs: int) -> bool:
+        return _calls(op, consts, fs, nargs)
+
+    def part(v: n.Value) -> tuple[n.Value, n.Value, bool] | None:
+        """``(g, n, first)`` for ``v = g[:n]`` (first) or ``v = g[n:]``, used once."""
+        get = defs.get(v.id)
+        if uses.get(v.id) != 1 or not isinstance(get, n.GetItem):
+            return None
+        cut = defs.get(get.index.id)
+        if not isinstance(cut, n.BuildSlice) or cut.step is not None:
+            return None
+        if cut.lower is None and cut.upper is not None:
+            return get.obj, cut.upper, True
+        if cut.upper is None and cut.lower is not None:
+            return get.obj, cut.lower, False
+        return None
+
+    def region(r: n.Region) -> None:
+        for op in r.ops:
+            for sub in op.regions():
+                region(sub)
+            if not called(op, (runtime.getitem_adjoint, runtime.getitem_adjoint_owned), 4):
+                continue
+            before = defs.get(op.args[0].id)
+            if uses.get(op.args[0].id) != 1 or \
+                    not called(before, (runtime.getitem_adjoint,), 4) or \
+                    consts.get(before.args[0].id, 0) is not None or \
+                    before.args[1] is not op.args[1]:
+                continue
+            mine, theirs = part(op.args[3]), part(before.args[3])
+            if mine is None or theirs is None or mine[0] is not theirs[0] or \
+                    mine[1] is not theirs[1] or mine[2] == theirs[2]:
+                continue
+            first, second = (op.args[2], before.args[2]) if mine[2] else \
+                (before.args[2], op.args[2])
+            const = n.Const(runtime.slice_pair_adjoint, [n.Value(hint=None)], loc=op.loc)
+            new_ops.append((r, op, const))
+            # The split parts and the first scatter are read by nothing now.
+            gets = [defs[op.args[3].id], defs[before.args[3].id]]
+            dead.update(id(d) for d in (before, *gets))
+            dead.update(id(defs[g.index.id]) for g in gets if uses.get(g.index.id) == 1)
+            op.args = [op.args[1], first, second, mine[0], mine[1]]
+
+    new_ops: list[tuple[n.Region, n.Call, n.Const]] = []
+    dead: set[int] = set()
+    region(fn.body)
+    for r, op, const in new_ops:
+        r.ops.insert(r.ops.index(op), const)
+        op.fn = const.result
+    if dead:
+        for r in [fn.body, *(sub for op in n.walk(fn.body) for sub in op.regions())]:
+            r.ops = [op for op in r.ops if id(op) not in dead]
 
 
 def _hoist_entries(loop: n.For, r: n.Region, k: int, dead: Callable[[n.Value], bool]) -> int:
