@@ -479,3 +479,27 @@ def test_advanced_indices_apart_put_their_axes_first_in_batched_forward_mode(ind
         e = np.zeros_like(a)
         e[k] = 1e-6
         assert np.allclose(hessian[(...,) + k], (grad(a + e) - grad(a - e)) / 2e-6, atol=1e-5)
+
+
+def test_a_write_into_a_copy_of_an_array_to_second_order():
+    """The Hessian's batched pass over ``v[0] = c * x[0]`` on a 2-D array added a batched
+    part into an adjoint without batch axes (a ValueError from inside wengert)."""
+
+    def f(x, c):
+        v = np.exp(0.3 * x) * 1.0
+        v[0] = c * x[0]
+        return np.max(x + v)
+
+    x = np.linspace(-1.0, 1.2, 6).reshape(3, 2)
+    check_grads(f, (x, 0.7), order=2, modes=("rev", "fwd"))
+
+
+def test_numpy_scalars_have_the_methods_of_arrays():
+    """A full reduction is a NumPy scalar: its ``.sum()``, ``.mean()``, ``.item()`` are
+    the arrays' (they had no rule once the scalar's type was known)."""
+
+    def f(x, c):
+        v = x + c
+        return np.sum(v, axis=0).sum() + np.sum(v * v).mean() + np.max(v).item() * 0.5
+
+    check_grads(f, (np.array([0.5, -1.0, 2.0]), 0.7), order=2, modes=("rev", "fwd"))

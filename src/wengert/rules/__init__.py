@@ -19,6 +19,23 @@ from wengert.rules import (
     registry,
 )
 
+
+def _scalar_methods() -> None:
+    """NumPy scalars have the methods and attributes of arrays (a full sum's ``.sum()``, a
+    float64's ``.item()``, ``.shape``): each gets the Python definition of the ndarray's,
+    which computes the same for a scalar."""
+    import numpy
+
+    for name in dir(numpy.ndarray):
+        raw, scalar = getattr(numpy.ndarray, name, None), getattr(numpy.generic, name, None)
+        if raw is None or scalar is None or raw is scalar:
+            continue
+        rule = registry.python_definition(raw)
+        if rule is not None and registry.lookup(scalar) is None:
+            registry.defpython(scalar, rule.python_keywords)(rule.python)
+
+
+_scalar_methods()
 form.forget_sources()  # every rule is declared: the parsed rule modules are not needed
 
 __all__ = ["adjoints", "builtins", "math", "np_arrays", "np_decompositions", "np_elementwise",

@@ -63,6 +63,11 @@ def _add_at(t: Any, x: Any, index: Any, g: Any) -> Any:
         out = numpy.zeros(batch + x.shape, dtype=numpy.result_type(x.dtype, float))
     else:
         out = numpy.array(t, dtype=numpy.result_type(t, float))
+        batch = numpy.ndim(g) - numpy.ndim(x[index])
+        if out.ndim == numpy.ndim(x) and batch > 0:
+            # A batched part added into an adjoint without batch axes (a Hessian's pass over
+            # a write): the adjoint takes the part's batch axes.
+            out = numpy.array(numpy.broadcast_to(out, numpy.shape(g)[:batch] + out.shape))
     where = runtime._batch_index(out, x, index)
     g = runtime.batch_value(g, out, x, index)
     if isinstance(index, (int, numpy.integer, slice)) or index is Ellipsis:
