@@ -27,6 +27,7 @@ It is never part of the tests.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import json
 import math
@@ -84,6 +85,13 @@ def _points(n: int) -> tuple[list[float], list[float]]:
     return xs, [1.0 + 2.0 * x - 0.5 * x * x + 0.1 * math.sin(17.0 * x) for x in xs]
 
 
+def _bodies(n: int) -> list[Any]:
+    """``n`` bodies (``python_programs.Body``) at spread positions and speeds."""
+    from python_programs import Body
+
+    return [Body(0.01 * i - 0.5, 0.3 * math.sin(0.2 * i), 1.0 + 0.002 * i) for i in range(n)]
+
+
 def _matrix(n: int) -> list[list[float]]:
     return [[math.sin(7.0 * i + 3.0 * j + 1.0) + (2.0 if i == j else 0.0) for j in range(n)]
             for i in range(n)]
@@ -108,6 +116,8 @@ PROGRAMS: tuple[Program, ...] = (
             lambda: (3.0,), 0, fixed_cost=True),
     Program("determinant, cofactor recursion, 7×7 list of lists", "det",
             lambda: (_matrix(7),), 0),
+    Program("energy of 200 @dataclass bodies passed in a list", "bodies_energy",
+            lambda: (_bodies(200), 2.0), (0, 1)),
 )
 
 
@@ -115,11 +125,14 @@ PROGRAMS: tuple[Program, ...] = (
 
 
 def flatten(tree: Any) -> list[float]:
-    """The floats of a float, a list / tuple or a dict (keys sorted), depth first."""
+    """The floats of a float, a list / tuple, a dict (keys sorted) or a dataclass (its
+    fields in order), depth first."""
     if isinstance(tree, dict):
         return [v for k in sorted(tree) for v in flatten(tree[k])]
     if isinstance(tree, (list, tuple)):
         return [v for item in tree for v in flatten(item)]
+    if dataclasses.is_dataclass(tree):
+        return [v for f in dataclasses.fields(tree) for v in flatten(getattr(tree, f.name))]
     return [float(tree)]
 
 
@@ -129,6 +142,9 @@ def unflatten(like: Any, values: list[float]) -> Any:
         return {k: unflatten(like[k], values) for k in sorted(like)}
     if isinstance(like, (list, tuple)):
         return type(like)(unflatten(item, values) for item in like)
+    if dataclasses.is_dataclass(like):
+        return dataclasses.replace(like, **{f.name: unflatten(getattr(like, f.name), values)
+                                            for f in dataclasses.fields(like)})
     return values.pop(0)
 
 

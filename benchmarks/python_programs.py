@@ -122,3 +122,20 @@ def det(m):
         sign = 1.0 if j % 2 == 0 else -1.0
         total = total + sign * m[0][j] * det(minor)
     return total
+
+
+@dataclass
+class Body:
+    """A body passed in: position, speed and mass."""
+
+    x: float
+    v: float
+    m: float
+
+
+def bodies_energy(bodies, k):
+    """The energy of bodies on pendulum springs, a list of dataclasses passed in."""
+    e = 0.0
+    for b in bodies:
+        e += 0.5 * b.m * b.v ** 2 + k * (1.0 - math.cos(b.x))
+    return e

@@ -148,8 +148,8 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
             if forward:
                 out, res = entry.compiled(*full, 1.0)
                 return _forward_result(out, res, single, with_value)
-            before = shapes_of(full, key or tuple(map(arg_type, args)), len(bound), wrt) \
-                if containers else full
+            before = shapes_of(full, key or tuple(map(arg_type, args)), len(bound), wrt,
+                               written) if containers else full
             # The forward and the pullback of the VJP called directly: no closure is made.
             compiled = entry.compiled
             out, res = compiled.forward(*full)
@@ -166,7 +166,7 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
             written = writes_arguments(fn)
             if written:
                 check_unaliased(fn, full, written)
-            before = shapes_of(full, key, len(bound), wrt)
+            before = shapes_of(full, key, len(bound), wrt, written)
             found = None if has_aux else forward_gradient(fn, full, wrt, kw)
             forward = found[0] if found is not None and found[1] else None
             if forward is not None:

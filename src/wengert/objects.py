@@ -64,8 +64,18 @@ def attribute_kind(cls: Any, name: str) -> str:
 
 def is_namedtuple(cls: Any) -> bool:
     """A class made by ``collections.namedtuple`` or ``typing.NamedTuple``."""
-    return isinstance(cls, type) and issubclass(cls, tuple) and \
-        isinstance(getattr(cls, "_fields", None), tuple)
+    if not isinstance(cls, type):
+        return False
+    known = _NAMEDTUPLES.get(cls)
+    if known is None:
+        known = issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple)
+        if len(_NAMEDTUPLES) < 4096:  # (classes made in a loop: not all remembered)
+            _NAMEDTUPLES[cls] = known
+    return known
+
+
+#: Classes :func:`is_namedtuple` has seen (run-time helpers ask it for every field read).
+_NAMEDTUPLES: dict[type, bool] = {}
 
 
 def namedtuple_field(cls: Any, name: str) -> int | None:

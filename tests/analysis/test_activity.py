@@ -8,6 +8,7 @@ lowered with the real frontend; values are found by the user's variable name
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import math
 
@@ -19,6 +20,7 @@ from wengert.analysis.activity import Activity, CutPoint, activity
 from wengert.driver.pipeline import lower
 from wengert.ir import nodes as n
 from wengert.rules import registry
+from wengert.testing import check_grads
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -767,3 +769,161 @@ def test_a_method_of_a_known_class_is_summarised_with_its_siblings():
     assert 0 in written_params(_Shape.scaled_area)
     assert written_params(_Shape.scaled_area, _Shape) == frozenset()
     assert 0 in written_params(_Shape.grown_area, _Shape)
+
+
+def _entry_or_running_sum(m):
+    if len(m) == 1:
+        return m[0][0]
+    t = 0.0
+    for row in m:
+        t += row[0]  # (``+=``: may be in place, on whatever ``t`` is)
+    return t
+
+
+def _writes_through_a_branch_result(m, c):
+    r = m if c else [0.0]
+    r.append(1.0)
+    return 0.0
+
+
+def _writes_into_a_part_of_a_branch_result(m, c):
+    r = m if c else [[0.0]]
+    row = r[0]
+    row.append(1.0)
+    return 0.0
+
+
+def _writes_into_a_branch_object_later(x, c):
+    y = [0.0]
+    r = y if c else [1.0]
+    out = [r]
+    y.append(x)
+    return out[0][-1]
+
+
+def test_an_if_result_is_either_branchs_object_but_they_are_not_each_other():
+    from wengert.driver.pipeline import written_params
+
+    # The running sum ``t`` of one branch is not ``m[0][0]``, returned by the other: its
+    # ``+=`` writes into nothing of ``m`` (they were one alias class: m was written).
+    assert written_params(_entry_or_running_sum) == frozenset()
+    # A write into the result is one into either branch's object, at any depth.
+    assert written_params(_writes_through_a_branch_result) == frozenset({0})
+    assert written_params(_writes_into_a_part_of_a_branch_result) == frozenset({0})
+    # A write into a branch's object changes the result, and what holds it.
+    fn_ir, a = analyse(_writes_into_a_branch_object_later, wrt=[0])
+    (out,) = values_named(fn_ir, "out")
+    assert a.is_varied(out) and a.is_varied(fn_ir.body.terminator.value)
+
+
+class _Cofactor:
+    def __call__(self, m):
+        if len(m) == 1:
+            return m[0][0]
+        total = 0.0
+        for j in range(len(m)):
+            minor = [r[:j] + r[j + 1:] for r in m[1:]]
+            total = total + (-1.0) ** j * m[0][j] * self(minor)
+        return total
+
+
+class _DoublingCofactor(_Cofactor):
+    def __call__(self, m):
+        m[0] = [2.0 * m[0][k] for k in range(len(m))]
+        return super().__call__(m)
+
+
+class _RowsAndColumns:
+    """Cofactor expansion along a row, then a column, and so on: the two methods call each
+    other, one through ``self(...)``, the other through ``self.columns(...)``."""
+
+    def __call__(self, m):
+        if len(m) == 1:
+            return m[0][0]
+        total = 0.0
+        for j in range(len(m)):
+            total = total + (-1.0) ** j * m[0][j] * self.columns(
+                [r[:j] + r[j + 1:] for r in m[1:]])
+        return total
+
+    def columns(self, m):
+        if len(m) == 1:
+            return m[0][0]
+        total = 0.0
+        for i in range(len(m)):
+            total = total + (-1.0) ** i * m[i][0] * self([r[1:] for r in m[:i] + m[i + 1:]])
+        return total
+
+
+class _Alternating:
+    def __call__(self, xs):
+        if len(xs) == 1:
+            return xs[0]
+        return xs[0] * self.rest(xs)
+
+    def rest(self, xs):
+        return 1.0 + self(xs[1:])
+
+
+class _DoublingAlternating(_Alternating):
+    def rest(self, xs):
+        xs[1] = 2.0 * xs[1]  # (into the caller's own list: ``__call__`` passes its xs)
+        return super().rest(xs)
+
+
+def test_a_callable_object_calling_itself_is_summarised_with_its_class():
+    from wengert.driver.pipeline import written_params
+
+    # ``self(minor)`` is ``type(self).__call__``: for a known class, the method itself,
+    # summarised with the assumption it writes nothing until the body says otherwise.
+    assert written_params(_Cofactor.__call__, _Cofactor) == frozenset()
+    assert 0 in written_params(_Cofactor.__call__)  # (unknown class: ``self`` may be anything)
+    assert 1 in written_params(_DoublingCofactor.__call__, _DoublingCofactor)
+    # Two methods calling each other, through ``self(...)`` and ``self.columns(...)``.
+    for method in (_RowsAndColumns.__call__, _RowsAndColumns.columns):
+        assert written_params(method, _RowsAndColumns) == frozenset(), method
+    for method in (_Alternating.__call__, _Alternating.rest):
+        assert written_params(method, _Alternating) == frozenset(), method
+    for method in (_DoublingAlternating.__call__, _DoublingAlternating.rest):
+        assert 1 in written_params(method, _DoublingAlternating), method
+
+
+@dataclasses.dataclass
+class _Body:
+    x: float
+    v: float
+
+
+def _through_enumerate(ps, c):
+    for _, q in enumerate(ps):
+        q.x = c * q.v
+    return ps[1].x
+
+
+def _through_copies(ps, c):
+    for q, r in zip(sorted(ps, key=lambda b: b.v), reversed(list(ps))):
+        q.v = c + r.x
+    return ps[0].v * ps[1].v
+
+
+def _copy_then_append(ps, c):
+    qs = list(ps)
+    qs.append(_Body(c, c))  # the copy grows; ``ps`` does not
+    return len(ps) * ps[0].x + qs[-1].x * c
+
+
+def test_items_of_a_shallow_copy_are_the_originals_items():
+    """``list(a)``, ``enumerate(a)``, ``zip(a, b)``, ``sorted(a)``, ``reversed(a)`` make new
+    containers of ``a``'s items: a write into an item read back out of one is a write into
+    ``a``'s (it was taken for a fresh value: the write was not differentiated, a JVP of 0
+    where it is 1), and a write into the copy itself is not."""
+    fn = lower(_through_enumerate)
+    act = activity(fn, [1])
+    (write,) = [op for op in n.walk(fn.body) if isinstance(op, n.SetAttr)]
+    assert act.is_active_op(write)
+    for f in (_through_enumerate, _through_copies, _copy_then_append):
+        check_grads(f, ([_Body(0.5, 1.0), _Body(1.5, -2.0)], 0.7), modes=("fwd",), order=1)
+    from wengert.driver.pipeline import written_params
+
+    assert written_params(_copy_then_append) == frozenset()
+    assert written_params(_through_enumerate) == frozenset({0})

@@ -163,3 +163,17 @@ def test_inlined_code_for_an_object_stepped_in_place():
     text = wengert.show(inplace, mode="vjp", arg_types=(float, float, float))
     body = text.split("\n", 1)[1]
     assert "_vjp(" not in body and "_pb(" not in body, text
+
+
+def late_extra(x0):
+    q = Late(x0)
+    q.extra.append(x0 * q.scale)
+    return sum(q.extra) + q.x
+
+
+def test_a_list_or_dict_default_factory_types_the_field():
+    # The generated ``__init__`` calls ``list``: the field holds a list, so ``sum`` of it
+    # and its ``append`` are typed (a list, not a value known only when it runs).
+    fn, ty = _fields(late_extra, [float])
+    assert getattrs(fn, "extra") and all(ty.of(v) is list for v in getattrs(fn, "extra"))
+    check_grads(late_extra, (0.7,), modes=("rev", "fwd"), order=2)

@@ -531,6 +531,16 @@ def dict_written(params, xs):
     return params["a"] * xs[0]
 
 
+def dict_written_an_int(params, xs):
+    params["a"] = 2
+    return params["a"] * xs[0]
+
+
+def dict_updated(params, xs):
+    params.update(a=2)
+    return params["a"] * xs[0]
+
+
 def test_values_of_a_dict_of_floats_and_entries_of_zip_and_enumerate_are_typed():
     from wengert.analysis.types import DictOf, ListOf
 
@@ -546,7 +556,56 @@ def test_values_of_a_dict_of_floats_and_entries_of_zip_and_enumerate_are_typed()
 
 
 def test_a_dict_the_function_changes_keeps_its_values_unknown():
+    """Unless every write puts a value of its values' type there (``d[k] = 2.0``)."""
     from wengert.analysis.types import DictOf, ListOf
 
-    fn = lower(dict_written)
-    assert returned(fn, [DictOf(float), ListOf(float)]) is None
+    assert returned(lower(dict_written), [DictOf(float), ListOf(float)]) is float
+    for f in (dict_written_an_int, dict_updated):
+        assert returned(lower(f), [DictOf(float), ListOf(float)]) is None, f
+
+
+def dict_in_a_loop(a, b):
+    total = 0.0
+    for k in range(3):
+        d = {"p": a * k, "q": b + k}
+        d["r"] = d["p"] * d["q"]
+        total += d["r"] + d.get("s", 0.0) + len(d) * ("p" in d)
+    return total
+
+
+def dict_written_another_type(a, b):
+    d = {"p": a, "q": b}
+    d["q"] = "text"
+    return d["p"] * 2.0
+
+
+def tuple_entries(a, n):
+    t = (a, n, "s")
+    u = t[0] * t[1]
+    first, count, _ = t
+    return u + first * count
+
+
+def test_a_dict_made_and_written_with_one_type_of_value_types_its_reads():
+    """A dict display whose every write (``d[k] = v``) keeps its values' type is typed by
+    it, so ``d["p"] * d["q"]`` is arithmetic on floats; a write of another type drops it."""
+    fn = lower(dict_in_a_loop)
+    ty = infer_types(fn, [float, float])
+    reads = [op for op in n.walk(fn.body) if isinstance(op, n.GetItem) and
+             isinstance(op.index, n.Value)]
+    assert reads and all(ty.of(op.result) is float for op in reads
+                         if ty.of(op.obj) is dict)
+    from wengert.testing import check_grads
+
+    check_grads(dict_in_a_loop, (0.5, 1.5), modes=("rev", "fwd"), order=2)
+    fn = lower(dict_written_another_type)
+    ty = infer_types(fn, [float, float])
+    assert all(ty.of(op.result) is None for op in n.walk(fn.body)
+               if isinstance(op, n.GetItem))
+
+
+def test_a_tuples_entries_are_typed_under_constant_indices_and_unpacking():
+    fn = lower(tuple_entries)
+    ty = infer_types(fn, [float, int])
+    assert ty.of(values_named(fn, "u")[0]) is float
+    assert [ty.of(values_named(fn, name)[0]) for name in ("first", "count")] == [float, int]

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import typing
 
 import numpy as np
 import pytest
 
 import wengert
-from wengert.analysis.types import DictOf, ListOf
+from wengert.analysis.types import DictOf, ListOf, ObjectOf, TupleOf
 from wengert.driver.binding import arg_type
 from wengert.testing import check_grads
 
@@ -274,3 +275,91 @@ def test_forward_mode_is_not_chosen_where_it_writes_tangents_through_helpers():
     for f in (_entries, _scalars):
         assert wengert.grad(f)(0.3) == pytest.approx(wengert.vjp(f, 0.3)[1](1.0)[0],
                                                      rel=1e-12)
+
+
+# ---------------------------------------------- objects and tuples passed in, by their fields
+
+
+@dataclasses.dataclass
+class Body:
+    x: float
+    v: float
+    label: str = "b"
+
+
+class Spring:
+    k = 2.0  # a class attribute: read through an instance until it has its own
+
+    def __init__(self, rest, stiff):
+        self.rest = rest
+        self.stiff = stiff
+
+
+class Pair(typing.NamedTuple):
+    a: float
+    b: float
+
+
+def energy(p, c):
+    return 0.5 * p.v ** 2 + c * math.sin(p.x) * p.x
+
+
+def retyped(p, c):
+    p.v = 3  # an int from here on: the field's reads are not taken for floats
+    return p.x * c + p.v * p.x
+
+
+def spring_force(s, y):
+    f = -s.stiff * (y - s.rest) * s.k
+    s.k = 3  # the instance's own from here on, an int
+    return f * s.k + s.rest * y
+
+
+def two_bodies(p, q):
+    return p.x * q.x + p.v * q.v
+
+
+def pair_sum(t, c):
+    a, b = t
+    return a * b * c + t[0] ** 2
+
+
+def no_runtime_dispatch(f, args):
+    source = wengert.show(f, mode="vjp", like=args)
+    return not [line for line in source.splitlines()
+                if "_vjp(" in line and not line.startswith("def ")]
+
+
+def test_arg_types_of_objects_and_tuples_name_their_fields():
+    assert arg_type(Body(0.5, 1.0)) == ObjectOf(Body, (("x", float), ("v", float),
+                                                       ("label", str)))
+    assert arg_type(Body(0.5, 1.0)) is arg_type(Body(0.25, 2.0))  # (one object: a cheap key)
+    assert arg_type(Body(0.5, 1)) == ObjectOf(Body, (("x", float), ("v", int), ("label", str)))
+    assert arg_type((0.5, 1.5)) == TupleOf((float, float))
+    assert arg_type(Pair(0.5, 1.5)) == TupleOf((float, float), cls=Pair)
+    assert arg_type((0.5, 1)) == TupleOf((float, int))
+    assert arg_type(([0.5], {"a": 1.0})) == TupleOf((ListOf(float), DictOf(float)))
+    assert arg_type((0.5, np.ones(2))) is tuple
+    assert arg_type([Body(0.5, 1.0), Body(1.5, 2.0)]) == ListOf(arg_type(Body(0.5, 1.0)))
+    assert arg_type([Body(0.5, 1.0), Body(1.5, 2)]) is list
+    assert arg_type({"w": [0.5, 1.0], "b": [2.0]}) == DictOf(ListOf(float))
+    assert arg_type([{"a": 0.5}, {"a": 1.0}]) == ListOf(DictOf(float))
+
+
+def test_objects_and_tuples_passed_in_differentiate_as_their_fields():
+    """A dataclass, a plain object or a (named) tuple of floats passed in: the arithmetic on
+    its fields inlines (no derivative found at run time per operation), and stays right
+    where the function writes another type into a field, reads a class attribute through
+    the instance, or is given two objects of one class."""
+    for f, args in [(energy, (Body(0.5, 1.5), 2.0)), (pair_sum, ((0.5, 1.5), 2.0)),
+                    (pair_sum, (Pair(0.5, 1.5), 2.0)),
+                    (two_bodies, (Body(0.5, 1.5), Body(-1.0, 0.25)))]:
+        check_grads(f, args, modes=("rev", "fwd"), order=2)
+        assert no_runtime_dispatch(f, args), f
+    for f, make in [(retyped, lambda: (Body(0.5, 1.5), 2.0)),
+                    (spring_force, lambda: (Spring(0.5, 1.5), 2.0)),
+                    (two_bodies, lambda: (Body(0.5, 1.5), Body(-1.0, 1)))]:
+        check_grads(f, make(), modes=("rev", "fwd"), order=2)
+    g = wengert.grad(energy)(Body(0.5, 1.5), 2.0)
+    assert type(g) is Body and g.v == 1.5
+    assert math.isclose(g.x, 2.0 * (math.cos(0.5) * 0.5 + math.sin(0.5)))

@@ -171,7 +171,9 @@ def _extra_expression(draw, kind: str, left: str, sub, loopvars: tuple[str, ...]
         return f"Box.square({left}).area"
     if kind == "nt":
         return draw(st.sampled_from([f"Pt({left}, {draw(sub)}).u", f"Pt({left}).v * {left}",
-                                     f"Pt(v={left}, u=y).v"]))
+                                     f"Pt(v={left}, u=y).v",
+                                     f"Pt({left}, y)._replace(u={draw(sub)}).u * y",
+                                     f"sum(Pt(y, {left})._asdict().values())"]))
     if kind == "callobj":
         return f"SCALE({left})"
     if kind == "integrate":

@@ -18,7 +18,9 @@ helper is checked four ways:
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
+import typing
 
 import numpy
 import pytest
@@ -590,7 +592,8 @@ PULLBACK_HELPERS = [
     "float_pop_adjoint_owned", "entry_write_of_list", "entry_write_of_list_owned",
     "entry_write_adjoint", "entry_write_adjoint_owned", "display_item_adjoint", "item_tangent",
     "spread_adjoint", "total_adjoint", "slice_write_adjoint", "slice_write_merge",
-    "slice_pair_adjoint", "nested_entry_adjoint_owned",
+    "slice_pair_adjoint", "nested_entry_adjoint_owned", "nested_entry_adjoint",
+    "items_adjoint_owned", "fields_adjoint",
 ]
 #: Helpers that write into their arguments or raise, so an unused call must stay.
 IMPURE = {"push", "check_list"}
@@ -622,6 +625,17 @@ def test_every_pullback_helper_has_a_rule(name):
     assert rule.pure == (name not in IMPURE)
 
 
+@dataclasses.dataclass
+class _Body:
+    x: float
+    v: float
+
+
+class _Pair(typing.NamedTuple):
+    x: float
+    v: float
+
+
 #: Helpers the in-place pass writes for several in a row, with sample arguments.
 FUSED = {
     "slice_pair_adjoint": [([1.0, 2.0, 3.0], slice(None, 1), slice(2, None), [0.5, 0.25], 1),
@@ -631,6 +645,25 @@ FUSED = {
                                    for m in [[[1.0, 2.0], [3.0]]]
                                    for prev, j in [([None, None], 1), ([[0.5, None], None], 0),
                                                    ([None, [0.25]], -2)]],
+    "nested_entry_adjoint": [(prev, m, i, m[i], j, 0.5)
+                             for m in [[[1.0, 2.0], [3.0]]]
+                             for prev, i, j in [(None, 0, 1), (None, -1, 0), (None, 0, -2),
+                                                ([[0.5, None], None], 0, 0),
+                                                ([None, [0.25]], 1, 0)]],
+    "fields_adjoint": [(obj, names, *gs)
+                       for obj in [_Body(1.0, 2.0), _Pair(1.0, 2.0)]
+                       for names, gs in [(("x", "v"), (0.5, 0.25)), (("v",), (None,)),
+                                         (("v", "x"), (None, 0.5))]],
+    # (the items' adjoints collected last first; fewer than the slice holds after a break)
+    "items_adjoint_owned": [(prev, m, index, items, m[index])
+                            for m in [[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]]
+                            for prev in [None, [None, [0.5, None], None],
+                                         [[1.0, 1.0], [0.5, 0.25], [None, 2.0]]]
+                            for index, items in [
+                                (slice(1, None), [[0.1, 0.2], [0.3, None]]),
+                                (slice(None, None, 2), [[0.1, 0.2], None]),
+                                (slice(None, None, -1), [[0.1, 0.2]]),
+                                (slice(1, None), [None, None]), (slice(0, 0), [])]],
 }
 
 

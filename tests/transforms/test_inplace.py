@@ -8,6 +8,8 @@ central differences. The runtime check behind it is tested directly too.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -245,6 +247,56 @@ def test_reads_of_numbers_of_a_list_of_lists_add_into_the_rows_adjoint():
     assert got == [[0.5, 0.25], None] and shared == [0.5, None]  # (held twice: copied)
 
 
+def rows_after_first(m):
+    total = 0.0
+    for k in range(len(m[0])):
+        parts = [row[k] * row[-1] for row in m[1:]]
+        total += sum(parts) * m[0][k]
+    return total
+
+
+def rows_until(m):
+    total = 0.0
+    for c in (1.0, -2.0):
+        for row in m[1:]:
+            if row[0] > 2.0:  # a loop left early: the rows after it get no adjoint
+                break
+            total += c * row[1] ** 2 * row[0]
+    return total
+
+
+def shared_row_slices(m):
+    rows = [m[0], m[1], m[0]]  # the first row twice: its adjoint is two reads' sum
+    total = 0.0
+    for j in range(2):
+        total += sum(r[j] * r[1 - j] for r in rows[1:]) + sum(r[j] ** 2 for r in rows[:2])
+    return total
+
+
+def test_a_loop_over_a_slice_of_a_list_adds_its_items_adjoints_in_place():
+    """The reverse of ``for row in m[1:]`` adds each row's adjoint at its place in ``m``'s
+    (``items_adjoint_owned``: no reversed list, no new list per row where the row's adjoint
+    is held by nothing else), right with ``break``, rows read twice and to second order."""
+    m = [[1.5, -0.5, 0.25], [0.75, 2.0, -1.0], [0.5, 0.3, 1.25], [2.5, 0.5, 1.0]]
+    for f in (cofactor_det, rows_after_first, rows_until, shared_row_slices):
+        like = m if f is not cofactor_det else [r[:3] for r in m[:3]]
+        if f is not rows_until:
+            assert "items_adjoint_owned(" in wengert.show(f, mode="vjp", like=(like,)), f
+        check_grads(f, (like,), modes=("rev", "fwd"), order=2)
+    x = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+    shared = [0.5, None]
+    for index, items in [(slice(1, None), [[0.1, 0.2], [0.3, None]]),
+                         (slice(None, None, -1), [[0.1, 0.2], None]),
+                         (slice(None, None, 2), [None, [0.25, 0.5]])]:
+        want = runtime.getitem_adjoint([None, shared, [1.0, None]], x, index,
+                                       runtime.reversed_adjoint(items, x[index]))
+        # (``prev`` held by nothing but the call: added into in place, but not ``shared``)
+        got = runtime.items_adjoint_owned([None, shared, [1.0, None]], x, index, items,
+                                          x[index])
+        assert got == want and shared == [0.5, None], (index, got, want)
+    assert runtime.items_adjoint_owned(None, x, slice(1, None), [None, None], x[1:]) is None
+
+
 def without_each(xs):
     total = 0.0
     for j in range(len(xs)):
@@ -271,3 +323,44 @@ def test_a_concatenation_of_two_slices_of_a_list_is_reversed_in_one_list():
     check_grads(without_each, ([0.5, -1.25, 2.0, 0.75],), modes=("rev", "fwd"), order=2)
     assert runtime.slice_pair_adjoint([1.0, 2.0, 3.0], slice(None, 2), slice(1, None),
                                       [0.1, 0.2, 0.3, 0.4], 2) == [0.1, 0.5, 0.4]
+
+
+@dataclasses.dataclass
+class Particle:
+    x: float
+    v: float
+    m: float = 1.0
+
+
+def advance(p, dt, k):
+    a = (-k * p.x - 0.3 * p.x ** 3 - 0.1 * p.v) / p.m
+    v = p.v + dt * a
+    return Particle(p.x + dt * v, v, p.m)
+
+
+def new_particle_per_step(x0, v0, k):
+    p = Particle(x0, v0, 2.0)
+    for _ in range(20):
+        p = advance(p, 0.05, k)
+    return p.x * p.v
+
+
+def new_particle_kept(x0, v0, k):
+    p = Particle(x0, v0)
+    seen = []
+    for i in range(6):
+        p = Particle(p.x + 0.1 * p.v * k, p.v - 0.1 * p.x) if i % 2 else advance(p, 0.1, k)
+        seen.append(p)  # the object itself is read again after the loop
+    return sum(q.x * q.v for q in seen) + p.m * p.x
+
+
+def test_a_loop_making_a_new_object_per_step_carries_its_fields_adjoints():
+    """``p = Particle(...)`` per step: the reverse loop carries ``p_x_bar`` and ``p_v_bar``
+    instead of an adjoint object made and taken apart per step; right where the objects
+    are kept and read again, through a branch, and to second order."""
+    source = wengert.show(new_particle_per_step, mode="vjp", like=(0.5, 0.1, 2.0),
+                          argnums=(0, 1, 2))
+    pullback = source[source.index("_pullback"):]
+    assert "field_adjoint(" not in pullback and "getattr_adjoint" not in pullback, source
+    for f in (new_particle_per_step, new_particle_kept):
+        check_grads(f, (0.5, 0.1, 2.0), modes=("rev", "fwd"), order=2)

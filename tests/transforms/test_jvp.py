@@ -10,6 +10,7 @@ single-direction passes.
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import numpy
 import pytest
@@ -25,7 +26,6 @@ from wengert.testing import check_grads
 #: Constructs forward mode does not handle yet. Each must fail with a located
 #: ``WengertError`` (never a wrong tangent); when one becomes supported, move it back.
 UNSUPPORTED = frozenset({
-    "helper_double_star_call",
     "nested_def_recursive",
     "np_inplace_alias",
     "with_nullcontext_value",
@@ -123,3 +123,32 @@ def test_every_rule_has_both_modes():
     missing = [r.fn for r in rules
                if not r.nondifferentiable and (r.vjp is None) != (r.jvp is None)]
     assert not missing, missing
+
+
+@dataclasses.dataclass
+class _Track:
+    x: float
+    hist: list = dataclasses.field(default_factory=list)
+
+
+def _kept_field_list(a):
+    p = _Track(a)
+    keep = [p.hist]  # the field's list, read before anything is appended to it
+    p.hist.append(a * a)
+    p.hist.append(3.0 * a)
+    return sum(keep[0]) + p.x
+
+
+def _kept_item_list(a):
+    m = {"h": [], "g": [a]}
+    first = m["h"]
+    m["h"].append(a * a)
+    return sum(first) * m["g"][0]
+
+
+def test_a_container_read_before_a_write_through_another_read_sees_the_write():
+    """``keep = [p.hist]`` then ``p.hist.append(v)``: one list, so one tangent; the first
+    read's zero tangent is the one the append writes into (it was a detached zero: a wrong
+    JVP, 0 where differences give 2a + 3)."""
+    for f in (_kept_field_list, _kept_item_list):
+        check_grads(f, (0.7,), modes=("fwd", "rev"), order=2)

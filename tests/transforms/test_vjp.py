@@ -56,7 +56,6 @@ _NUMPY_RULES = registry.lookup(numpy.sum) is not None
 
 UNSUPPORTED = frozenset({
     'nested_list_mutation',
-    'helper_double_star_call',
     'with_nullcontext_value',
     'np_inplace_alias',
     'nested_def_recursive',

@@ -3,11 +3,14 @@ of reading and writing a float field (in place by a method, a new object per ste
 ``for`` and a ``while`` loop, in branches, fields read after a write, objects returned
 whole, a field of another type beside the float ones), both modes and to second order.
 The float fields of such an object get one scalar adjoint each (``p_x_bar``), so the
-generated pullback of a loop stepping an object has no call per field access."""
+generated pullback of a loop stepping an object has no call per field access. Lists and
+dicts in such fields are written into (``p.hist.append``, ``p.items[i] = v``, in methods
+and loops), and refused where something else may hold the same list."""
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 
 import pytest
@@ -143,3 +146,212 @@ def test_a_loop_stepping_an_object_adds_into_one_float_per_field():
     body = "\n".join(_reverse_loop_body(source))
     assert "_adjoint(" not in body and "nonzero(" not in body
     assert "p_x_bar" in body and "p_v_bar" in body
+
+
+# Lists and dicts held in fields of objects the function makes: every read of the field
+# is the one list (``own_field_containers``), so writes into it (``append``, ``x[i] = v``,
+# ``x[i] += v``, in loops, in inlined methods) differentiate in reverse mode; a list that
+# something else may hold too (a caller's, another object's) stays refused, at the write.
+
+
+@dataclasses.dataclass
+class Trail:
+    x: float
+    v: float
+    hist: list = dataclasses.field(default_factory=list)
+    items: list = dataclasses.field(default_factory=list)
+    table: dict = dataclasses.field(default_factory=dict)
+
+
+def trajectory(a, b):
+    p = Trail(a, b)
+    for _ in range(5):
+        p.x = p.x + 0.1 * p.v
+        p.v = p.v - 0.1 * math.sin(p.x)
+        p.hist.append(p.x)
+    return sum(p.hist) + p.v
+
+
+def long_trajectory(a, b):
+    # (more steps than are unrolled: a loop carrying the field's list)
+    p = Trail(a, b)
+    for _ in range(25):
+        p.x = p.x + 0.1 * p.v
+        p.v = p.v - 0.1 * math.sin(p.x)
+        p.hist.append(p.x * p.v)
+    return sum(p.hist) * p.v
+
+
+class Walker:
+    def __init__(self, x, v):
+        self.x = x
+        self.v = v
+        self.hist = []
+
+    def step(self):
+        self.x = self.x + 0.1 * self.v
+        self.v = self.v - 0.1 * math.sin(self.x)
+        self.hist.append(self.x)
+
+
+def walked(a, b):
+    w = Walker(a, b)
+    for _ in range(20):
+        w.step()
+    return sum(w.hist) * w.v
+
+
+def entries_written(a, b):
+    p = Trail(a, b, items=[a, b, a * b])
+    for k in range(20):
+        i = k % 3
+        p.items[i] = p.items[i] + p.x * p.items[(i + 1) % 3]
+        p.items[(i + 2) % 3] += 0.1 * p.v
+        p.x = 0.9 * p.x
+    return p.items[0] + p.items[1] * p.items[2]
+
+
+def assigned_then_filled(a, b):
+    p = Trail(a, b)
+    p.hist = []
+    n = 0
+    while n < 20:
+        p.hist.append(p.x * b)
+        p.x = p.x + 0.05 * math.cos(p.hist[-1])
+        n += 1
+    return sum(p.hist)
+
+
+def fresh_list_per_step(a, b):
+    p = Trail(a, b)
+    total = 0.0
+    for _ in range(20):
+        p.hist = [p.x]
+        p.hist.append(p.v * p.x)
+        p.x = p.x + 0.01 * p.hist[1]
+        total = total + p.hist[0] * p.hist[-1]
+    return total
+
+
+def table_field(a, b):
+    p = Trail(a, b)
+    for k in range(20):
+        p.table[k % 4] = p.x * b + p.table.get(k % 4, 0.0)
+        p.x = p.x * 0.95
+    return p.table[0] * p.table[1] + p.table[3]
+
+
+FIELD_CONTAINERS = [trajectory, long_trajectory, walked, entries_written,
+                    assigned_then_filled, fresh_list_per_step, table_field]
+
+
+@pytest.mark.parametrize("f", FIELD_CONTAINERS, ids=lambda f: f.__name__)
+def test_writes_into_a_field_list_in_both_modes_and_to_second_order(f):
+    check_grads(f, (0.7, 1.3), modes=("rev", "fwd"), order=2)
+
+
+def test_a_field_list_is_one_list_in_the_pullback():
+    # One read of the field right after the constructor; the loop pops that list's adjoint.
+    source = wengert.show(long_trajectory, mode="vjp", arg_types=(float, float))
+    forward = source[:source.index("_pullback(")]
+    assert forward.count(".hist") == 1, source
+    assert "getattr_adjoint" not in "\n".join(_reverse_loop_body(source)), source
+
+
+def callers_list(xs, a):
+    p = Trail(a, 0.5, xs)
+    p.hist.append(a * a)  # MARK-callers
+    return sum(xs) + sum(p.hist)
+
+
+def callers_list_copied(xs, a):
+    p = Trail(a, 0.5, list(xs))
+    p.hist.append(a * a)
+    return sum(xs) + sum(p.hist)
+
+
+def returned_with_list(a, b):
+    p = Trail(a, b)
+    p.hist.append(a * b)  # MARK-returned
+    return p
+
+
+def returned_sum(a, b):
+    p = Trail(a, b)
+    p.hist.append(a * b)
+    return sum(p.hist) + p.x
+
+
+def assigned_in_a_branch(a, b):
+    p = Trail(a, b)
+    if a > 0.0:
+        p.hist = [b]
+    p.hist.append(a * b)  # MARK-branch
+    return sum(p.hist)
+
+
+def assigned_before_a_branch(a, b):
+    p = Trail(a, b)
+    p.hist = [b]
+    if a > 0.0:
+        p.hist.append(a * b)
+    return sum(p.hist)
+
+
+def assigned_later_in_the_loop(a, b):
+    p = Trail(a, b)
+    for _ in range(20):
+        p.hist.append(p.x)  # MARK-later
+        p.x = p.x * 1.01 + sum(p.hist) * 0.001
+        p.hist = [p.x * b]
+    return sum(p.hist)
+
+
+def _line(fn, marker: str) -> int:
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(k for k, text in enumerate(lines) if marker in text)
+
+
+@pytest.mark.parametrize(("unsafe", "safe", "args", "marker"), [
+    # The caller's list is the field's too: the caller reads it, and the field's adjoint
+    # would not see what the caller's holds. A copy is the field's own.
+    (callers_list, callers_list_copied, ([0.5, 0.2], 1.3), "MARK-callers"),
+    # The object leaves whole: its cotangent's list would reach the field's list only
+    # where it was made, after the appends were undone.
+    (returned_with_list, returned_sum, (0.7, 1.3), "MARK-returned"),
+    # Which list the field holds depends on the branch taken, or on the iteration.
+    (assigned_in_a_branch, assigned_before_a_branch, (0.7, 1.3), "MARK-branch"),
+    (assigned_later_in_the_loop, fresh_list_per_step, (0.7, 1.3), "MARK-later"),
+], ids=["callers_list", "returned_whole", "branch", "later_in_loop"])
+def test_a_field_list_others_may_hold_is_refused_at_the_write(unsafe, safe, args, marker):
+    check_grads(safe, args, modes=("rev",), order=2)
+    with pytest.raises(wengert.NonDifferentiableError, match="read out of a list") as info:
+        wengert.vjp(unsafe, *args)
+    assert info.value.loc is not None and info.value.loc.lineno == _line(unsafe, marker)
+
+
+def shared_with_another_object(a, b):
+    p = Trail(a, b)
+    q = Trail(b, a, p.hist)
+    p.hist.append(a * b)  # MARK-shared
+    return sum(q.hist) + q.x
+
+
+def local_list_in_an_object(a, b):
+    xs = [a]
+    q = Trail(b, a, xs)
+    xs.append(a * b)  # MARK-local
+    return sum(q.hist) + q.x
+
+
+@pytest.mark.parametrize(("f", "marker"), [
+    (shared_with_another_object, "MARK-shared"),
+    (local_list_in_an_object, "MARK-local"),
+])
+def test_a_list_changed_after_a_constructor_kept_it_is_refused(f, marker):
+    # A constructor's arguments are stored like ``o.f = xs``: the other object's reads
+    # would see the list as it was when stored.
+    with pytest.raises(wengert.NonDifferentiableError, match="changed after it was stored") \
+            as info:
+        wengert.vjp(f, 0.7, 1.3)
+    assert info.value.loc is not None and info.value.loc.lineno == _line(f, marker)

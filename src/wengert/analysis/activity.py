@@ -44,6 +44,7 @@ Known limitations (all imprecisions, none unsound except the last two):
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import operator
 import types
 from collections.abc import Callable, Iterable, Sequence
@@ -153,6 +154,29 @@ def _const_value(defs: dict[int, n.Op], v: n.Value) -> tuple[bool, Any]:
     return False, None
 
 
+def _plain_dataclass(fn: Any) -> bool:
+    """A dataclass whose call runs its generated ``__init__`` (no ``__post_init__``, no
+    ``__new__`` of its own): the new object holds the arguments, nothing else changes."""
+    return isinstance(fn, type) and dataclasses.is_dataclass(fn) and \
+        fn.__new__ is object.__new__ and not hasattr(fn, "__post_init__") and \
+        getattr(getattr(fn.__init__, "__code__", None), "co_filename", "") == "<string>"
+
+
+#: Builtins whose result is one of the items of their arguments (not a new container).
+_ITEM_RETURNING = frozenset({max, min, next, getattr})
+#: Builtins whose result is a new container of their arguments' items.
+_COPYING = frozenset({list, tuple, sorted, reversed, enumerate, zip, iter, filter, dict, set,
+                      frozenset})
+
+
+def _hashable(fn: Any) -> bool:
+    try:
+        hash(fn)
+    except TypeError:
+        return False
+    return True
+
+
 def _is_builtin(obj: Any) -> bool:
     """A callable from the ``builtins`` module (``list``, ``sorted``, ``print`` ...)."""
     name = getattr(obj, "__name__", None)
@@ -183,17 +207,26 @@ class _Call(NamedTuple):
     read_from: tuple[n.Value, ...] = ()
     #: The results are the same object as these (in-place operators).
     same: tuple[n.Value, ...] = ()
+    #: The results are new containers holding parts of these (``list(a)``,
+    #: ``enumerate(a)``, ``zip(a, b)``: a shallow copy shares ``a``'s items).
+    shares: tuple[n.Value, ...] = ()
+    #: The results are new objects holding these (a dataclass made of its fields).
+    holds: tuple[n.Value, ...] = ()
 
 
 class _Analysis:
     """The state of one run: definitions, the alias graph, and the two fixpoints.
 
     Aliasing is recorded at the level of *classes* (union-find over values that may be the
-    same object: a loop's init/carried/result values, an ``If``'s yields and result, an
-    in-place operator's operand and result) and *part edges* between classes: a value
-    stored into a container (a display item, ``a[i] = v``, ``a.append(v)``, a closure's
-    captures) is a stored part of it; a value read out of one (``a[i]``, ``a.f``, a loop
-    item, what ``list(a)`` returns) is a read part of it, and may be any of its parts.
+    same object: a loop's init/carried/result values, an in-place operator's operand and
+    result) and *part edges* between classes: a value stored into a container (a display
+    item, ``a[i] = v``, ``a.append(v)``, a closure's captures) is a stored part of it; a
+    value read out of one (``a[i]``, ``a.f``, a loop item, what ``list(a)`` returns) is a
+    read part of it, and may be any of its parts. An ``If``'s result is *joined* from its
+    yields, one edge each, not put in one class with them: it may be either branch's
+    object, but the two branches' objects are not each other (only one branch runs), so a
+    write into one (``t += g`` on a running sum in the loop of one branch) is not a write
+    into the other (``m[0][0]``, a part of a parameter, returned by the other branch).
     """
 
     def __init__(self, fn: n.Function,
@@ -222,6 +255,10 @@ class _Analysis:
         self.read_of: dict[int, list[n.Value]] = {}
         #: class -> its members
         self.members: dict[int, list[n.Value]] = {}
+        #: class of an ``If``'s result -> the values its branches yield for it
+        self.joined_from: dict[int, list[n.Value]] = {}
+        #: class of a yielded value -> the ``If`` results it is yielded for
+        self.joined_into: dict[int, list[n.Value]] = {}
         self._mutation_cache: dict[tuple[int, bool], set[int]] = {}
         self._build_aliases()
 
@@ -239,6 +276,14 @@ class _Analysis:
                 return _Call(targets=args[:1], stored=args[1:], same=args[:1])
             if fn is builtins.setattr or fn is runtime.delete_item:
                 return _Call(targets=args[:1], stored=args[2:])
+            if _hashable(fn) and fn in _ITEM_RETURNING and not op.starred:
+                # ``max(a)`` and ``next(it)`` return one of ``a``'s items.
+                return _Call(read_from=args)
+            if _hashable(fn) and fn in _COPYING and not op.starred:
+                # ``list(a)``, ``sorted(a)``, ``enumerate(a)``, ``zip(a, b)`` make new
+                # containers holding ``a``'s items (a write into an item read back out is a
+                # write into ``a``'s); they write nothing.
+                return _Call(shares=args)
             if rule is not None:
                 # A registered primitive returns a fresh value and leaves its arguments alone.
                 return _Call()
@@ -248,11 +293,14 @@ class _Analysis:
                 # class called with its object first writes into that object.
                 return _Call(targets=args[:1], stored=args[1:], read_from=args)
             if _is_builtin(fn):
-                # ``list(a)``, ``sorted(a)``, ``zip(a, b)`` share a's items but write nothing.
-                return _Call(read_from=args)
+                return _Call(read_from=args)  # (called with ``*args``: any of them)
             # An unregistered function (user code, a library function without a rule) may
             # write any argument into any other, at any depth, and return any part of them
             # (unless a summary of the function says which arguments it may write into).
+            if _plain_dataclass(fn) and not op.starred:
+                # A dataclass's generated ``__init__`` stores its arguments in the new
+                # object and writes into nothing else.
+                return _Call(holds=args)
             written = self.callee_writes(fn) if self.callee_writes is not None and \
                 not op.starred else None
             if written is not None:
@@ -273,15 +321,8 @@ class _Analysis:
                 (obj is self.fn.body.args[0] or self._super_of_self(obj) is not None) and \
                 not op.starred else None
             if summary is not None:
-                # ``self.m(args)`` in a method of a known class: ``m``'s own summary, the
-                # receiver its first parameter.
-                target, written = summary
-                slots = [0, *(_param_slot(target, i + 1, None) for i in range(len(op.args))),
-                         *(_param_slot(target, None, k) for k, _ in op.kwargs)]
-                every = (obj, *args)
-                return _Call(targets=tuple(a for a, k in zip(every, slots)
-                                           if k is None or k in written),
-                             stored=every, deep=True, read_from=every)
+                # ``self.m(args)`` in a method of a known class: ``m``'s own summary.
+                return self._method_call(summary, obj, op)
             if name in MUTATING_METHODS:
                 if isinstance(_const_value(self.defs, obj)[1], type) and args:
                     # Called through its class (``object.__setattr__(o, "x", v)``): the
@@ -290,10 +331,31 @@ class _Analysis:
                 return _Call(targets=(obj,), stored=args, read_from=read_from)
             return _Call(targets=(obj, *args), stored=(obj, *args), deep=True,
                          read_from=read_from)
+        receiver = self.method_writes("__call__", None) \
+            if self.method_writes is not None and self.fn.body.args and \
+            op.fn is self.fn.body.args[0] and not op.starred else None
+        if receiver is not None:
+            # ``self(args)`` in a method of a known class calls the class's ``__call__``
+            # (Python looks it up on the class, never on the object): its own summary, as
+            # ``self.__call__(args)``, so a callable object recursing on itself is not an
+            # unknown callee that may write anywhere.
+            return self._method_call(receiver, op.fn, op)
         # A function known only at run time (an argument, a closure): it may write into its
         # arguments and, at any depth, into the function object (a closure's captures).
         everything = (op.fn, *args)
         return _Call(targets=everything, stored=everything, deep=True, read_from=everything)
+
+    def _method_call(self, summary: tuple[Any, frozenset[int]], receiver: n.Value,
+                     op: n.Call) -> _Call:
+        """A call of the method ``summary`` names (the function and the parameters it
+        writes into) on ``receiver``, which it takes as its first parameter."""
+        target, written = summary
+        slots = [0, *(_param_slot(target, i + 1, None) for i in range(len(op.args))),
+                 *(_param_slot(target, None, k) for k, _ in op.kwargs)]
+        every = (receiver, *op.args, *(v for _, v in op.kwargs))
+        return _Call(targets=tuple(a for a, k in zip(every, slots)
+                                   if k is None or k in written),
+                     stored=every, deep=True, read_from=every)
 
     def _super_of_self(self, v: n.Value) -> type | None:
         """``C`` where ``v`` is ``super(C, self)`` of this method's first parameter."""
@@ -337,6 +399,7 @@ class _Analysis:
 
     def _build_aliases(self) -> None:
         edges: list[tuple[n.Value, n.Value, bool]] = []  # (part, container, is_read)
+        joins: list[tuple[n.Value, n.Value]] = []  # (yielded value, ``If`` result)
 
         def stored(part: n.Value, container: n.Value) -> None:
             edges.append((part, container, False))
@@ -350,6 +413,13 @@ class _Analysis:
                 for r in op.results:
                     for c in info.read_from:
                         read(r, c)
+                    for c in info.shares:
+                        # An item of ``c``'s (a value of no op: what the copy holds of it).
+                        item = n.Value()
+                        read(item, c)
+                        stored(item, r)
+                    for c in info.holds:
+                        stored(c, r)
                     for s in info.same:
                         self.union(r, s)
                 for t in info.targets:
@@ -369,7 +439,7 @@ class _Analysis:
             elif isinstance(op, n.If):
                 for region in (op.then, op.orelse):
                     for y, r in zip(region.terminator.operands(), op.results, strict=True):
-                        self.union(y, r)
+                        joins.append((y, r))
             elif isinstance(op, (n.For, n.While)):
                 if isinstance(op, n.For):
                     read(op.body.args[0], op.iterable)
@@ -396,12 +466,31 @@ class _Analysis:
             self.containers.setdefault(p, []).append(container)
             if is_read:
                 self.read_of.setdefault(p, []).append(container)
+        for y, r in joins:
+            if self._eligible(y) and self._eligible(r) and self.find(y) != self.find(r):
+                self.joined_from.setdefault(self.find(r), []).append(y)
+                self.joined_into.setdefault(self.find(y), []).append(r)
+
+    def _below(self, r: int) -> set[int]:
+        """Class ``r`` and the classes of the values joined into it, transitively: the
+        classes of the objects a value of class ``r`` may be."""
+        out: set[int] = set()
+        stack = [r]
+        while stack:
+            k = stack.pop()
+            if k not in out:
+                out.add(k)
+                stack.extend(self.find(y) for y in self.joined_from.get(k, ()))
+        return out
 
     def _mutations(self, v: n.Value, deep: bool) -> set[int]:
         """Classes whose objects may change when something is written into ``v``'s object.
 
         Upwards, every container holding it changes; if ``v`` was read out of a container it
-        may be any part of that container; an unknown callee may write at any depth.
+        may be any part of that container; an unknown callee may write at any depth. A
+        write into an ``If``'s result may be into any branch's object, and one into a
+        branch's object changes the result (which may be it), but not the other branches'
+        objects: a class reached from a yield (``joined``) is not descended again.
         """
         if not self._eligible(v):
             return set()
@@ -410,24 +499,31 @@ class _Analysis:
         if cached is not None:
             return cached
         out: set[int] = set()
-        seen: set[tuple[int, bool]] = set()
-        stack = [key]
+        # (class, deep, reached only as the result of a join from one of its yields)
+        seen: set[tuple[int, bool, bool]] = set()
+        stack = [(*key, False)]
         while stack:
-            r, d = stack.pop()
-            if (r, d) in seen or (r, True) in seen:
+            r, d, joined = stack.pop()
+            if any((r, dd, jj) in seen for dd in {d, True} for jj in {joined, False}):
                 continue
-            seen.add((r, d))
+            seen.add((r, d, joined))
             out.add(r)
-            stack.extend((self.find(c), False) for c in self.containers.get(r, ()))
+            # (A part written changes its container whichever object the container is.)
+            stack.extend((self.find(c), False, False) for c in self.containers.get(r, ()))
             for c in self.read_of.get(r, ()):
-                stack.extend((self.find(p), False) for p in self.parts.get(self.find(c), ()))
+                stack.extend((self.find(p), False, False)
+                             for k in self._below(self.find(c)) for p in self.parts.get(k, ()))
             if d:
-                stack.extend((self.find(p), True) for p in self.parts.get(r, ()))
+                stack.extend((self.find(p), True, False) for p in self.parts.get(r, ()))
+            stack.extend((self.find(j), d, True) for j in self.joined_into.get(r, ()))
+            if not joined:
+                stack.extend((self.find(y), d, False) for y in self.joined_from.get(r, ()))
         self._mutation_cache[key] = out
         return out
 
     def _content(self, v: n.Value) -> set[int]:
-        """``v``'s class and, transitively, the classes of its parts."""
+        """``v``'s class and, transitively, the classes of its parts and of the objects it
+        may be (an ``If``'s yields)."""
         if not self._eligible(v):
             return set()
         out: set[int] = set()
@@ -438,6 +534,7 @@ class _Analysis:
                 continue
             out.add(r)
             stack.extend(self.find(p) for p in self.parts.get(r, ()))
+            stack.extend(self.find(y) for y in self.joined_from.get(r, ()))
         return out
 
     # -- varied ------------------------------------------------------------------------------

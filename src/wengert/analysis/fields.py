@@ -32,29 +32,56 @@ _READ_ONLY = frozenset({isinstance, type, id, len, repr, str, print, hasattr, bo
 
 
 def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
-                  consts: Mapping[int, Any]) -> Fields:
+                  consts: Mapping[int, Any],
+                  given: Mapping[int, tuple[tuple[str, type], ...]] | None = None,
+                  given_items: Mapping[int, tuple[tuple[str, type], ...]] | None = None
+                  ) -> Fields:
     """Per class and field, the types of the values the function's constructor calls and
     attribute assignments put in fields of instances of classes whose every instance it
-    makes and keeps to itself (``None`` in the list: a value of unknown type)."""
+    makes and keeps to itself, or is given as a parameter whose fields' types the caller
+    checks (``given``: parameter id -> (name, type) of each of its instance's attributes;
+    ``given_items``: the same for the items of a list parameter nothing changes)
+    (``None`` in the list: a value of unknown type)."""
     found: dict[tuple[type, str], list[Type]] = {}
     made: set[type] = set()
     poisoned: set[type] = set()
+    given = given or {}
+    given_items = given_items or {}
 
     def kind(v: n.Value) -> type | None:
         t = type_of(v)
         return t if isinstance(t, type) and _plain_class(t) else None
 
+    seeded: dict[type, list[set[str]]] = {}
+
+    def seed(c: type, fields: tuple[tuple[str, type], ...]) -> None:
+        # An instance whose attributes' types the caller checked: they hold those until a
+        # write, and the writes are joined below like a constructor's.
+        made.add(c)
+        seeded.setdefault(c, []).append({name for name, _ in fields})
+        for name, t in fields:
+            found.setdefault((c, name), []).append(t)
+
     for a in fn.body.args:
-        if (c := kind(a)) is not None:
+        if (c := kind(a)) is None:
+            continue
+        if a.id not in given:
             poisoned.add(c)  # an instance from outside: its fields hold anything
+            continue
+        seed(c, given[a.id])
     for op in n.walk(fn.body):
         for a in n.region_args(op):
             if isinstance(op, n.For) and a is op.body.args[0] and (c := kind(a)):
-                poisoned.add(c)  # read out of a container
+                if op.iterable.id in given_items:
+                    seed(c, given_items[op.iterable.id])  # an item of a list passed in
+                else:
+                    poisoned.add(c)  # read out of a container
         for r in op.results:
             if (c := kind(r)) is None:
                 continue
-            if isinstance(op, n.Call) and consts.get(op.fn.id) is c:
+            if isinstance(op, n.GetItem) and op.obj.id in given_items:
+                seed(c, given_items[op.obj.id])
+            elif isinstance(op, n.Call) and consts.get(op.fn.id) is c:
                 made.add(c)
                 if not _constructor(c, op, type_of, found):
                     poisoned.add(c)
@@ -72,7 +99,16 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
             if c is not None:
                 found.setdefault((c, op.name), []).append(type_of(op.value))
         _joins(op, kind, poisoned)
+    for (c, name), ts in found.items():
+        if any(name not in names for names in seeded.get(c, ())):
+            ts.append(None)  # not an attribute of a given instance: read, it is the class's
     return {k: ts for k, ts in found.items() if k[0] in made and k[0] not in poisoned}
+
+
+def instance_class(t: Any) -> bool:
+    """Whether instances of ``t`` are objects whose fields this analysis follows (a user's
+    class whose call makes an instance of itself, with a ``__dict__``)."""
+    return isinstance(t, type) and _plain_class(t)
 
 
 def _plain_class(t: type) -> bool:
@@ -101,8 +137,10 @@ def _constructor(c: type, op: n.Call, type_of: Callable[[n.Value], Type],
             t = type_of(given[f.name])
         elif f.default is not dataclasses.MISSING:
             t = type(f.default)
+        elif f.default_factory is list or f.default_factory is dict:
+            t = f.default_factory  # (called by the generated ``__init__``: a new one)
         else:
-            t = None  # a default factory
+            t = None  # another default factory
         found.setdefault((c, f.name), []).append(t)
     return all(f.name in given or f.default is not dataclasses.MISSING or
                f.default_factory is not dataclasses.MISSING for f in fields)

@@ -25,6 +25,7 @@ from wengert import runtime
 from wengert.analysis.fields import object_fields
 from wengert.ir import nodes as n
 from wengert.ir.uses import free_uses, replace_uses
+from wengert.objects import is_namedtuple
 
 Type = Any  # a type, :data:`FLOAT_OR_FLOAT64`, or None for "unknown"
 
@@ -75,6 +76,20 @@ class TupleOf:
     #: is left unknown, so its fields are read as attributes, and only unpacking it or
     #: indexing it uses ``entries``.
     named: bool = False
+    #: The named tuple class of an argument (its value's type; ``p.x`` is ``p[0]``).
+    cls: type | None = None
+
+
+@dataclass(frozen=True)
+class ObjectOf:
+    """A parameter type: an instance of the user's class ``cls`` (a dataclass or a plain
+    class) whose attributes are ``fields``, each ``(name, exact type)`` (the API checks
+    them on every call). Its value's type is ``cls``; reading a field gives its type until
+    the function writes another there (``analysis.fields``), so ``p.x * p.v`` of a
+    particle passed in is arithmetic on floats."""
+
+    cls: type
+    fields: tuple[tuple[str, type], ...]
 
 
 @dataclass(frozen=True)
@@ -117,6 +132,10 @@ def plain(t: Any) -> Any:
         return list
     if isinstance(t, DictOf):
         return dict
+    if isinstance(t, TupleOf):
+        return t.cls if t.cls is not None else None if t.named else tuple
+    if isinstance(t, ObjectOf):
+        return t.cls
     return t
 
 
@@ -260,7 +279,10 @@ def infer_types(fn: n.Function, param_types: Sequence[Type],
                 if not reshaped:
                     inf.set_full(a, t)
                 continue
-            inf.set(a, t)
+            elif isinstance(t, TupleOf):
+                inf.set_full(a, t)  # (a tuple cannot change: its entries stay as given)
+                continue
+            inf.set(a, plain(t))
         inf.region(fn.body)
         for lst in inf.appended:
             # A list made empty and only appended to holds what was appended throughout.
@@ -284,6 +306,12 @@ def infer_types(fn: n.Function, param_types: Sequence[Type],
     else:
         lists = frozenset()
         inf = run({})
+    given = {a.id: t.fields for a, t in zip(fn.body.args, param_types)
+             if isinstance(t, ObjectOf)}
+    # (the items of a list nothing changes are the objects the caller's list held)
+    given_items = {a.id: t.item.fields for a, t in zip(fn.body.args, param_types)
+                   if isinstance(t, ListOf) and isinstance(t.item, ObjectOf) and
+                   a.id in readonly}
     if any(isinstance(t, type) and _plain_class(t) for t in inf.types.values()):
         # The fields of objects the function makes and keeps: assume what its constructor
         # calls (else its writes) put there, check that every write agrees, and drop the
@@ -296,7 +324,7 @@ def infer_types(fn: n.Function, param_types: Sequence[Type],
         dropped: set[tuple[type, str]] = set()
         trial = inf
         for _ in range(8):
-            found = object_fields(fn, trial.get, trial.consts)
+            found = object_fields(fn, trial.get, trial.consts, given, given_items)
             wrong = {k for k, t in assumed.items() if any(u is not t for u in found.get(k, ()))}
             if assumed and not wrong and all(k in assumed for k, ts in found.items()
                                              if k not in dropped and _one_known(ts)):
@@ -438,11 +466,13 @@ def _hashable(v: Any) -> bool:
 
 #: Calls that read the items of a list given to them and leave it as it was.
 _LIST_READERS = frozenset({reversed, sum, len, max, min, zip, enumerate, sorted, list, tuple,
-                           iter, runtime.snapshot})
+                           iter, runtime.snapshot, operator.contains, runtime.contained_in})
 
 
-#: Methods of a list that read it or only remove items (no item of another type comes in).
-_ITEM_KEEPING_METHODS = frozenset({"pop", "index", "count", "copy"})
+#: Methods of a list or a dict that read it or only remove items (no item of another type
+#: comes in).
+_ITEM_KEEPING_METHODS = frozenset({"pop", "index", "count", "copy", "get", "keys", "values",
+                                   "items"})
 
 
 def _item_writes(body: n.Region, writes: Callable[[Any], Any] | None = None
@@ -506,9 +536,11 @@ def _item_writes(body: n.Region, writes: Callable[[Any], Any] | None = None
 def _writes_agree(inf: _Inference, vid: int, found: list[tuple[n.Value, n.Value | None]]
                   ) -> bool:
     """Whether every item written into the list ``vid`` is of the type its items were
-    assumed to have (under an int index), or nothing was assumed of its items."""
+    assumed to have (under an int index), or into the dict ``vid`` of the type its values
+    were assumed to have (under any key), or nothing was assumed of its items."""
     if vid in inf.values:
-        return False  # a dict: the types of what it holds are only assumed for lists
+        value = inf.values[vid]
+        return all(k is not None and inf.full_type(w) == value for w, k in found)
     item = inf.items.get(vid)
     if item is None:
         return True
@@ -979,7 +1011,7 @@ class _Inference:
         self.entries: dict[int, list[Type]] = {}
         self.handlers: dict[type, Callable[[Any], None]] = {
             n.Const: self.const, n.Call: self.call, n.Build: self.build,
-            n.BuildDict: self.fixed(dict), n.BuildSlice: self.fixed(slice),
+            n.BuildDict: self.build_dict, n.BuildSlice: self.fixed(slice),
             n.JoinStr: self.fixed(str), n.FormatValue: self.fixed(str),
             n.GetItem: self.getitem, n.MakeFunction: self.make_function, n.If: self.if_,
             n.For: self.for_, n.While: self.while_, n.With: self.with_,
@@ -1054,6 +1086,18 @@ class _Inference:
 
     def build(self, op: n.Build) -> None:
         self.set(op.result, {"tuple": tuple, "list": list, "set": set}[op.kind])
+        if op.kind == "tuple" and not op.starred:
+            # A tuple cannot change: its entries are what it was built from, read by index
+            # (``p[0]``, a named tuple's ``p.x``) or unpacked.
+            self.entries[op.result.id] = [self.full_type(v) for v in op.items]
+
+    def build_dict(self, op: n.BuildDict) -> None:
+        self.set(op.result, dict)
+        if op.result.id in self.readonly and op.values and None not in op.keys:
+            # A dict nothing changes holds what it was made with (``s._asdict()``).
+            kinds = {self.get(v) for v in op.values}
+            if len(kinds) == 1 and (t := kinds.pop()) in _PLAIN:
+                self.values[op.result.id] = t
 
     def call(self, op: n.Call) -> None:
         t = None
@@ -1065,6 +1109,9 @@ class _Inference:
             if (fn is runtime.make_namedtuple or fn is object.__new__) and op.args and \
                     op.args[0].id in self.consts and isinstance(self.consts[op.args[0].id], type):
                 t = self.consts[op.args[0].id]  # the class it makes an instance of
+                if fn is runtime.make_namedtuple and len(op.args) == 2 and \
+                        op.args[1].id in self.entries:
+                    self.entries[op.result.id] = self.entries[op.args[1].id]
             if fn is reversed and len(op.args) == 1 and op.args[0].id in self.appended:
                 self.reversed_of[op.result.id] = op.args[0].id
             if fn is operator.add and len(op.args) == 2 and t is list and \
@@ -1185,6 +1232,12 @@ class _Inference:
             t = str
         elif obj is range:
             t = range if index is slice else int if index in _INTS else None
+        elif op.obj.id in self.entries and index in _INTS and op.index.id in self.consts \
+                and (obj is tuple or obj is None or is_namedtuple(obj)) and \
+                -len(self.entries[op.obj.id]) <= self.consts[op.index.id] < \
+                len(self.entries[op.obj.id]):
+            self.set_full(op.result, self.entries[op.obj.id][self.consts[op.index.id]])
+            return
         elif obj in (list, tuple) and index is slice:
             t = obj
             if obj is list and op.obj.id in self.items and op.result.id in self.readonly:
@@ -1197,7 +1250,8 @@ class _Inference:
             self.set_full(op.result, item)  # (a list only appended to)
             return
         elif op.obj.id in self.values and obj is dict:
-            t = self.values[op.obj.id]
+            self.set_full(op.result, self.values[op.obj.id])
+            return
         elif obj is numpy.ndarray and op.obj.id in self.arrays:
             self.set_full(op.result, self.array_entry(self.arrays[op.obj.id], op.index))
             return
@@ -1355,8 +1409,14 @@ class _Inference:
             if v.id in self.readonly:  # (a list changed later may hold anything)
                 self.items[v.id] = t.item
         elif isinstance(t, TupleOf):
-            self.set(v, None if t.named else tuple)
+            self.set(v, plain(t))
             self.entries[v.id] = list(t.entries)
+        elif isinstance(t, ObjectOf):
+            self.set(v, t.cls)
+        elif isinstance(t, DictOf):
+            self.set(v, dict)
+            if v.id in self.readonly:  # (a dict changed later may hold anything)
+                self.values[v.id] = t.value
         elif isinstance(t, ArrayOf):
             self.set(v, numpy.ndarray)
             self.arrays[v.id] = t

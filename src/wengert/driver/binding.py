@@ -9,7 +9,9 @@ out finished in the structure of their primal (zeros materialised, a dataclass a
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
+import operator
 import types
 import warnings
 from collections.abc import Sequence
@@ -19,12 +21,14 @@ from typing import Any
 import numpy
 
 from wengert import runtime, tangents
+from wengert.analysis.fields import instance_class
 from wengert.analysis.types import (
     FUNCTION_VALUES,
     ArrayOf,
     Constant,
     DictOf,
     ListOf,
+    ObjectOf,
     TupleOf,
     array_of,
 )
@@ -43,6 +47,7 @@ from wengert.driver.pipeline import (
     vjp_entry,
     writes_arguments,
 )
+from wengert.objects import is_namedtuple, plain_class
 
 LIST_OF_FLOAT = ListOf(float)
 _ndarray = numpy.ndarray
@@ -64,13 +69,108 @@ def arg_type(a: Any) -> Any:
     if t is list and a and all(type(v) is list and v and all(type(w) is float for w in v)
                                for v in a):
         return LIST_OF_FLOAT_LISTS
-    if t is list and a and type(a[0]) is tuple and a[0] and \
-            all(type(v) is tuple and len(v) == len(a[0]) and
+    if t is list and a and isinstance(a[0], tuple) and a[0] and \
+            (type(a[0]) is tuple or is_namedtuple(type(a[0]))) and \
+            all(type(v) is type(a[0]) and len(v) == len(a[0]) and
                 all(type(w) is float for w in v) for v in a):
-        return ListOf(TupleOf((float,) * len(a[0])))  # ``[(x, y), ...]`` of floats
+        # ``[(x, y), ...]`` of floats, or of named tuples ``[Point(x, y), ...]``
+        return ListOf(_float_tuple(len(a[0]), None if type(a[0]) is tuple else type(a[0])))
+    if t is list and a:
+        # Items of one typed kind (``[Particle(x, v), ...]``, ``[{'a': 1.0}, ...]``).
+        first = arg_type(a[0])
+        if type(first) is ObjectOf:
+            if _all_like(a, first):
+                return _list_of(first)
+        elif type(first) in _NESTED and all(arg_type(v) == first for v in a):
+            return _list_of(first)
     if t is dict and a and all(type(v) is float for v in a.values()):
         return DICT_OF_FLOAT
+    if t is dict and a:
+        first = arg_type(next(iter(a.values())))  # ``{'w': [..], 'b': [..]}``
+        if type(first) in _NESTED and all(arg_type(v) == first for v in a.values()):
+            return _dict_of(first)
+    if isinstance(a, tuple) and a and (t is tuple or is_namedtuple(t)):
+        cls = None if t is tuple else t
+        if countOf(map(type, a), float) == len(a):
+            # A tuple of floats (a named tuple's fields): its entries read and unpacked as
+            # floats.
+            return _float_tuple(len(a), cls)
+        if len(a) <= _MAX_FIELDS:
+            entries = tuple(map(arg_type, a))
+            if all(e in _SCALARS or type(e) in _NESTED for e in entries):
+                return _tuple_of(entries, cls)  # ``(xs, ys)`` of lists, ``(x, n)``
+    known = _OBJECT_CLASSES.get(t)
+    if known is None:
+        known = _OBJECT_CLASSES[t] = instance_class(t) and plain_class(t)
+    if known:
+        d = a.__dict__
+        if 0 < len(d) <= _MAX_FIELDS:
+            # The types of its attributes (a particle's ``x`` and ``v``): what a read of one
+            # gives until the function writes another.
+            key = (t, tuple(d), tuple(map(type, d.values())))
+            o = _OBJECTS.get(key)
+            if o is None:
+                if len(_OBJECTS) >= 1024:
+                    _OBJECTS.clear()
+                o = _OBJECTS[key] = ObjectOf(t, tuple(zip(key[1], key[2])))
+            return o
     return t
+
+
+#: Per class: whether its instances are typed by their attributes (:class:`ObjectOf`).
+_OBJECT_CLASSES: dict[type, bool] = {}
+#: One :class:`ObjectOf` per class, attribute names and types (compared by identity in
+#: the derivative caches' keys, as cheap as a plain type).
+_OBJECTS: dict[tuple[Any, ...], ObjectOf] = {}
+#: Objects with more attributes than this are typed by their class alone.
+_MAX_FIELDS = 32
+
+
+def _all_like(items: list[Any], like: ObjectOf) -> bool:
+    """Whether every object of ``items`` has the class and the attributes' names and types
+    of ``like``: :func:`arg_type` of each, in fewer steps (a list of many particles is
+    checked on every call: this is the cost of its guard)."""
+    cls = like.cls
+    if countOf(map(type, items), cls) != len(items):
+        return False
+    names = tuple(name for name, _ in like.fields)
+    kinds = tuple(t for _, t in like.fields)
+    dicts = list(map(_DICT, items))
+    if not all(map(names.__eq__, map(tuple, dicts))):
+        return False
+    if all(t is float for t in kinds):
+        values = [v for d in dicts for v in d.values()]
+        return countOf(map(type, values), float) == len(values)
+    return all(kinds == tuple(map(type, d.values())) for d in dicts)
+
+
+_DICT = operator.attrgetter("__dict__")
+
+
+#: The argument types of containers typed by what they hold.
+_NESTED = (ListOf, DictOf, TupleOf, ObjectOf)
+#: Entries of tuples typed by their type alone.
+_SCALARS = frozenset({float, int, bool, str, type(None)})
+
+
+@functools.lru_cache(maxsize=256)
+def _list_of(item: Any) -> ListOf:
+    return ListOf(item)
+
+
+@functools.lru_cache(maxsize=256)
+def _dict_of(value: Any) -> DictOf:
+    return DictOf(value)
+
+
+@functools.lru_cache(maxsize=256)
+def _tuple_of(entries: tuple[Any, ...], cls: type | None) -> TupleOf:
+    return TupleOf(entries, cls=cls)
+
+
+@functools.lru_cache(maxsize=256)
+def _float_tuple(size: int, cls: type | None) -> TupleOf:
+    return TupleOf((float,) * size, cls=cls)
 
 
 def param_types(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, ...] | None:
@@ -132,14 +232,21 @@ class FloatItems(int):
 
 
 def shapes_of(args: tuple, types: tuple[Any, ...] = (), first: int = 0,
-              wrt: tuple[int, ...] | None = None) -> tuple:
-    """Copies of container arguments the function may change the length of (``append``):
-    their cotangents take the structure the arguments had when the call began. ``types``:
-    the :func:`arg_type` of the arguments from ``first`` on, if known; ``wrt``: the
-    arguments whose cotangents are wanted (``None``: all)."""
-    for a in args:
-        if isinstance(a, (list, dict)):
-            return tuple(a if wrt is not None and k not in wrt else
+              wrt: tuple[int, ...] | None = None, written: frozenset[int] | None = None
+              ) -> tuple:
+    """Copies of container arguments the function may change the length of (``append``),
+    and of dataclasses it may write into (``p.v = 3`` leaves no float there): their
+    cotangents take the structure the arguments had when the call began. ``types``: the
+    :func:`arg_type` of the arguments from ``first`` on, if known; ``wrt``: the arguments
+    whose cotangents are wanted (``None``: all); ``written``: the arguments the function
+    may write into (``None``: unknown, every container is copied)."""
+    for k, a in enumerate(args):
+        if written is None and isinstance(a, (list, dict)) or \
+                written is not None and k in written and \
+                (isinstance(a, (list, dict)) or dataclasses.is_dataclass(a) and
+                 not isinstance(a, type)):
+            return tuple(a if wrt is not None and k not in wrt or
+                         written is not None and k not in written else
                          FloatItems(len(a)) if 0 <= k - first < len(types) and
                          types[k - first] is LIST_OF_FLOAT else structure(a)
                          for k, a in enumerate(args))
@@ -184,11 +291,20 @@ def finish(x: Any, adj: Any) -> Any:
             adj.shape == x.shape and adj.dtype == x.dtype and adj.flags.writeable:
         return adj  # (what ``tangents.materialize`` gives it, without its general checks)
     if isinstance(adj, runtime.Attrs):
-        if dataclasses.is_dataclass(x) and not isinstance(x, type):
-            fields = [finish(getattr(x, f.name), adj.get(f.name)) for f in dataclasses.fields(x)]
+        names = _dataclass_fields(type(x))
+        if names is not None:
             out = object.__new__(type(x))
-            for f, v in zip(dataclasses.fields(x), fields):
-                object.__setattr__(out, f.name, v)
+            values = {}
+            for name in names:
+                a, b = getattr(x, name), adj.get(name)
+                values[name] = b if type(b) is float and type(a) is float else \
+                    0.0 if b is None and type(a) is float else finish(a, b)
+            d = getattr(out, "__dict__", None)
+            if d is not None:
+                d.update(values)  # (a frozen dataclass's ``__setattr__`` refuses)
+            else:
+                for name, v in values.items():
+                    object.__setattr__(out, name, v)
             return out
         # A plain object has no tangent space of its own (``tangents``): no cotangent.
         return None
@@ -213,6 +329,22 @@ def finish(x: Any, adj: Any) -> Any:
     elif isinstance(adj, dict) and isinstance(x, dict):
         adj = {k: finish(v, adj.get(k)) for k, v in x.items()}
     return tangents.materialize(x, adj)
+
+
+def _dataclass_fields(cls: type) -> tuple[str, ...] | None:
+    """The names of the fields of the dataclass ``cls`` (``None``: not a dataclass),
+    remembered per class (``dataclasses.fields`` builds a tuple per call)."""
+    names = _FIELDS.get(cls, _NOT_SEEN)
+    if names is _NOT_SEEN:
+        names = tuple(f.name for f in dataclasses.fields(cls)) \
+            if dataclasses.is_dataclass(cls) else None
+        if len(_FIELDS) < 4096:
+            _FIELDS[cls] = names
+    return names  # type: ignore[return-value]
+
+
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+_NOT_SEEN = object()
 
 
 def as_adjoint(ct: Any) -> Any:
@@ -488,7 +620,7 @@ def run_vjp(f: Any, primals: tuple, has_aux: bool = False) -> Any:
         check_unaliased(fn, full, written)
     nparams = param_count(fn)
     wrt = tuple(range(len(bound), min(len(full), nparams)))
-    before = shapes_of(full)
+    before = shapes_of(full, written=written)
     out, pb, _ = call_vjp(fn, wrt, full, dict(bound_kw))
     if has_aux:
         if not (isinstance(out, tuple) and len(out) == 2):

@@ -400,13 +400,17 @@ def _has_source_code(fn: Any) -> bool:
 def recomputable(f: Any, site: Any, args: tuple = ()) -> None:
     """Refuse, at ``site``, a callee dispatched in code differentiated again that may write
     into its arguments: its pullback runs its forward again (``runtime.dispatch_pullback``),
-    which would see them changed. A method of the class of its first argument (``f(p, x)``
-    for ``p.energy(x)``) is summarised for that class."""
+    which would see them changed. A method of the class of its receiver is summarised for
+    that class: the receiver is the first argument (``f(p, x)`` for ``p.energy(x)``), or
+    what ``f`` carries (a bound method, a callable object: ``type(obj).__call__`` with
+    ``obj`` first), so that its calls of its class's methods, itself included, are known."""
     target = _method_target(f)
     try:
-        fn, _, _ = function_of(_definition(f if target is None else target, {}))
-        cls = _receiver_class(args[0]) if args and type(fn) is types.FunctionType and \
-            getattr(type(args[0]), fn.__name__, None) is fn else None
+        fn, bound, _ = function_of(_definition(f if target is None else target, {}))
+        receiver = bound[:1] if len(bound) == 1 else args[:1] if not bound else ()
+        cls = _receiver_class(receiver[0]) if receiver and \
+            type(fn) is types.FunctionType and \
+            getattr(type(receiver[0]), fn.__name__, None) is fn else None
         written = written_params(fn, cls) if type(fn) is types.FunctionType else ()
     except WengertError:
         return  # (the dispatch itself reports what it cannot differentiate)

@@ -298,8 +298,13 @@ deflinear(runtime.regroup, lambda outs, layout: _ungroup(ans_bar, layout),
 deflinear(runtime.like_structure, lambda adj, x: tuple(_items(ans_bar, x, len(adj))),
           keep={"adj": _skeleton, "x": _skeleton}, zeros="ans",
           tangent=lambda adj, x: _stack(adj, x))
-# Zeros made explicit: the identity on the adjoint, whatever its form (a zero tangent too).
-deflinear(runtime.finish_adjoint, lambda adj, x: ans_bar, keep={"x": _const},
+# The parts of a cotangent the finished adjoint has (a projection: its own transpose).
+deflinear(runtime.finished_cotangent, lambda g, x: runtime.finished_cotangent(ans_bar, x),
+          keep={"x": _const}, zeros=True)
+# Zeros made explicit: the identity on the adjoint, whatever its form (a zero tangent too),
+# but for the parts it drops (a plain object's: no tangent space).
+deflinear(runtime.finish_adjoint, lambda adj, x: runtime.finished_cotangent(ans_bar, x),
+          keep={"x": _const},
           tangent=lambda adj, x: runtime.finish_adjoint(adj, x))
 
 
@@ -369,6 +374,24 @@ def nested_entry_adjoint_owned_(prev, x, i, row, j, g):
     return runtime.getitem_adjoint(prev, x, i, runtime.entry_adjoint_of_list(None, row, j, g))
 
 
+@defpython(runtime.nested_entry_adjoint)
+def nested_entry_adjoint_(prev, x, i, row, j, g):
+    return runtime.getitem_adjoint(prev, x, i, runtime.entry_adjoint_of_list(None, row, j, g))
+
+
+@defpython(runtime.items_adjoint_owned)
+def items_adjoint_owned_(prev, x, index, items, seen):
+    return runtime.getitem_adjoint(prev, x, index, runtime.reversed_adjoint(items, seen))
+
+
+@defpython(runtime.fields_adjoint)
+def fields_adjoint_(obj, names, *gs):
+    out = None
+    for name, g in zip(names, gs):
+        out = runtime.getattr_adjoint(out, obj, name, g)
+    return out
+
+
 @defpython(runtime.slice_pair_adjoint)
 def slice_pair_adjoint_(x, first, second, g, n):
     return runtime.getitem_adjoint(runtime.getitem_adjoint(None, x, second, g[n:]), x, first,
@@ -380,7 +403,8 @@ mark_pure(
     runtime.getitem_adjoint_owned, runtime.pop_adjoint_owned, runtime.getattr_adjoint_owned,
     runtime.entry_adjoint_of_array, runtime.entry_adjoint_of_array_owned,
     runtime.entry_adjoint_of_list, runtime.entry_adjoint_of_list_owned,
-    runtime.nested_entry_adjoint_owned, runtime.slice_pair_adjoint,
+    runtime.nested_entry_adjoint, runtime.nested_entry_adjoint_owned,
+    runtime.items_adjoint_owned, runtime.slice_pair_adjoint, runtime.fields_adjoint,
     runtime.float_pop_adjoint, runtime.float_pop_adjoint_owned,
     runtime.entry_write_adjoint, runtime.entry_write_adjoint_owned,
     runtime.entry_write_of_list, runtime.entry_write_of_list_owned,
@@ -493,3 +517,5 @@ cases(runtime.like_structure,
       ((0.1, 0.2), (1.0, 2.0)),
       ((0.1, 0.2, 0.3), _V4[:3].copy()))
 cases(runtime.finish_adjoint, ([0.1, 0.2], [1.0, 2.0]), (_V4.copy(), _V4 * 2.0))
+cases(runtime.finished_cotangent, ([0.1, 0.2], [1.0, 2.0]), (_V4.copy(), _V4 * 2.0),
+      ((0.1, [0.2, 0.3]), (1.0, [2.0, 3.0])))

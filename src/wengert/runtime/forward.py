@@ -178,12 +178,26 @@ def getitem_tangent(t: Any, x: Any, index: Any) -> Any:
             return out.copy()
         return out
     if isinstance(x, dict):
-        return t.get(index)
+        c = t.get(index)
+        return _stored_zero(t, index, x[index]) if c is None and type(t) is dict else c
     if isinstance(x, (list, tuple)):
-        return t[index]
+        c = t[index]
+        return _stored_zero(t, index, x[index]) if c is None and type(t) is list else c
     if isinstance(x, (str, bytes, range)):
         return None
     _tangent_error(f"indexing a {type(x).__name__} holding active values has no derivative")
+
+
+def _stored_zero(t: Any, key: Any, v: Any) -> Any:
+    """The zero tangent of the list or dict ``v`` read at ``key`` of a container whose
+    tangent is ``t``, made real and stored there (else ``None``): a list read now and
+    appended to later through another read of the same place is one object, and so must
+    its tangent be (``keep = [p.hist]; p.hist.append(x)``)."""
+    if type(v) is list or type(v) is dict:
+        c = real_tangent(None, v)
+        t[key] = c
+        return c
+    return None
 
 
 def child_tangent(t: Any, x: Any, index: Any) -> Any:
@@ -216,7 +230,8 @@ def getattr_tangent(t: Any, x: Any, name: str) -> Any:
             return t
         return None
     if isinstance(t, dict):
-        return t.get(name)
+        c = t.get(name)
+        return _stored_zero(t, name, getattr(x, name, None)) if c is None else c
     return None
 
 

@@ -10,7 +10,7 @@ from types import FunctionType as _FunctionType
 from typing import Any
 
 from wengert.diagnostics import NonDifferentiableError, OutputNotScalarError
-from wengert.objects import namedtuple_field
+from wengert.objects import is_namedtuple, namedtuple_field
 
 # ------------------------------------------------------------------------------------------
 # Adjoint helpers called by generated pullbacks.  ``None`` is a zero adjoint everywhere;
@@ -115,7 +115,22 @@ def nonzero(a: Any, like: Any) -> Any:
     from wengert.tangents import zeros_like
 
     z = zeros_like(like)
-    return 0.0 if z is None else z
+    return 0.0 if z is None else _as_attrs(z)
+
+
+def _as_attrs(z: Any) -> Any:
+    """A zero tangent in the form generated pullbacks add: a dataclass as :class:`Attrs`
+    (``tangents.zeros_like`` makes the API's form, a dataclass of zeros)."""
+    t = type(z)
+    if t is float or t is list and all(type(v) is float for v in z):
+        return z
+    if dataclasses.is_dataclass(z) and not isinstance(z, type):
+        return Attrs({f.name: _as_attrs(getattr(z, f.name)) for f in dataclasses.fields(z)})
+    if t is list or t is tuple:
+        return t(_as_attrs(v) for v in z)
+    if t is dict:
+        return {k: _as_attrs(v) for k, v in z.items()}
+    return z
 
 
 def snapshot(x: Any) -> Any:
@@ -298,6 +313,20 @@ def entry_adjoint_of_list_owned(prev: Any, x: Any, index: int, g: Any) -> Any:
     return getitem_adjoint_owned(prev, x, index, g)
 
 
+def nested_entry_adjoint(prev: Any, x: Any, i: Any, row: Any, j: Any, g: Any) -> Any:
+    """``getitem_adjoint(prev, x, i, entry_adjoint_of_list(None, row, j, g))``: the float
+    ``g`` read at ``row[j]`` of ``row = x[i]`` (``m[i][j]``) added into the adjoint ``prev``
+    of the list of lists ``x``, made at once where ``prev`` is zero (``None``)."""
+    if prev is None and type(x) is list and type(i) is int and type(j) is int and \
+            -len(x) <= i < len(x) and x[i] is row and -len(row) <= j < len(row):
+        out = [None] * len(x)
+        inner = [None] * len(row)
+        inner[j] = g
+        out[i] = inner
+        return out
+    return getitem_adjoint(prev, x, i, getitem_adjoint(None, row, j, g))
+
+
 def nested_entry_adjoint_owned(prev: Any, x: Any, i: Any, row: Any, j: int, g: Any) -> Any:
     """``getitem_adjoint_owned(prev, x, i, entry_adjoint_of_list(None, row, j, g))``: the
     float ``g`` read at ``row[j]`` of ``row = x[i]`` (``m[i][j]`` of a list of lists of
@@ -336,6 +365,47 @@ def slice_pair_adjoint(x: Any, first: Any, second: Any, g: Any, n: int) -> Any:
             out[b0:b0 + lb] = g[n:]
             return out
     return getitem_adjoint_owned(getitem_adjoint(None, x, second, g[n:]), x, first, g[:n])
+
+
+def items_adjoint_owned(prev: Any, x: Any, index: Any, items: Any, seen: Any) -> Any:
+    """``getitem_adjoint_owned(prev, x, index, reversed_adjoint(items, seen))``: the adjoints
+    of the items a loop over ``seen = x[index]`` read (``items``, collected last first)
+    added into ``x``'s adjoint at their places (``for row in m[1:]``), into ``prev`` itself
+    where nothing but the caller's dead local holds it, and into a list ``prev`` holds where
+    nothing else holds that (a row's adjoint summed over the columns of a determinant): no
+    reversed list, and no new list per item."""
+    if type(x) is list and type(index) is slice and type(seen) is list and \
+            type(items) is list and (prev is None or type(prev) is list and
+                                     len(prev) == len(x) and _refs(prev) <= _SOLE):
+        start, stop, step = index.indices(len(x))
+        if len(items) <= len(seen) == len(range(start, stop, step)):  # (``break``: fewer)
+            out = prev
+            k = start + (len(items) - 1) * step
+            for g in items:
+                if g is not None:
+                    if out is None:
+                        out = [None] * len(x)
+                    old = out[k]
+                    if old is None:
+                        out[k] = g
+                    elif type(old) is list and type(g) is list and len(old) == len(g) and \
+                            _refs(old) <= _SOLE_ITEM:
+                        _add_into_list(old, g)
+                    else:
+                        out[k] = add_adjoint(old, g)
+                k -= step
+            return out
+    return getitem_adjoint_owned(prev, x, index, reversed_adjoint(items, seen))
+
+
+def _add_into_list(out: list[Any], g: list[Any]) -> None:
+    """``out[i] += g[i]`` for every ``i``, for adjoints of lists (``None`` is zero)."""
+    for i, gi in enumerate(g):
+        if gi is None:
+            continue
+        old = out[i]
+        out[i] = gi if old is None else old + gi if type(old) is float and \
+            type(gi) is float else add_adjoint(old, gi)
 
 
 def _refs_of_item(outer: list[Any]) -> int:
@@ -661,6 +731,24 @@ def getattr_adjoint(prev: Any, obj: Any, name: str, g: Any) -> Any:
     return out
 
 
+def fields_adjoint(obj: Any, names: tuple[str, ...], *gs: Any) -> Any:
+    """The adjoint of ``obj`` from zero after adding each ``gs[k]`` to its attribute
+    ``names[k]`` (distinct names): a chain of :func:`getattr_adjoint` calls made as one
+    (the reverse of reading ``b.m``, ``b.v`` and ``b.x`` of an item in a loop)."""
+    if namedtuple_field(type(obj), names[0]) is not None:
+        out = None
+        for name, g in zip(names, gs):
+            out = getattr_adjoint(out, obj, name, g)
+        return out
+    out = None
+    for name, g in zip(names, gs):
+        if g is not None:
+            if out is None:
+                out = Attrs()
+            out[name] = g
+    return out
+
+
 def getattr_adjoint_owned(prev: Any, obj: Any, name: str, g: Any) -> Any:
     """:func:`getattr_adjoint` for a ``prev`` the generated code never reads again and that
     nothing else holds (as for :func:`getitem_adjoint_owned`): ``g`` is added into it in
@@ -953,9 +1041,37 @@ def finish_adjoint(adj: Any, x: Any) -> Any:
         return None  # a plain object has no tangent space of its own, as at the API
     if type(x) in (list, tuple) and type(adj) in (list, tuple) and len(adj) == len(x):
         return type(x)(finish_adjoint(a, b) for a, b in zip(adj, x))
+    if is_namedtuple(type(x)) and isinstance(adj, (list, tuple)) and len(adj) == len(x):
+        # (a named tuple's cotangent is one of its class, as at the API)
+        return type(x)._make(finish_adjoint(a, b) for a, b in zip(adj, x))
     if type(x) is dict and type(adj) is dict:
         return {k: finish_adjoint(adj.get(k), v) for k, v in x.items()}
     return adj
+
+
+def finished_cotangent(g: Any, x: Any) -> Any:
+    """The transpose of :func:`finish_adjoint` in its adjoint: the cotangent ``g`` of a
+    finished adjoint of ``x``, less the parts ``finish_adjoint`` drops (a plain object's, an
+    int's: they have no tangent space, so what arrives for them is no derivative)."""
+    if g is None or isinstance(x, (bool, int, str)) or \
+            getattr(getattr(x, "dtype", None), "kind", "f") in "iub":
+        return None
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        if dataclasses.is_dataclass(g) and not isinstance(g, type):
+            # (a dataclass's cotangent is one at the API, an ``Attrs`` in generated code)
+            return Attrs({f.name: finished_cotangent(getattr(g, f.name), getattr(x, f.name))
+                          for f in dataclasses.fields(x)})
+        return g
+    if not isinstance(g, (list, tuple, dict)) and not hasattr(x, "__dict__"):
+        return g
+    if isinstance(x, (list, tuple)) and isinstance(g, (list, tuple)) and len(g) == len(x):
+        items = [finished_cotangent(a, b) for a, b in zip(g, x)]
+        return tuple(items) if isinstance(g, tuple) else items
+    if type(x) is dict and type(g) is dict:
+        return {k: finished_cotangent(v, x[k]) if k in x else v for k, v in g.items()}
+    if hasattr(x, "__dict__") and not isinstance(x, type) and not callable(x):
+        return None  # a plain object: ``finish_adjoint`` gives it none
+    return g
 
 
 def structure(a: Any) -> Any:

@@ -430,12 +430,25 @@ class Transform:
         an object whose ``__getitem__`` computes with the key): an index only selects,
         and the derivative through what ``__getitem__`` does with it would be lost."""
         if self.active(op.index) and self.type_of(op.index) not in (int, bool, str, slice) \
-                and self.type_of(op.obj) not in (list, tuple, dict, str):
+                and self.type_of(op.obj) not in (list, tuple, dict, str) and \
+                not self.integer_tuple(op.index):
             raise NonDifferentiableError(
                 "a value being differentiated is used as an index (inside the brackets); "
                 "its derivative through the indexing cannot be followed", op.loc,
                 hint="build the array with a function (np.concatenate([x, y]) for "
                      "np.r_[x, y], np.stack for np.c_), or call the method directly")
+
+    def integer_tuple(self, v: n.Value) -> bool:
+        """Whether ``v`` is a display of ints, bools, slices and ``None`` (``a[j, 0]``) or a
+        list of ints: it carries no derivative, whatever the analysis of the values it was
+        built from."""
+        v = self.resolve(v)
+        made = self.defs.get(v.id)
+        if isinstance(made, n.Build) and not made.starred and \
+                all(self.type_of(x) in (int, bool, slice, type(None)) for x in made.items):
+            return True
+        # (a list of ints: ``rows = [i for i in range(n) if i != j]``, ``a[rows]``)
+        return self.type_of(v) is list and self.types.items.get(v.id) in (int, bool)
 
     def check_rule_keywords(self, op: n.Call, rule_fn: Any) -> None:
         """Refuse, at the user's line, keyword arguments a primitive's rule does not take

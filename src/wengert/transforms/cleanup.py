@@ -535,8 +535,16 @@ class _DCE:
             c = self.consts.get(it[1].fn.id)
             return c is None or c.value is not range
         if isinstance(op, n.Call):
-            return not (self.drop_pure_calls and _is_pure_call(op, self.consts))
+            return not (self.drop_pure_calls and _is_pure_call(op, self.consts) or
+                        self.quiet_range(op))
         return False
+
+    def quiet_range(self, op: n.Call) -> bool:
+        """``range(5)`` of constant ints, left by a loop unrolled: it cannot raise."""
+        c = self.consts.get(op.fn.id)
+        return c is not None and c.value is range and not op.kwargs and not op.starred and \
+            0 < len(op.args) <= 3 and \
+            all(type(getattr(self.consts.get(a.id), "value", None)) is int for a in op.args)
 
     def mark(self, v: n.Value) -> None:
         if v.id not in self.live:

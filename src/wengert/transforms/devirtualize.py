@@ -67,10 +67,18 @@ def devirtualize(fn: n.Function, arg_types: Sequence[Any],
 
     def rewrite(op: n.Op) -> list[n.Op] | None:
         if isinstance(op, n.Call):
-            return _rewrite_namedtuple(op, consts) or _rewrite_construction(op, consts) or \
+            return _rewrite_mapping_kwargs(op, consts, defs, uses) or \
+                _rewrite_namedtuple(op, consts) or \
+                _rewrite_namedtuple_method(op, defs, types_.of) or \
+                _rewrite_construction(op, consts) or \
                 _rewrite_callable_object(op, consts, types_.of(op.fn)) or \
                 _rewrite_replace(op, consts, types_.of(op.args[0]) if op.args else None) or \
                 _rewrite_delete(op, consts, defs, [types_.of(a) for a in op.args])
+        if isinstance(op, n.GetAttr) and op.name in _NAMEDTUPLE_METHODS and \
+                is_namedtuple(types_.of(op.obj)) and \
+                (calls := _only_called(op, uses)) is not None and \
+                all(_namedtuple_call(c, types_.of(op.obj), op.name) for c in calls):
+            return []  # (each call becomes what it does, below)
         if isinstance(op, n.GetAttr):
             return _rewrite_super_attr(op, consts, uses, defs, types_.of, resolved) or \
                 _rewrite_attr(op, consts, uses, types_.of(op.obj), mapping)
@@ -271,6 +279,80 @@ def _rewrite_namedtuple(op: n.Call, consts: dict[int, n.Const]) -> list[n.Op] | 
     make = _const(runtime.make_namedtuple, "make_namedtuple", None, op.loc)
     call = n.Call(make.result, [op.fn, tup.result], [], op.results, loc=op.loc)
     return [*out, tup, make, call]
+
+
+def _rewrite_mapping_kwargs(op: n.Call, consts: dict[int, n.Const], defs: dict[int, n.Op],
+                            uses: dict[int, list[n.Op]]) -> list[n.Op] | None:
+    """``f(a, **{'k': v})``: a dict display of constant string keys, read by nothing else,
+    splatted into a call is the keyword arguments it spells, ``f(a, k=v)`` (a mapping
+    whose entries are known to nobody else but the call)."""
+    if not any(k is None for k, _ in op.kwargs):
+        return None
+    kwargs: list[tuple[str | None, n.Value]] = []
+    spelled = False
+    for k, v in op.kwargs:
+        made = defs.get(v.id)
+        if k is not None or not isinstance(made, n.BuildDict) or \
+                uses.get(v.id, []) != [op] or \
+                not all(key is not None and key.id in consts and
+                        type(consts[key.id].value) is str for key in made.keys):
+            kwargs.append((k, v))
+            continue
+        kwargs += [(consts[key.id].value, value)  # type: ignore[union-attr]
+                   for key, value in zip(made.keys, made.values)]
+        spelled = True
+    names = [k for k, _ in kwargs if k is not None]
+    if not spelled or len(set(names)) != len(names):
+        return None  # (nothing spelled out, or a repeated name: Python raises)
+    op.kwargs = kwargs
+    return [op]
+
+
+#: The methods of named tuples spelled out by :func:`_rewrite_namedtuple_method`.
+_NAMEDTUPLE_METHODS = ("_replace", "_asdict")
+
+
+def _namedtuple_call(op: n.Call, cls: Any, name: str) -> bool:
+    """Whether ``op`` calls the method ``name`` of named tuples of class ``cls`` as
+    :func:`_rewrite_namedtuple_method` spells out: no positional arguments, keywords that
+    name fields (``_replace``) or none (``_asdict``); else the method raises what it
+    raises."""
+    if name not in _NAMEDTUPLE_METHODS or not is_namedtuple(cls) or op.args or \
+            op.starred or any(k is None or k not in cls._fields for k, _ in op.kwargs):
+        return False
+    return name == "_replace" or not op.kwargs
+
+
+def _rewrite_namedtuple_method(op: n.Call, defs: dict[int, n.Op],
+                               type_of: Callable[[n.Value], Any]) -> list[n.Op] | None:
+    """``p._replace(x=a)`` and ``p._asdict()`` for a named tuple ``p`` of a known class: what
+    they do, spelled with its items (``make_namedtuple(Point, (a, p[1]))``, ``{'x': p[0],
+    'y': p[1]}``), where the library's own code (a loop popping a dict of changes) would
+    not differentiate."""
+    get = defs.get(op.fn.id)
+    if not isinstance(get, n.GetAttr) or \
+            not _namedtuple_call(op, cls := type_of(get.obj), get.name):
+        return None
+    fields, given = cls._fields, dict(op.kwargs)
+    out: list[n.Op] = []
+    items: list[n.Value] = []
+    for i, name in enumerate(fields):
+        if name in given:
+            items.append(given[name])
+            continue
+        index = _const(i, None, None, op.loc)
+        read = n.GetItem(get.obj, index.result, [n.Value()], loc=op.loc)
+        out += [index, read]
+        items.append(read.result)
+    if get.name == "_asdict":
+        keys = [_const(name, None, None, op.loc) for name in fields]
+        return [*out, *keys, n.BuildDict([k.result for k in keys], items, op.results,
+                                         loc=op.loc)]
+    tup = n.Build("tuple", items, [n.Value()], loc=op.loc)
+    kind = _const(cls, cls.__name__, cls, op.loc)
+    make = _const(runtime.make_namedtuple, "make_namedtuple", None, op.loc)
+    return [*out, tup, kind, make,
+            n.Call(make.result, [kind.result, tup.result], [], op.results, loc=op.loc)]
 
 
 def _rewrite_construction(op: n.Call, consts: dict[int, n.Const]) -> list[n.Op] | None:

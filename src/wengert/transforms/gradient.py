@@ -3,11 +3,12 @@ pullback's body, seeded. Ordinary IR, so the transforms differentiate it again."
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 from wengert import runtime
-from wengert.analysis.types import DictOf, ListOf
+from wengert.analysis.types import plain
 from wengert.ir import nodes as n
 
 
@@ -51,8 +52,9 @@ def grad_ir(vjp_ir: n.Function, wrt: tuple[int, ...], single: bool, seeded: bool
     shapes: dict[int, n.Value] = {}
     entry_ops: list[n.Op] = []
     for i in wrt:
-        if types_[i] in (list, dict) or isinstance(types_[i], (ListOf, DictOf)) or \
-                types_[i] is None:
+        kind = plain(types_[i])
+        if kind in (list, dict) or kind is None or \
+                isinstance(kind, type) and dataclasses.is_dataclass(kind):
             fc = n.Const(runtime.structure, [n.Value()], origin="structure")
             call = n.Call(fc.result, [body.args[i]], [], [n.Value(f"{body.args[i].hint}_shape")])
             entry_ops += [fc, call]

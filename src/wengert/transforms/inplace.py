@@ -133,13 +133,17 @@ def _function(fn: n.Function) -> None:
     region(fn.body)
     _nest_entries(fn)
     _pair_slices(fn)
+    _scatter_items(fn)
+    _carried_fields(fn)
+    _field_chains(fn)
 
 
 def _nest_entries(fn: n.Function) -> None:
     """``getitem_adjoint_owned(p, x, i, entry_adjoint_of_list(None, row, j, g))`` (the
     reverse of reading ``x[i][j]``, a float of a list of lists of floats) as one call,
     ``nested_entry_adjoint_owned(p, x, i, row, j, g)``, which adds ``g`` into the row's
-    adjoint itself where nothing else holds it."""
+    adjoint itself where nothing else holds it; with ``getitem_adjoint``,
+    ``nested_entry_adjoint`` (both lists made at once where ``p`` is zero)."""
     consts, defs, uses = index_values(fn)
 
     def called(op: n.Op | None, f: Any, nargs: int) -> bool:
@@ -151,20 +155,24 @@ def _nest_entries(fn: n.Function) -> None:
             op = r.ops[k]
             for sub in op.regions():
                 region(sub)
-            if called(op, runtime.getitem_adjoint_owned, 4) and \
+            owned = called(op, runtime.getitem_adjoint_owned, 4)
+            if (owned or called(op, runtime.getitem_adjoint, 4)) and \
                     uses.get(op.args[3].id) == 1 and \
                     called(e := defs.get(op.args[3].id), runtime.entry_adjoint_of_list, 4) and \
                     consts.get(e.args[0].id, 0) is None:
-                const = n.Const(runtime.nested_entry_adjoint_owned, [n.Value(hint=None)],
-                                loc=op.loc)
+                const = n.Const(runtime.nested_entry_adjoint_owned if owned else
+                                runtime.nested_entry_adjoint, [n.Value(hint=None)], loc=op.loc)
                 r.ops.insert(k, const)
                 consts[const.result.id] = const.value
                 op.fn = const.result
                 op.args = [*op.args[:3], *e.args[1:]]
+                dead.add(id(e))  # (read by nothing now)
                 k += 1
             k += 1
 
+    dead: set[int] = set()
     region(fn.body)
+    _drop(fn, dead)
 
 
 def _calls(op: n.Op | None, consts: dict[int, object], fs: tuple[Any, ...], nargs: int
@@ -230,6 +238,218 @@ def _pair_slices(fn: n.Function) -> None:
     for r, op, const in new_ops:
         r.ops.insert(r.ops.index(op), const)
         op.fn = const.result
+    _drop(fn, dead)
+
+
+def _scatter_items(fn: n.Function) -> None:
+    """``getitem_adjoint_owned(p, x, s, reversed_adjoint(items, seen))`` (the reverse of a
+    loop over ``seen = x[s]``, a slice of a list: its items' adjoints, collected last first,
+    reversed and added into ``x``'s adjoint) as one call, ``items_adjoint_owned(p, x, s,
+    items, seen)``, which adds each item's adjoint at its place, into the lists ``p`` holds
+    where nothing else holds them (``for row in m[1:]``: no new list per row)."""
+    consts, defs, uses = index_values(fn)
+    none = [v for v, c in consts.items() if c is None]
+    dead: set[int] = set()
+    new_ops: list[tuple[n.Region, n.Call, n.Const]] = []
+
+    def region(r: n.Region) -> None:
+        for op in r.ops:
+            for sub in op.regions():
+                region(sub)
+            owned = _calls(op, consts, (runtime.getitem_adjoint_owned,), 4)
+            if not owned and not (_calls(op, consts, (runtime.getitem_adjoint,), 4) and
+                                  op.args[0].id in none):
+                continue
+            items = defs.get(op.args[3].id)
+            if uses.get(op.args[3].id) != 1 or \
+                    not _calls(items, consts, (runtime.reversed_adjoint,), 2):
+                continue
+            const = n.Const(runtime.items_adjoint_owned, [n.Value(hint=None)], loc=op.loc)
+            new_ops.append((r, op, const))
+            dead.add(id(items))
+            op.args = [*op.args[:3], *items.args]
+
+    region(fn.body)
+    for r, op, const in new_ops:
+        r.ops.insert(r.ops.index(op), const)
+        op.fn = const.result
+    _drop(fn, dead)
+
+
+def _carried_fields(fn: n.Function) -> None:
+    """A loop carrying the adjoint of an object that each iteration makes anew (``p =
+    Particle(p.x + dt * v, v)``) carries its fields' adjoints instead: where the body reads
+    the carried adjoint only as ``field_adjoint(a, 'x')`` (the constructor's reverse) and
+    yields ``getattr_adjoint_owned(getattr_adjoint(None, p, 'x', gx), p, 'v', gv)`` (the
+    reverse of the previous object's field reads), and the loop's result is read only as
+    fields, the loop carries ``gx`` and ``gv`` themselves: no adjoint object made and taken
+    apart per iteration, and no call."""
+    consts, defs, _ = index_values(fn)
+    users: dict[int, list[n.Op]] = {}
+    for op in n.walk(fn.body):
+        vals = op.operands()
+        if isinstance(op, n.MakeFunction):
+            vals = vals + free_uses(op.func.body)
+        for v in vals:
+            users.setdefault(v.id, []).append(op)
+
+    def field_reads(v: n.Value) -> list[tuple[n.Call, str]] | None:
+        """``field_adjoint(v, name)`` calls, if that is all that reads ``v``."""
+        out = []
+        for op in users.get(v.id, []):
+            if not _calls(op, consts, (runtime.field_adjoint,), 2) or \
+                    op.args[0] is not v or type(consts.get(op.args[1].id)) is not str:
+                return None
+            out.append((op, consts[op.args[1].id]))
+        return out  # type: ignore[return-value]
+
+    def chain(v: n.Value) -> tuple[dict[str, n.Value], list[n.Op]] | None:
+        """The fields' adjoints of ``v``, a chain of ``getattr_adjoint`` calls of distinct
+        names on one object from zero, each link read by the next alone."""
+        parts: dict[str, n.Value] = {}
+        ops: list[n.Op] = []
+        obj = None
+        while consts.get(v.id, 0) is not None:
+            d = defs.get(v.id)
+            if not _calls(d, consts, (runtime.getattr_adjoint, runtime.getattr_adjoint_owned),
+                          4) or (ops and len(users.get(v.id, [])) != 1):
+                return None
+            name = consts.get(d.args[2].id)
+            if type(name) is not str or name in parts or \
+                    obj is not None and d.args[1] is not obj:
+                return None
+            obj = d.args[1]
+            parts[name] = d.args[3]
+            ops.append(d)
+            v = d.args[0]
+        return parts, ops
+
+    for loop in [op for op in n.walk(fn.body) if isinstance(op, n.For)]:
+        if loop.exit_flags:
+            continue
+        region = next((r for op in [None, *n.walk(fn.body)]
+                       for r in ([fn.body] if op is None else op.regions())
+                       if loop in r.ops), None)
+        if region is None:
+            continue
+        j = 0
+        while j < len(loop.carried_args):
+            if _scalarise(loop, j, region, consts, users, field_reads, chain):
+                continue  # (the carried values shifted down: look at ``j`` again)
+            j += 1
+
+
+def _field_chains(fn: n.Function) -> None:
+    """``getattr_adjoint_owned(getattr_adjoint(None, b, 'm', gm), b, 'v', gv)`` (the reverse
+    of reading several fields of one object: one adjoint object made and added into per
+    read) as one call, ``fields_adjoint(b, ('m', 'v'), gm, gv)``."""
+    consts, defs, uses = index_values(fn)
+    getters = (runtime.getattr_adjoint, runtime.getattr_adjoint_owned)
+    inner: set[int] = set()  # links of a chain read by the next link alone
+    for op in n.walk(fn.body):
+        if _calls(op, consts, getters, 4) and uses.get(op.args[0].id) == 1 and \
+                _calls(defs.get(op.args[0].id), consts, getters, 4):
+            inner.add(op.args[0].id)
+    dead: set[int] = set()
+    for r in [fn.body, *(sub for op in n.walk(fn.body) for sub in op.regions())]:
+        for op in list(r.ops):
+            if not _calls(op, consts, getters, 4) or op.result.id in inner:
+                continue
+            links = [op]
+            while links[-1].args[0].id in inner:
+                links.append(defs[links[-1].args[0].id])  # type: ignore[arg-type]
+            links.reverse()
+            names = [consts.get(link.args[2].id) for link in links]
+            first = links[0]
+            if len(links) < 2 or consts.get(first.args[0].id, 0) is not None or \
+                    any(type(k) is not str for k in names) or len(set(names)) != len(names) \
+                    or any(link.args[1] is not first.args[1] for link in links) or \
+                    any(link not in r.ops for link in links):
+                continue
+            const = n.Const(runtime.fields_adjoint, [n.Value(hint=None)], loc=op.loc)
+            keys = n.Const(tuple(names), [n.Value(hint=None)], loc=op.loc)
+            r.ops[r.ops.index(op):r.ops.index(op)] = [const, keys]
+            op.fn = const.result
+            op.args = [first.args[1], keys.result, *(link.args[3] for link in links)]
+            dead.update(id(link) for link in links[:-1])
+    _drop(fn, dead)
+
+
+def _scalarise(loop: n.For, j: int, region: n.Region, consts: dict[int, object],
+               users: dict[int, list[n.Op]],
+               field_reads: Callable[[n.Value], list[tuple[n.Call, str]] | None],
+               chain: Callable[[n.Value], tuple[dict[str, n.Value], list[n.Op]] | None]
+               ) -> bool:
+    """:func:`_carried_fields` for the ``j``-th value ``loop`` carries; whether it was."""
+    body, term = loop.body, loop.body.terminator
+    a, init, res = loop.carried_args[j], loop.inits[j], loop.results[j]
+    y = term.values[j]  # type: ignore[attr-defined]
+    reads_a, reads_r = field_reads(a), field_reads(res)
+    made = chain(y)
+    if not reads_a or reads_r is None or made is None or users.get(y.id) != [term] or \
+            any(o not in body.ops for o in made[1]) or \
+            any(o not in body.ops for o, _ in reads_a) or \
+            any(o not in region.ops for o, _ in reads_r) or \
+            sum(v is init for v in loop.inits) != 1:
+        return False
+    parts, links = made
+    names = list(dict.fromkeys([*(k for _, k in reads_a), *(k for _, k in reads_r)]))
+    at = region.ops.index(loop)
+    before: list[n.Op] = []
+    start = chain(init) if users.get(init.id) == [loop] else None
+    if consts.get(init.id, 0) is None:
+        start = ({}, [])
+
+    def none(ops: list[n.Op]) -> n.Value:
+        c = n.Const(None, [n.Value()], loc=loop.loc)
+        ops.append(c)
+        return c.result
+
+    inits: list[n.Value] = []
+    for name in names:
+        if start is not None:
+            inits.append(start[0][name] if name in start[0] else none(before))
+        else:
+            c = n.Const(name, [n.Value()], loc=loop.loc)
+            f = n.Const(runtime.field_adjoint, [n.Value()], loc=loop.loc)
+            call = n.Call(f.result, [init, c.result], [], [n.Value()], loc=loop.loc)
+            before += [c, f, call]
+            inits.append(call.result)
+    hint = a.hint[:-4] if a.hint and a.hint.endswith("_bar") else None
+    args = [n.Value(f"{hint}_{k}_bar" if hint else None) for k in names]
+    results = [n.Value(f"{hint}_{k}_bar" if hint else None) for k in names]
+    tail: list[n.Op] = []
+    yields = [parts[k] if k in parts else none(tail) for k in names]
+    # The carried object's adjoint out, its fields' in.
+    mapping: dict[int, n.Value] = {}
+    for op, k in reads_a:
+        mapping[op.result.id] = args[names.index(k)]
+    for op, k in reads_r:
+        mapping[op.result.id] = results[names.index(k)]
+    dead = {id(o) for o, _ in reads_a} | {id(o) for o, _ in reads_r} | \
+        {id(o) for o in links}
+    body.ops = [o for o in body.ops if id(o) not in dead]
+    body.ops[-1:-1] = tail
+    region.ops = [o for o in region.ops if id(o) not in dead]
+    if start is not None and start[1]:
+        gone = {id(o) for o in start[1]}
+        region.ops = [o for o in region.ops if id(o) not in gone]
+    at = region.ops.index(loop)
+    region.ops[at:at] = before
+    k = 1 + j  # (body.args: the item first)
+    body.args[k:k + 1] = args
+    loop.inits[j:j + 1] = inits
+    loop.results[j:j + 1] = results
+    term.values[j:j + 1] = yields  # type: ignore[attr-defined]
+    for region_ in [body, region]:
+        substitute(region_, mapping)
+    for old, new in mapping.items():
+        users[new.id] = users.pop(old, [])
+    return True
+
+
+def _drop(fn: n.Function, dead: set[int]) -> None:
+    """Remove the ops whose ``id`` is in ``dead`` (fused into another) from ``fn``."""
     if dead:
         for r in [fn.body, *(sub for op in n.walk(fn.body) for sub in op.regions())]:
             r.ops = [op for op in r.ops if id(op) not in dead]

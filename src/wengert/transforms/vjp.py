@@ -56,11 +56,16 @@ from wengert.transforms.base import (
     NO_TANGENT,
     Linker,
     Transform,
+    is_c_type,
 )
 from wengert.transforms.cleanup import cleanup
 from wengert.transforms.iteration import index_extremes, index_float_iterations
 from wengert.transforms.nested_grad import check_second_order_only
-from wengert.transforms.vjp_containers import ReverseContainers
+from wengert.transforms.vjp_containers import (
+    ReverseContainers,
+    own_field_containers,
+    write_targets,
+)
 from wengert.transforms.vjp_control import ReverseControlFlow
 from wengert.transforms.vjp_records import LoopRecords
 from wengert.transforms.vjp_scope import Action, Scope, _bar, _no_adjoint
@@ -116,9 +121,16 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         """Loops over active lists of floats read their items by index
         (:func:`~wengert.transforms.iteration.index_float_iterations`), as do ``max`` and
         ``min`` of one (:func:`~wengert.transforms.iteration.index_extremes`): each item's
-        adjoint is added into the list's where it is read."""
+        adjoint is added into the list's where it is read. A list or dict in a field of an
+        object the function makes, written into, is read once per value the field is given
+        (:func:`~wengert.transforms.vjp_containers.own_field_containers`): those reads are
+        not :meth:`borrowed`."""
+        written = self.linker.written_params if self.linker is not None else None
+        #: Reads of a field's list that stand for every read of it (not borrowed).
+        self.field_lists = own_field_containers(self.fn, self.types.of, written)
         loops = index_float_iterations(self.fn, self.types, self.act.is_active)
-        return index_extremes(self.fn, self.types, self.act.is_active) | loops
+        return index_extremes(self.fn, self.types, self.act.is_active) | loops | \
+            bool(self.field_lists)
 
     def _places(self, region: n.Region, loops: tuple[int, ...]) -> None:
         for op in region.ops:
@@ -160,31 +172,20 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         """
         self.loop_items = {op.body.args[0].id for op in n.walk(self.fn.body)
                            if isinstance(op, n.For)}
+        written = self.linker.written_params if self.linker is not None else None
         for op in n.walk(self.fn.body):
-            targets: list[n.Value] = []
-            if isinstance(op, (n.SetItem, n.SetAttr)):
-                targets = [op.obj]
-            elif isinstance(op, n.Call):
-                m = self.defs.get(op.fn.id)
-                c = self.consts.get(op.fn.id)
-                if isinstance(m, n.GetAttr) and m.name in MUTATING_METHODS:
-                    targets = [m.obj]
-                elif c is not None and hashable(c.value) and c.value in INPLACE and \
-                        op.args and self.type_of(op.args[0]) not in (None, *IMMUTABLE):
-                    targets = [op.args[0]]
-                elif c is not None and isinstance(c.value, types.FunctionType) and \
-                        self.linker is not None and registry.lookup(c.value) is None:
-                    check_second_order_only(c.value, op)  # (its own message, not a write's)
-                    written = self.linker.written_params(c.value)
-                    targets = [a for i, a in enumerate(op.args) if i in written]
-            for target in targets:
+            c = self.consts.get(op.fn.id) if isinstance(op, n.Call) else None
+            if c is not None and isinstance(c.value, types.FunctionType) and \
+                    written is not None and registry.lookup(c.value) is None:
+                check_second_order_only(c.value, op)  # (its own message, not a write's)
+            for target in write_targets(op, self.defs, self.type_of, written):
                 if self.borrowed(target):
                     raise _borrowed_error(op.loc)
 
     def borrowed(self, v: n.Value) -> bool:
         """Whether ``v`` is an active object read out of a container or another object:
         its adjoint is kept apart from that container's, so writes into it are lost."""
-        if not self.active(v) or self.type_of(v) in IMMUTABLE:
+        if not self.active(v) or self.type_of(v) in IMMUTABLE or v.id in self.field_lists:
             return False
         src = self.defs.get(v.id)
         if isinstance(src, n.GetItem) and self.type_of(src.index) is slice and \
@@ -215,6 +216,10 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
                     changes.append((op.obj.id, order, enclosing, op))
                 elif isinstance(op, n.SetAttr):
                     stores.append((op.value.id, order, enclosing))
+                elif isinstance(op, n.Call) and self.constructs(op):
+                    # A user class's constructor keeps its arguments (a dataclass's fields).
+                    stores.extend((v.id, order, enclosing)
+                                  for v in [*op.args, *(v for _, v in op.kwargs)])
                 elif isinstance(op, n.Call) and len(op.args) == 1:
                     m = self.defs.get(op.fn.id)
                     if isinstance(m, n.GetAttr) and m.name == "append":
@@ -245,6 +250,16 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
                         "stored one as it was when stored", op.loc,
                         hint="fill the list first and store it afterwards, or store a copy "
                              "(list(xs))")
+
+    def constructs(self, op: n.Call) -> bool:
+        """Whether ``op`` calls a class whose Python ``__init__`` or ``__new__`` may keep
+        what it is given (a dataclass's fields, a named tuple's items); a class written in
+        C (``deque(xs)``) copies."""
+        c = self.consts.get(op.fn.id)
+        if c is None or not isinstance(c.value, type) or is_c_type(c.value):
+            return False
+        return isinstance(c.value.__init__, types.FunctionType) or \
+            isinstance(c.value.__new__, types.FunctionType)
 
     def type_of_id(self, vid: int) -> type | None:
         return self.types.by_id.get(vid)

@@ -5,29 +5,288 @@ displays, unpacking, and the list methods reverse mode differentiates itself (``
 An adjoint of a container is a new container per update (never mutated in place here:
 ``transforms/inplace.py`` turns updates of adjoints nothing else holds into in-place ones);
 the entries of a dict parameter read under constant keys get scalar adjoints of their own
-(:meth:`ReverseContainers.entry_slot`).
+(:meth:`ReverseContainers.entry_slot`). Before the walk, the reads of a list or dict
+held in a field of an object the function makes and keeps become one read per value the
+field is given (:func:`own_field_containers`), so writes into it are writes into a list
+of the function's own.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import operator
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy
 
 from wengert import runtime
+from wengert.analysis.activity import MUTATING_METHODS
 from wengert.diagnostics import NonDifferentiableError, SourceLoc
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
-from wengert.objects import plain_class
-from wengert.rules import shapes
-from wengert.transforms.base import DECLINED, FLOATS
+from wengert.ir.clone import substitute
+from wengert.ir.uses import free_uses
+from wengert.objects import attribute_kind, hashable, plain_class
+from wengert.rules import registry, shapes
+from wengert.transforms.base import DECLINED, FLOATS, IMMUTABLE, INPLACE
 from wengert.transforms.devirtualize import check_stored_attribute, checked_attribute
 from wengert.transforms.vjp_scope import Action, Scope, _bar
 
 #: The key of a field's scalar adjoint among an object's slots (a dict's are its keys).
 FIELD = "field"
+
+#: Calls that make a new list or dict (a field's own, when stored there and nowhere else).
+_FRESH_CONTAINERS = (list, dict)
+
+#: Helpers of generated pullbacks that read only the structure of the object at a position
+#: (the adjoint of a field read, in a gradient differentiated again): they neither keep it
+#: nor give it an adjoint.
+_STRUCTURE_READERS = ((runtime.getattr_adjoint, 1), (runtime.getattr_adjoint_owned, 1),
+                      (runtime.nonzero, 1))
+
+
+def write_targets(op: n.Op, defs: Mapping[int, n.Op], type_of: Callable[[n.Value], Any],
+                  written: Callable[[Any], Any] | None) -> list[n.Value]:
+    """The objects ``op`` writes into, under every spelling: ``x[k] = v``, ``x.a = v``, a
+    mutating method, an in-place operator on a mutable object, a call of a user function
+    that writes into the arguments it is given (``written``: the parameters it may write
+    into)."""
+    if isinstance(op, (n.SetItem, n.SetAttr)):
+        return [op.obj]
+    if not isinstance(op, n.Call):
+        return []
+    d = defs.get(op.fn.id)
+    if isinstance(d, n.GetAttr) and d.name in MUTATING_METHODS:
+        return [d.obj]
+    if not isinstance(d, n.Const) or not hashable(d.value):
+        return []
+    if d.value in INPLACE and op.args and type_of(op.args[0]) not in (None, *IMMUTABLE):
+        return [op.args[0]]
+    if isinstance(d.value, types.FunctionType) and written is not None and \
+            registry.lookup(d.value) is None:
+        into = written(d.value)
+        return [a for i, a in enumerate(op.args) if i in into]
+    return []
+
+
+def own_field_containers(fn: n.Function, type_of: Callable[[n.Value], Any],
+                         written: Callable[[Any], Any] | None) -> set[int]:
+    """Make the reads ``p.f`` of a list or dict some of which the function writes into
+    (``p.hist.append(x)``, ``p.items[i] = v``, in loops, in inlined methods) reads of one
+    value per assignment of the field: ``L = p.f`` right after the constructor or the
+    ``p.f = [...]`` that gave the field its list; return the ids of those reads.
+
+    Each read of a field has an adjoint of its own, added into the object's where it was
+    read; a write into one would miss what later reads of the same list hold (hence
+    :meth:`~wengert.transforms.vjp.VJP.borrowed`). Read once, the list is one value, as
+    if the function held it in a variable, and its adjoint is one adjoint. That is only
+    so where nothing else can reach the list or the object, so a field is rewritten only
+    when all of these hold (else nothing changes, and the write stays refused):
+
+    * ``p`` is made here (a dataclass constructor with its generated ``__init__``, or
+      ``object.__new__`` with an inlined ``__init__``), its class leaves attribute access
+      to Python, and the function only reads and assigns its fields: never passes it on,
+      stores, returns or captures it (a pullback given ``p``'s adjoint whole would give
+      the field's part to the list only where the list was stored, after undoing the
+      writes into it);
+    * every read of ``p.f`` is reached by one assignment of the field, found by looking
+      back through the structured control flow (not one inside a branch or a later loop
+      iteration);
+    * each such assignment stores a new list or dict that nothing else holds: a display,
+      ``list(...)``/``dict(...)`` used there only, or a dataclass ``default_factory`` of
+      ``list``/``dict`` (a caller's list stored in the field is also the caller's, whose
+      reads the field's adjoint would not see).
+    """
+    where: dict[int, tuple[n.Region, n.Op | None]] = {}
+    defs: dict[int, n.Op] = {}
+    uses: dict[int, list[n.Op]] = {}
+
+    def visit(region: n.Region, owner: n.Op | None) -> None:
+        for op in region.ops:
+            where[id(op)] = (region, owner)
+            for r in op.results:
+                defs[r.id] = op
+            operands = op.operands()
+            if isinstance(op, n.MakeFunction):
+                operands = operands + free_uses(op.func.body)
+            for v in operands:
+                uses.setdefault(v.id, []).append(op)
+            if not isinstance(op, n.MakeFunction):
+                for r in op.regions():
+                    visit(r, op)
+
+    visit(fn.body, None)
+    fields: dict[tuple[int, str], n.Value] = {}  # (object id, field) -> the object
+    for op in list(n.walk_local(fn.body)):
+        # (A callee's writes are summarised only where it is given a field's value.)
+        given_field = isinstance(op, n.Call) and \
+            any(isinstance(defs.get(a.id), n.GetAttr) for a in op.args)
+        for t in write_targets(op, defs, type_of, written if given_field else None):
+            read = defs.get(t.id)
+            if isinstance(read, n.GetAttr) and type_of(read.result) not in IMMUTABLE:
+                fields.setdefault((read.obj.id, read.name), read.obj)
+    owned: set[int] = set()
+    mapping: dict[int, n.Value] = {}
+    for (_, name), obj in fields.items():
+        plan = _field_reads(obj, name, defs, uses, where)
+        if plan is None:
+            continue
+        for assign, reads in plan:
+            region, _ = where[id(assign)]
+            canonical = n.GetAttr(obj, name, [n.Value(f"{obj.hint}_{name}" if obj.hint
+                                                      else name)], loc=assign.loc)
+            region.ops.insert(region.ops.index(assign) + 1, canonical)
+            owned.add(canonical.result.id)
+            for read in reads:
+                mapping[read.result.id] = canonical.result
+                read_region, _ = where[id(read)]
+                read_region.ops.remove(read)
+    substitute(fn.body, mapping)
+    return owned
+
+
+def _field_reads(obj: n.Value, name: str, defs: Mapping[int, n.Op],
+                 uses: Mapping[int, list[n.Op]],
+                 where: Mapping[int, tuple[n.Region, n.Op | None]]
+                 ) -> list[tuple[n.Op, list[n.GetAttr]]] | None:
+    """For the field ``name`` of the object ``obj``: each assignment of a new container
+    to it and the reads it reaches (see :func:`own_field_containers`), or ``None`` where
+    that is not known of every read."""
+    made = defs.get(obj.id)
+    cls = _made_class(made, defs)
+    if cls is None or made is None:
+        return None
+    reads: list[n.GetAttr] = []
+    assigns: list[n.Op] = [made]
+    for use in uses.get(obj.id, []):
+        if isinstance(use, n.GetAttr) and attribute_kind(cls, use.name) == "field":
+            if use.name == name:
+                reads.append(use)
+        elif isinstance(use, n.SetAttr) and use.obj is obj and use.value is not obj and \
+                attribute_kind(cls, use.name) == "field":
+            if use.name == name:
+                assigns.append(use)
+        elif use is not made and not _reads_structure(use, obj, defs):
+            return None  # passed on, stored, returned, captured: seen whole elsewhere
+    # The ops holding an assignment somewhere inside them (a branch, a loop).
+    holding: set[int] = set()
+    for a in assigns:
+        owner = where[id(a)][1]
+        while owner is not None:
+            holding.add(id(owner))
+            owner = where[id(owner)][1]
+    ids = {id(a) for a in assigns}
+    plan: dict[int, tuple[n.Op, list[n.GetAttr]]] = {}
+    for read in reads:
+        assign = _reaching(read, ids, holding, where)
+        if assign is None or not _fresh(assign, name, cls, defs, uses, where):
+            return None
+        plan.setdefault(id(assign), (assign, []))[1].append(read)
+    return list(plan.values())
+
+
+def _made_class(made: n.Op | None, defs: Mapping[int, n.Op]) -> type | None:
+    """The class of the object ``made`` makes, if it is a constructor whose effect on the
+    fields is known (a dataclass's generated ``__init__``, or ``object.__new__`` that an
+    inlined ``__init__`` follows) of a class leaving attribute access to Python."""
+    if not isinstance(made, n.Call) or made.starred:
+        return None
+    fn = _const(made.fn, defs)
+    if fn is object.__new__ and len(made.args) == 1 and not made.kwargs:
+        cls = _const(made.args[0], defs)
+    else:
+        cls = fn
+        if not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__") or \
+                getattr(getattr(cls, "__init__", None), "__code__", None) is None or \
+                cls.__init__.__code__.co_filename != "<string>":
+            return None
+    if not isinstance(cls, type) or not plain_class(cls) or \
+            cls.__setattr__ is not object.__setattr__ or \
+            cls.__delattr__ is not object.__delattr__:
+        return None
+    return cls
+
+
+def _reads_structure(op: n.Op, obj: n.Value, defs: Mapping[int, n.Op]) -> bool:
+    """Whether ``op`` is a call reading only the structure of ``obj``
+    (:data:`_STRUCTURE_READERS`)."""
+    if not isinstance(op, n.Call) or op.kwargs or op.starred:
+        return False
+    fn = _const(op.fn, defs)
+    at = [k for k, a in enumerate(op.args) if a is obj]
+    return bool(at) and any(fn is f and at == [k] for f, k in _STRUCTURE_READERS)
+
+
+def _const(v: n.Value, defs: Mapping[int, n.Op]) -> Any:
+    """What the value ``v`` is, where a ``Const`` defines it (``None`` otherwise)."""
+    d = defs.get(v.id)
+    return d.value if isinstance(d, n.Const) else None
+
+
+def _fresh(assign: n.Op, name: str, cls: type, defs: Mapping[int, n.Op],
+           uses: Mapping[int, list[n.Op]],
+           where: Mapping[int, tuple[n.Region, n.Op | None]]) -> bool:
+    """Whether ``assign`` (a constructor, or ``p.name = v``) gives the field ``name`` a new
+    list or dict that nothing else holds."""
+    if isinstance(assign, n.SetAttr):
+        value = assign.value
+    else:
+        if not isinstance(assign, n.Call) or _const(assign.fn, defs) is object.__new__:
+            return False  # (an inlined ``__init__`` assigns the fields after it)
+        fields = dataclasses.fields(cls)
+        init = [f for f in fields if f.init]
+        if len(assign.args) > len(init):
+            return False
+        given = dict(zip((f.name for f in init), assign.args))
+        for key, v in assign.kwargs:
+            if key is None:
+                return False
+            given[key] = v
+        field = next((f for f in fields if f.name == name), None)
+        if field is None:
+            return False
+        if name not in given:
+            # The generated ``__init__`` calls the factory: a list or dict of its own.
+            return any(field.default_factory is c for c in _FRESH_CONTAINERS)
+        value = given[name]
+    if sum(v is value for v in assign.operands()) != 1:
+        return False
+    region = where[id(assign)][0]
+    before = region.ops[:region.ops.index(assign)]
+    for holder in uses.get(value.id, []):
+        # Its length taken before it is stored (``list(xs)``'s rule does), or its structure
+        # read by a pullback differentiated again, keeps nothing.
+        if holder is not assign and not _reads_structure(holder, value, defs) and \
+                not (holder in before and isinstance(holder, n.Call) and
+                     _const(holder.fn, defs) is len):
+            return False
+    d = defs.get(value.id)
+    if isinstance(d, n.Build):
+        return d.kind == "list"
+    if isinstance(d, n.BuildDict):
+        return True
+    return isinstance(d, n.Call) and any(_const(d.fn, defs) is c for c in _FRESH_CONTAINERS)
+
+
+def _reaching(read: n.Op, assigns: set[int], holding: set[int],
+              where: Mapping[int, tuple[n.Region, n.Op | None]]) -> n.Op | None:
+    """The assignment whose value ``read`` reads on every run: the nearest one before it,
+    looking back through the enclosing regions; ``None`` where an op before it may assign
+    the field (a branch holding an assignment, a loop around the read that assigns it
+    later in its body, for the next iteration)."""
+    cur = read
+    while True:
+        region, owner = where[id(cur)]
+        for op in reversed(region.ops[:region.ops.index(cur)]):
+            if id(op) in assigns:
+                return op
+            if id(op) in holding:
+                return None
+        if owner is None or isinstance(owner, (n.For, n.While)) and id(owner) in holding:
+            return None
+        cur = owner
 
 
 class ReverseContainers:

@@ -1,0 +1,110 @@
+"""Callees known only at run time (``driver/dispatch.py``) in derivatives of the second
+order: a callee that writes into none of its arguments has its forward run again by its
+pullback; one that writes into them is refused, never differentiated wrongly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wengert
+from wengert.testing import check_grads
+
+
+class Det:
+    def __call__(self, m):
+        if len(m) == 1:
+            return m[0][0]
+        t = 0.0
+        for j in range(len(m)):
+            minor = [r[:j] + r[j + 1:] for r in m[1:]]
+            t += (-1.0) ** j * m[0][j] * self(minor)
+        return t
+
+
+class DoublingDet:
+    """As :class:`Det`, but doubling the first row of the matrix it is given first."""
+
+    def __call__(self, m):
+        if len(m) == 1:
+            return m[0][0]
+        m[0] = [2.0 * m[0][k] for k in range(len(m))]
+        t = 0.0
+        for j in range(len(m)):
+            minor = [r[:j] + r[j + 1:] for r in m[1:]]
+            t += (-1.0) ** j * m[0][j] * self(minor)
+        return t
+
+
+class Expansion:
+    """Cofactor expansion along the first row, then the first column, and so on: two
+    methods calling each other through ``self``."""
+
+    def rows(self, m):
+        if len(m) == 1:
+            return m[0][0]
+        total = 0.0
+        for j in range(len(m)):
+            total += (-1.0) ** j * m[0][j] * self.columns([r[:j] + r[j + 1:] for r in m[1:]])
+        return total
+
+    def columns(self, m):
+        if len(m) == 1:
+            return m[0][0]
+        total = 0.0
+        for i in range(len(m)):
+            total += (-1.0) ** i * m[i][0] * self.rows([r[1:] for r in m[:i] + m[i + 1:]])
+        return total
+
+
+def matrix(x, y):
+    return [[x, y, 1.0], [y * y, x, 2.0], [0.5, x * y, 3.0]]
+
+
+def callable_rec(x, y):
+    return Det()(matrix(x, y))
+
+
+def doubling_rec(x, y):
+    return DoublingDet()(matrix(x, y))
+
+
+def mutual_rec(x, y):
+    return Expansion().rows(matrix(x, y))
+
+
+def passed_in(x, fs):
+    return fs[0](matrix(x, 2.0 * x))
+
+
+def det3(x, y):
+    """The same determinant, written out."""
+    (a, b, c), (d, e, f), (g, h, k) = matrix(x, y)
+    return a * (e * k - f * h) - b * (d * k - f * g) + c * (d * h - e * g)
+
+
+def test_a_callable_object_recursing_on_itself_differentiates_to_the_second_order():
+    # Its ``self(minor)`` was an unknown callee that may write into anything, and its running
+    # sum ``t += ...`` one alias of ``m[0][0]`` it returns in the other branch: it was
+    # refused as writing into its arguments.
+    check_grads(callable_rec, (0.7, 1.3), modes=("rev", "fwd"), order=2)
+    np.testing.assert_allclose(wengert.hessian(callable_rec, argnums=(0, 1))(0.7, 1.3),
+                               wengert.hessian(det3, argnums=(0, 1))(0.7, 1.3), atol=1e-12)
+    # Passed in: the object itself is the callee dispatched (its class summarised).
+    check_grads(passed_in, (0.7, [Det()]), modes=("rev", "fwd"), argnums=0, order=2)
+    # One that really writes into its argument: right to the first order, refused at the
+    # second (its pullback runs it again on the matrix it changed).
+    check_grads(doubling_rec, (0.7, 1.3), modes=("rev", "fwd"))
+    for second in (wengert.hessian, lambda f: wengert.grad(wengert.grad(f))):
+        with pytest.raises(wengert.NonDifferentiableError,
+                           match="DoublingDet.__call__ writes into its arguments") as info:
+            second(doubling_rec)(0.7, 1.3)
+        assert info.value.loc is not None and info.value.loc.filename == __file__
+
+
+def test_methods_recursing_through_each_other_differentiate_to_the_second_order():
+    # ``self.columns(...)`` and ``self.rows(...)``: each summarised for the class, the other
+    # assumed to write nothing until its body says otherwise.
+    check_grads(mutual_rec, (0.7, 1.3), modes=("rev", "fwd"), order=2)
+    np.testing.assert_allclose(wengert.hessian(mutual_rec, argnums=(0, 1))(0.7, 1.3),
+                               wengert.hessian(det3, argnums=(0, 1))(0.7, 1.3), atol=1e-12)
