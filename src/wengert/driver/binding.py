@@ -60,6 +60,8 @@ def arg_type(a: Any) -> Any:
     list of floats, ``DictOf(float)`` for a dict of floats, ``ArrayOf`` for a NumPy array
     (checked on each call: the specialised code relies on it)."""
     t = type(a)
+    if t in _SCALARS:
+        return t
     if t is numpy.ndarray:
         # Entries of a numeric dtype (``a[i]`` is a ``numpy.float64``), by shape (which
         # :func:`shaped` keeps to a few per function).
@@ -240,15 +242,16 @@ def shapes_of(args: tuple, types: tuple[Any, ...] = (), first: int = 0,
     :func:`arg_type` of the arguments from ``first`` on, if known; ``wrt``: the arguments
     whose cotangents are wanted (``None``: all); ``written``: the arguments the function
     may write into (``None``: unknown, every container is copied)."""
+    lists = {k + first for k, t in enumerate(types) if t is LIST_OF_FLOAT} if types else ()
     for k, a in enumerate(args):
-        if written is None and isinstance(a, (list, dict)) or \
+        if written is None and isinstance(a, (list, dict)) or k in lists or \
                 written is not None and k in written and \
                 (isinstance(a, (list, dict)) or dataclasses.is_dataclass(a) and
                  not isinstance(a, type)):
-            return tuple(a if wrt is not None and k not in wrt or
-                         written is not None and k not in written else
-                         FloatItems(len(a)) if 0 <= k - first < len(types) and
-                         types[k - first] is LIST_OF_FLOAT else structure(a)
+            # (a list of floats is its length: its cotangent is checked in C, see ``finish``)
+            return tuple(a if wrt is not None and k not in wrt else
+                         FloatItems(len(a)) if k in lists else
+                         a if written is not None and k not in written else structure(a)
                          for k, a in enumerate(args))
     return args
 
