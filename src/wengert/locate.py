@@ -5,7 +5,10 @@ through it, and the rule form reads the partial derivatives it is given."""
 from __future__ import annotations
 
 import ast
+import functools
 import linecache
+import os
+import sysconfig
 import types
 
 _PARSED: dict[str, tuple[str, ast.Module]] = {}
@@ -63,3 +66,14 @@ def _match_lambda(cands: list[ast.Lambda], code: types.CodeType) -> list[ast.Lam
                                             for col in cols):
             return [c]
     return same
+
+
+@functools.lru_cache(maxsize=512)
+def in_standard_library(filename: str) -> bool:
+    """Whether ``filename`` is a module of Python's standard library (not an installed
+    package): code there is not the user's to change, so errors in it are reported at the
+    user's call."""
+    paths = sysconfig.get_paths()
+    path = os.path.realpath(filename)
+    return path.startswith(os.path.realpath(paths["stdlib"]) + os.sep) and \
+        not path.startswith(os.path.realpath(paths["purelib"]) + os.sep)

@@ -363,3 +363,24 @@ def test_objects_and_tuples_passed_in_differentiate_as_their_fields():
     g = wengert.grad(energy)(Body(0.5, 1.5), 2.0)
     assert type(g) is Body and g.v == 1.5
     assert math.isclose(g.x, 2.0 * (math.cos(0.5) * 0.5 + math.sin(0.5)))
+
+
+def neighbours(ps, weights, c):
+    e = 0.0
+    for i, p in enumerate(ps):
+        e += (i + 1) * p.x * p.v * c
+    for p, q in zip(ps, ps[1:]):
+        e += math.sin(p.x - q.x)
+    for p, w in zip(reversed(ps), weights):  # (an array's entries beside them)
+        e += w * p.v
+    return e
+
+
+def test_objects_of_a_list_passed_in_are_typed_through_enumerate_zip_and_slices():
+    """The bodies read by ``enumerate(ps)``, ``zip(ps, ps[1:])`` and ``zip(reversed(ps),
+    weights)`` (a float64 array) are the list's, of the fields it was checked for: their
+    arithmetic inlines."""
+    args = ([Body(0.5, 0.1), Body(0.2, 0.3), Body(-0.4, 0.6)], np.array([1.0, -2.0, 0.5]),
+            0.7)
+    check_grads(neighbours, args, modes=("rev", "fwd"), order=2)
+    assert no_runtime_dispatch(neighbours, args)

@@ -108,3 +108,21 @@ def test_methods_recursing_through_each_other_differentiate_to_the_second_order(
     check_grads(mutual_rec, (0.7, 1.3), modes=("rev", "fwd"), order=2)
     np.testing.assert_allclose(wengert.hessian(mutual_rec, argnums=(0, 1))(0.7, 1.3),
                                wengert.hessian(det3, argnums=(0, 1))(0.7, 1.3), atol=1e-12)
+
+
+_Pair = __import__("collections").namedtuple("_Pair", "u w")
+
+
+def _replaced_item(items, c):
+    q = items[0]  # of a list of mixed items: its class is known only at run time
+    return q._replace(u=c).u * c
+
+
+def test_an_error_inside_the_standard_library_is_reported_at_the_users_call():
+    """A callee met at run time whose code in the standard library cannot be differentiated
+    (a named tuple's ``_replace`` pops a dict of changes in a loop) is refused at the user's
+    call, with the library's place as a note, not at a line of ``collections``."""
+    with pytest.raises(wengert.WengertError) as info:
+        wengert.grad(_replaced_item, argnums=1)([_Pair(0.5, 1.0), (1, 2)], 0.7)
+    assert info.value.loc.filename == __file__
+    assert any("standard library" in note for note in info.value.notes)

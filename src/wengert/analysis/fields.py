@@ -69,6 +69,18 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
             poisoned.add(c)  # an instance from outside: its fields hold anything
             continue
         seed(c, given[a.id])
+    #: the loop whose item each For item value is, and each value's op
+    loop_of = {op.body.args[0].id: op for op in n.walk(fn.body) if isinstance(op, n.For)}
+    defs = {r.id: op for op in n.walk(fn.body) for r in op.results}
+    given_items = dict(given_items)
+    for op in n.walk(fn.body):
+        # A slice or a copy of such a list holds the same objects (``zip(ps, ps[1:])``).
+        if isinstance(op, n.GetItem) and op.obj.id in given_items and \
+                type_of(op.index) is slice:
+            given_items[op.result.id] = given_items[op.obj.id]
+        elif isinstance(op, n.Call) and op.args and op.args[0].id in given_items and \
+                consts.get(op.fn.id) in _SAME_ITEMS:
+            given_items[op.result.id] = given_items[op.args[0].id]
     for op in n.walk(fn.body):
         for a in n.region_args(op):
             if isinstance(op, n.For) and a is op.body.args[0] and (c := kind(a)):
@@ -81,6 +93,10 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
                 continue
             if isinstance(op, n.GetItem) and op.obj.id in given_items:
                 seed(c, given_items[op.obj.id])
+            elif isinstance(op, n.Unpack) and \
+                    (src := _zipped_from(op, r, loop_of, defs, consts)) is not None and \
+                    src.id in given_items:
+                seed(c, given_items[src.id])  # ``for i, p in enumerate(ps)``, ``zip(ps, xs)``
             elif isinstance(op, n.Call) and consts.get(op.fn.id) is c:
                 made.add(c)
                 if not _constructor(c, op, type_of, found):
@@ -109,6 +125,28 @@ def instance_class(t: Any) -> bool:
     """Whether instances of ``t`` are objects whose fields this analysis follows (a user's
     class whose call makes an instance of itself, with a ``__dict__``)."""
     return isinstance(t, type) and _plain_class(t)
+
+
+#: Calls whose result holds (or yields) the items of their first argument.
+_SAME_ITEMS = (list, tuple, sorted, reversed)
+
+
+def _zipped_from(op: n.Unpack, r: n.Value, loop_of: Mapping[int, n.For],
+                 defs: Mapping[int, n.Op], consts: Mapping[int, Any]) -> n.Value | None:
+    """The list whose item ``r`` is, where ``op`` unpacks the item of a loop over
+    ``zip(xs, ys, ...)`` or ``enumerate(xs)`` (its second part), else ``None``."""
+    loop = loop_of.get(op.value.id)
+    if loop is None or op.star is not None:
+        return None
+    made = defs.get(loop.iterable.id)
+    if not isinstance(made, n.Call) or made.kwargs or made.starred:
+        return None
+    fn, k = consts.get(made.fn.id), op.results.index(r)
+    if fn is zip and len(made.args) == len(op.results):
+        return made.args[k]
+    if fn is enumerate and len(made.args) == 1 and len(op.results) == 2 and k == 1:
+        return made.args[0]
+    return None
 
 
 def _plain_class(t: type) -> bool:

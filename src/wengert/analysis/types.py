@@ -1385,6 +1385,11 @@ class _Inference:
         appended to), or ``None``."""
         if v.id in self.items:
             return self.items[v.id]
+        made = self.defs.get(v.id)
+        if isinstance(made, n.Call) and len(made.args) == 1 and not made.kwargs and \
+                not made.starred and self.consts.get(made.fn.id) is reversed and \
+                made.args[0].id in self.items:
+            return self.items[made.args[0].id]  # ``reversed(xs)`` yields ``xs``'s items
         if self.appended.get(v.id):
             t: Any = None
             for k, x in enumerate(self.appended[v.id]):
@@ -1444,6 +1449,10 @@ class _Inference:
                 out.append(item)
             elif self.get(a) is range:
                 out.append(int)
+            elif self.get(a) is numpy.ndarray and a.id in self.arrays:
+                arr = self.arrays[a.id]  # (the rows of an array, or its entries)
+                out.append(arr.dtype if arr.ndim == 1 else
+                           array_of(arr.dtype, arr.ndim - 1, arr.shape and arr.shape[1:]))
             else:
                 return None
         return out

@@ -21,6 +21,7 @@ from wengert.diagnostics import (
 from wengert.driver.binding import call_jvp, call_vjp
 from wengert.driver.pipeline import function_of, written_params
 from wengert.frontend.source import is_generated
+from wengert.locate import in_standard_library
 from wengert.rules import registry
 
 
@@ -31,9 +32,16 @@ def _at_site(site: Any, derive: Any, *args: Any) -> Any:
     try:
         return derive(*args)
     except WengertError as e:
-        if e.loc is not None or not isinstance(site, SourceLoc):
+        if not isinstance(site, SourceLoc):
             raise
-        raise type(e)(e.message, site, e.hint, e.notes) from None
+        if e.loc is None:
+            raise type(e)(e.message, site, e.hint, e.notes) from None
+        if in_standard_library(e.loc.filename):
+            # (the standard library's code is not the user's to change: their call is)
+            raise type(e)(e.message, site, e.hint, (
+                *e.notes, f"in the standard library's {e.loc.filename}:{e.loc.lineno}")
+            ) from None
+        raise
 
 
 def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,

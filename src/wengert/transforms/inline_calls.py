@@ -25,6 +25,7 @@ from typing import Any
 from wengert.ir import nodes as n
 from wengert.ir.clone import clone_function, substitute
 from wengert.ir.uses import replace_uses
+from wengert.locate import in_standard_library
 
 #: Largest callee inlined (IR ops, nested regions included).
 MAX_CALLEE_OPS = 40
@@ -90,11 +91,14 @@ def inline_calls(fn: n.Function, callee_ir: Callable[[Any], n.Function | None]) 
                     else MAX_CALLEE_OPS
                 if size <= limit and size <= budget:
                     body = _instantiate(ir, bound, consts)
-                    if ir is not None and str(getattr(target, "__module__", "")).startswith(
-                            "wengert.rules.") and mk is None:
+                    if ir is not None and mk is None and (str(getattr(
+                            target, "__module__", "")).startswith("wengert.rules.") or
+                            _standard_library(target)):
                         # A library function's definition stands for the call the user
                         # wrote: its code is at the user's line (``# grad of:`` comments,
-                        # errors, tracebacks), not at a line of wengert's.
+                        # errors, tracebacks), not at a line of wengert's or of the
+                        # standard library's (``p._replace(x=a)`` refused inside
+                        # ``collections``: the user's call is what to change).
                         for inner_op in n.walk(n.Region([], body)):
                             inner_op.loc = op.loc
                     ret = body.pop()
@@ -280,6 +284,13 @@ def _inlinable(ir: n.Function) -> bool:
                    for op in r.ops if not isinstance(op, n.MakeFunction))
 
     return bool(body.ops) and isinstance(body.ops[-1], n.Return) and returns(body) == 1
+
+
+def _standard_library(f: Any) -> bool:
+    """Whether ``f`` is a Python function of the standard library (``statistics.fmean``,
+    a named tuple's ``_replace``)."""
+    code = getattr(f, "__code__", None)
+    return code is not None and in_standard_library(code.co_filename)
 
 
 def bound_values(bound: list[tuple[str, Any]], loc: Any = None
