@@ -55,7 +55,6 @@ _NUMPY_RULES = registry.lookup(numpy.sum) is not None
 #: ``WengertError`` (never a wrong gradient); when one becomes supported, move it back.
 
 UNSUPPORTED = frozenset({
-    'nested_list_mutation',
     'with_nullcontext_value',
     'np_inplace_alias',
     'nested_def_recursive',

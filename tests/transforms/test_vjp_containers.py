@@ -5,7 +5,9 @@ whole, a field of another type beside the float ones), both modes and to second 
 The float fields of such an object get one scalar adjoint each (``p_x_bar``), so the
 generated pullback of a loop stepping an object has no call per field access. Lists and
 dicts in such fields are written into (``p.hist.append``, ``p.items[i] = v``, in methods
-and loops), and refused where something else may hold the same list."""
+and loops), and refused where something else may hold the same list. Objects, lists and
+dicts held in a list are written into (``for p in ps: p.x = ...``, ``ps[i].x = ...``,
+methods, ``enumerate``), and refused where the same object may be reached another way."""
 
 from __future__ import annotations
 
@@ -355,3 +357,165 @@ def test_a_list_changed_after_a_constructor_kept_it_is_refused(f, marker):
             as info:
         wengert.vjp(f, 0.7, 1.3)
     assert info.value.loc is not None and info.value.loc.lineno == _line(f, marker)
+
+
+# Writes into the items of a list: the object read out of the list is written through
+# the list's own adjoint slot (``transforms/vjp_items.py``), so reads of the same item
+# before and after the write, in this iteration or a later one, get the right adjoints.
+
+@dataclasses.dataclass
+class Body:
+    x: float
+    v: float
+
+    def step(self, dt):
+        self.v = self.v - dt * math.sin(self.x)
+        self.x = self.x + dt * self.v
+
+
+def simulate(ps, k):
+    for _ in range(20):
+        for p in ps:
+            p.v = p.v - 0.1 * k * math.sin(p.x)  # MARK-simulate
+            p.x = p.x + 0.1 * p.v
+    return sum(p.x * p.v for p in ps)
+
+
+def by_index(ps, k):
+    for _ in range(3):
+        for i in range(len(ps)):
+            ps[i].v = ps[i].v - k * ps[i].x
+            ps[i].x = ps[i].x + 0.1 * ps[i].v
+    return ps[0].x * ps[1].v + ps[-1].x
+
+
+def by_method(ps, dt):
+    for _ in range(3):
+        for p in ps:
+            p.step(dt)
+    return sum(p.x * p.v for p in ps)
+
+
+def own_bodies(a, b):
+    ps = [Body(a, b), Body(b, a)]
+    for _ in range(3):
+        for p in ps:
+            p.x += 0.1 * p.v * p.x
+            p.v -= 0.2 * math.sin(p.x)
+    return ps[0].x * ps[1].v
+
+
+def enumerated(ps, k):
+    for i, p in enumerate(ps):
+        p.x = p.x * (i + k)
+        p.v = p.v + p.x
+    return sum(p.v * p.x for p in ps)
+
+
+def read_before_and_after(ps, k):
+    s = 0.0
+    for _ in range(2):
+        for p in ps:
+            a = p.x
+            p.x = k * p.x * p.v
+            s = s + a * p.x + p.x * p.x
+    return s
+
+
+def pairs(ps, k):
+    # Item i written, item j (the same one when i == j) read, in one loop.
+    for _ in range(2):
+        for p in ps:
+            for q in ps:
+                p.v = p.v + k * math.sin(q.x - p.x)
+        for p in ps:
+            p.x = p.x + 0.1 * p.v
+    return sum(p.x * p.v for p in ps)
+
+
+def rows(m, c):
+    for row in m:
+        row[0] = row[0] * c + row[1]
+        row[1] = row[1] * row[0]
+    return m[0][0] * m[1][1] + m[1][0]
+
+
+def entries(ds, c):
+    for d in ds:
+        d["a"] = d["a"] * c + d["b"]
+    return ds[0]["a"] * ds[1]["a"]
+
+
+def _bodies():
+    return [Body(0.5, 0.1), Body(-0.3, 0.2), Body(0.7, -0.4)]
+
+
+@pytest.mark.parametrize(("f", "args"), [
+    (simulate, lambda: ([Body(0.5, 0.1), Body(-0.3, 0.2)], 1.5)),
+    (by_index, lambda: (_bodies(), 0.7)),
+    (by_method, lambda: (_bodies(), 0.3)),
+    (own_bodies, lambda: (0.4, 0.9)),
+    (enumerated, lambda: (_bodies(), 0.7)),
+    (read_before_and_after, lambda: (_bodies(), 0.7)),
+    (pairs, lambda: (_bodies(), 0.3)),
+    (rows, lambda: ([[0.5, 0.2], [0.3, -0.4]], 1.3)),
+    (entries, lambda: ([{"a": 0.5, "b": 0.2}, {"a": 0.3, "b": -0.4}], 1.3)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_writes_into_items_of_a_list_in_both_modes_and_to_second_order(f, args):
+    check_grads(f, args(), modes=("rev", "fwd"), order=2)
+
+
+def test_a_simulation_over_a_list_matches_central_differences():
+    def bodies():
+        return [Body(0.5, 0.1), Body(-0.3, 0.2)]
+
+    h = 1e-6
+    dk = (simulate(bodies(), 1.5 + h) - simulate(bodies(), 1.5 - h)) / (2 * h)
+    assert wengert.grad(simulate, argnums=1)(bodies(), 1.5) == pytest.approx(dk, rel=1e-6)
+    cotangent = wengert.grad(simulate, argnums=0)(bodies(), 1.5)
+    for i in range(2):
+        for name in ("x", "v"):
+            up, down = bodies(), bodies()
+            setattr(up[i], name, getattr(up[i], name) + h)
+            setattr(down[i], name, getattr(down[i], name) - h)
+            expected = (simulate(up, 1.5) - simulate(down, 1.5)) / (2 * h)
+            assert getattr(cotangent[i], name) == pytest.approx(expected, rel=1e-6, abs=1e-9)
+
+
+def copied_then_written(ps, k):
+    qs = list(ps)  # the same objects, in another list
+    for p in ps:
+        p.x = p.x * k  # MARK-copied
+    return qs[0].x + qs[1].x
+
+
+@dataclasses.dataclass
+class Holder:
+    body: Body
+
+
+def held_then_written(ps, k):
+    h = Holder(ps[0])  # the first item, held by another object
+    for p in ps:
+        p.x = p.x * k  # MARK-held
+    return h.body.x
+
+
+@pytest.mark.parametrize(("f", "marker"), [
+    (copied_then_written, "MARK-copied"),
+    (held_then_written, "MARK-held"),
+])
+def test_an_item_also_held_elsewhere_is_refused_at_the_write(f, marker):
+    with pytest.raises(wengert.NonDifferentiableError, match="read out of a list") as info:
+        wengert.vjp(f, [Body(0.5, 0.1), Body(0.2, 0.3)], 1.3)
+    assert info.value.loc is not None and info.value.loc.lineno == _line(f, marker)
+
+
+def test_one_object_twice_in_the_list_is_refused_when_it_runs():
+    p = Body(0.5, 0.1)
+    with pytest.raises(wengert.NonDifferentiableError, match="more than once") as info:
+        wengert.vjp(simulate, [p, p], 1.5)
+    assert info.value.loc is not None and info.value.loc.lineno == _line(simulate,
+                                                                          "MARK-simulate")
+    # Distinct objects of the same values are differentiated.
+    check_grads(simulate, ([Body(0.5, 0.1), Body(0.5, 0.1)], 1.5), modes=("rev",))

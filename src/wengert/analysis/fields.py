@@ -106,7 +106,8 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
                 made.add(c)
             elif not isinstance(op, (n.If, n.For, n.While, n.With)):
                 poisoned.add(c)  # made elsewhere (a callee, a container read)
-        _uses(op, kind, consts, poisoned)
+        if not _written_back(op, defs):
+            _uses(op, kind, consts, poisoned)
         if isinstance(op, n.SetAttr):
             c = kind(op.obj)
             if c is None and type_of(op.obj) is None:
@@ -182,6 +183,13 @@ def _constructor(c: type, op: n.Call, type_of: Callable[[n.Value], Type],
         found.setdefault((c, f.name), []).append(t)
     return all(f.name in given or f.default is not dataclasses.MISSING or
                f.default_factory is not dataclasses.MISSING for f in fields)
+
+
+def _written_back(op: n.Op, defs: Mapping[int, n.Op]) -> bool:
+    """Whether ``op`` is ``xs[i] = p`` for ``p`` read as ``xs[i]`` (reverse mode's write-back,
+    ``transforms/vjp_items.py``): the object goes back where it was, seen by no one new."""
+    d = defs.get(op.value.id) if isinstance(op, n.SetItem) else None
+    return isinstance(d, n.GetItem) and d.obj is op.obj and d.index is op.index  # type: ignore
 
 
 def _uses(op: n.Op, kind: Callable[[n.Value], type | None], consts: Mapping[int, Any],

@@ -311,7 +311,7 @@ def infer_types(fn: n.Function, param_types: Sequence[Type],
     # (the items of a list nothing changes are the objects the caller's list held)
     given_items = {a.id: t.item.fields for a, t in zip(fn.body.args, param_types)
                    if isinstance(t, ListOf) and isinstance(t.item, ObjectOf) and
-                   a.id in readonly}
+                   (a.id in readonly or a.id in lists)}
     if any(isinstance(t, type) and _plain_class(t) for t in inf.types.values()):
         # The fields of objects the function makes and keeps: assume what its constructor
         # calls (else its writes) put there, check that every write agrees, and drop the
@@ -382,7 +382,7 @@ def _reshapes(body: n.Region, writes: Callable[[Any], Any] | None) -> bool:
 
 #: Callables that read a list they are given and never change it.
 _READERS = frozenset({len, sum, min, max, enumerate, zip, reversed, sorted, iter, list,
-                      tuple, range})
+                      tuple, range, runtime.check_distinct_items})
 
 
 def _read_only(body: n.Region, writes: Callable[[Any], Any] | None = None) -> set[int]:
@@ -466,7 +466,11 @@ def _hashable(v: Any) -> bool:
 
 #: Calls that read the items of a list given to them and leave it as it was.
 _LIST_READERS = frozenset({reversed, sum, len, max, min, zip, enumerate, sorted, list, tuple,
-                           iter, runtime.snapshot, operator.contains, runtime.contained_in})
+                           iter, runtime.snapshot, operator.contains, runtime.contained_in,
+                           # (a list whose items are written into, in a gradient: its
+                           # structure read, transforms/vjp_items.py)
+                           runtime.check_distinct_items, runtime.structure,
+                           runtime.getitem_adjoint, runtime.entry_adjoint_of_list})
 
 
 #: Methods of a list or a dict that read it or only remove items (no item of another type
@@ -485,6 +489,7 @@ def _item_writes(body: n.Region, writes: Callable[[Any], Any] | None = None
     method_of: dict[int, tuple[int, str]] = {}
     uses: dict[int, list[n.Op]] = {}
     captured: set[int] = set()
+    reads: dict[int, n.GetItem] = {}
     stack = [body]
     while stack:
         region = stack.pop()
@@ -492,6 +497,8 @@ def _item_writes(body: n.Region, writes: Callable[[Any], Any] | None = None
             if isinstance(op, n.MakeFunction):
                 captured.update(v.id for v in free_uses(op.func.body))
                 continue
+            if isinstance(op, n.GetItem):
+                reads[op.result.id] = op
             if isinstance(op, n.GetAttr):
                 method_of[op.result.id] = (op.obj.id, op.name)
             for v in op.operands():
@@ -514,6 +521,10 @@ def _item_writes(body: n.Region, writes: Callable[[Any], Any] | None = None
             if isinstance(op, n.SetItem) and op.obj.id == vid and op.index.id != vid:
                 found.append((op.value, op.index))
                 continue
+            if isinstance(op, n.SetItem) and op.value.id == vid and \
+                    (r := reads.get(vid)) is not None and r.obj is op.obj and \
+                    r.index is op.index:
+                continue  # put back where it was read (``transforms/vjp_items.py``)
             if isinstance(op, n.Call) and not op.kwargs and not op.starred:
                 obj, name = method_of.get(op.fn.id, (None, ""))
                 if obj == vid and name == "append" and len(op.args) == 1:
@@ -544,8 +555,15 @@ def _writes_agree(inf: _Inference, vid: int, found: list[tuple[n.Value, n.Value 
     item = inf.items.get(vid)
     if item is None:
         return True
-    return all(inf.full_type(w) == item and (k is None or inf.get(k) is int)
-               for w, k in found)
+    return all((inf.full_type(w) == item or _read_from(inf, w, vid)) and
+               (k is None or inf.get(k) is int) for w, k in found)
+
+
+def _read_from(inf: _Inference, w: n.Value, vid: int) -> bool:
+    """Whether ``w`` is an item read out of the list ``vid`` itself (``ps[i] = p`` for
+    ``p = ps[j]``, ``transforms/vjp_items.py``): it has the type its items have."""
+    d = inf.defs.get(w.id)
+    return isinstance(d, n.GetItem) and d.obj.id == vid
 
 
 def _appended(body: n.Region, writes: Callable[[Any], Any] | None = None

@@ -424,7 +424,7 @@ nondifferentiable(runtime.check_list, pure=False)
 nondifferentiable(runtime.structure)
 # Checks that raise or return nothing: kept, carrying no derivative.
 nondifferentiable(runtime.check_rebinding, runtime.check_view, runtime.check_plain_setattr,
-                  pure=False)
+                  runtime.check_distinct_items, pure=False)
 # A gradient's seed: 1 in the precision of the result, whatever the result's value.
 nondifferentiable(runtime.unit_like)
 # Which item max/min picks by key, the order sorted puts items in: piecewise constant.

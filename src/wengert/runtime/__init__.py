@@ -7,6 +7,7 @@ name them through this package (``runtime.push``); each lives in one of the thre
 from __future__ import annotations
 
 from wengert.runtime.checks import (  # noqa: F401
+    check_distinct_items,
     check_plain_setattr,
     check_rebinding,
     check_view,

@@ -97,6 +97,20 @@ def check_view(value: Any, site: Any) -> None:
                  "(`y[0] *= s`)")
 
 
+def check_distinct_items(items: list, site: Any) -> None:
+    """Before a function writes into the items of a list passed in
+    (``transforms/vjp_items.py``): refused where one object is in the list twice, whose
+    writes through one place the reverse of reads through the other would not see."""
+    if len({id(x) for x in items}) != len(items):
+        from wengert.diagnostics import NonDifferentiableError
+
+        raise NonDifferentiableError(
+            "this writes into an object that is in the list it was read out of more than "
+            "once, which reverse mode does not support", site,
+            hint="put distinct objects in the list (`[copy.copy(p) for p in ps]`), or use "
+                 "forward mode (wengert.jvp, wengert.jacfwd)")
+
+
 def keyed_extreme(items: Any, key: Any, extreme: Any, has_default: bool) -> int:
     """The index of the item ``extreme`` (``max`` or ``min``) returns for ``key=``: the first
     of equal extremes, as Python keeps; ``-1`` for no items when a default was given."""

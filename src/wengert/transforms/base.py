@@ -157,19 +157,13 @@ class Transform:
         self.linker = linker
         arg_types = bind_constants(fn, arg_types)
         prepare(fn, arg_types, linker)
-        self.types: Types = infer_types(fn, list(arg_types),
-                                        callee=linker.result_type if linker else None,
-                                        writes=getattr(linker, "written_params", None))
-        # Objects passed in may be written to: what lands in them is an output as well.
-        mutable = [i for i in self.wrt if self.types.of(fn.body.args[i]) not in IMMUTABLE]
-        self.act: Activity = activity(fn, self.wrt, mutable,
-                                      scalar=lambda v: self.types.of(v) in SCALARS)
+        #: The parameters' types (``ListOf``, ``ObjectOf``, ... as the caller was checked).
+        self.arg_types = list(arg_types)
+        self.types: Types
+        self.act: Activity
+        self.analyse()
         if self.index_loops():
-            self.types = infer_types(fn, list(arg_types),
-                                     callee=linker.result_type if linker else None,
-                                     writes=getattr(linker, "written_params", None))
-            self.act = activity(fn, self.wrt, mutable,
-                                scalar=lambda v: self.types.of(v) in SCALARS)
+            self.analyse()
         self.wrt_ids = {fn.body.args[i].id for i in self.wrt}
         #: Values the transform computes anew (an inlined rule's value): old -> new.
         self.rename: dict[int, n.Value] = {}
@@ -195,6 +189,17 @@ class Transform:
         check_out_arguments(fn, self.act)
         check_array_attributes(fn, self.types)
         self.check_inplace()
+
+    def analyse(self) -> None:
+        """Infer the function's types and activity (again, after it was rewritten)."""
+        fn, linker = self.fn, self.linker
+        self.types = infer_types(fn, list(self.arg_types),
+                                 callee=linker.result_type if linker else None,
+                                 writes=getattr(linker, "written_params", None))
+        # Objects passed in may be written to: what lands in them is an output as well.
+        mutable = [i for i in self.wrt if self.types.of(fn.body.args[i]) not in IMMUTABLE]
+        self.act = activity(fn, self.wrt, mutable,
+                            scalar=lambda v: self.types.of(v) in SCALARS)
 
     def index_loops(self) -> bool:
         """Rewrite loops of the function, once types and activity are known, into a form

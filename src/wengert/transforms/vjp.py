@@ -67,6 +67,7 @@ from wengert.transforms.vjp_containers import (
     write_targets,
 )
 from wengert.transforms.vjp_control import ReverseControlFlow
+from wengert.transforms.vjp_items import index_item_loops, is_writeback, own_written_items
 from wengert.transforms.vjp_records import LoopRecords
 from wengert.transforms.vjp_scope import Action, Scope, _bar, _no_adjoint
 
@@ -128,9 +129,16 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         written = self.linker.written_params if self.linker is not None else None
         #: Reads of a field's list that stand for every read of it (not borrowed).
         self.field_lists = own_field_containers(self.fn, self.types.of, written)
+        items = index_item_loops(self.fn, self.types, written)
+        if items:
+            self.analyse()
+        #: Reads of a list's items whose writes go through the list's adjoint (not
+        #: borrowed), and those lists.
+        self.item_reads, self.item_lists = own_written_items(
+            self.fn, self.types, self.arg_types, self.act.is_active, written)
         loops = index_float_iterations(self.fn, self.types, self.act.is_active)
         return index_extremes(self.fn, self.types, self.act.is_active) | loops | \
-            bool(self.field_lists)
+            bool(self.field_lists) | items | bool(self.item_reads)
 
     def _places(self, region: n.Region, loops: tuple[int, ...]) -> None:
         for op in region.ops:
@@ -185,7 +193,8 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
     def borrowed(self, v: n.Value) -> bool:
         """Whether ``v`` is an active object read out of a container or another object:
         its adjoint is kept apart from that container's, so writes into it are lost."""
-        if not self.active(v) or self.type_of(v) in IMMUTABLE or v.id in self.field_lists:
+        if not self.active(v) or self.type_of(v) in IMMUTABLE or v.id in self.field_lists or \
+                v.id in self.item_reads:
             return False
         src = self.defs.get(v.id)
         if isinstance(src, n.GetItem) and self.type_of(src.index) is slice and \
@@ -212,7 +221,8 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
                 if isinstance(op, n.Build):
                     stores.extend((v.id, order, enclosing) for v in op.items)
                 elif isinstance(op, n.SetItem):
-                    stores.append((op.value.id, order, enclosing))
+                    if not is_writeback(op, self.defs):  # (the object the slot holds)
+                        stores.append((op.value.id, order, enclosing))
                     changes.append((op.obj.id, order, enclosing, op))
                 elif isinstance(op, n.SetAttr):
                     stores.append((op.value.id, order, enclosing))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy
@@ -168,7 +168,7 @@ def _field_reads(obj: n.Value, name: str, defs: Mapping[int, n.Op],
                 attribute_kind(cls, use.name) == "field":
             if use.name == name:
                 assigns.append(use)
-        elif use is not made and not _reads_structure(use, obj, defs):
+        elif use is not made and not reads_structure(use, obj, defs):
             return None  # passed on, stored, returned, captured: seen whole elsewhere
     # The ops holding an assignment somewhere inside them (a branch, a loop).
     holding: set[int] = set()
@@ -209,14 +209,15 @@ def _made_class(made: n.Op | None, defs: Mapping[int, n.Op]) -> type | None:
     return cls
 
 
-def _reads_structure(op: n.Op, obj: n.Value, defs: Mapping[int, n.Op]) -> bool:
-    """Whether ``op`` is a call reading only the structure of ``obj``
-    (:data:`_STRUCTURE_READERS`)."""
+def reads_structure(op: n.Op, obj: n.Value, defs: Mapping[int, n.Op],
+                    readers: Sequence[tuple[Any, int]] = _STRUCTURE_READERS) -> bool:
+    """Whether ``op`` is a call reading only the structure of ``obj``: one of ``readers``
+    (a function and the position it reads that way) given ``obj`` there alone."""
     if not isinstance(op, n.Call) or op.kwargs or op.starred:
         return False
     fn = _const(op.fn, defs)
     at = [k for k, a in enumerate(op.args) if a is obj]
-    return bool(at) and any(fn is f and at == [k] for f, k in _STRUCTURE_READERS)
+    return bool(at) and any(fn is f and at == [k] for f, k in readers)
 
 
 def _const(v: n.Value, defs: Mapping[int, n.Op]) -> Any:
@@ -258,7 +259,7 @@ def _fresh(assign: n.Op, name: str, cls: type, defs: Mapping[int, n.Op],
     for holder in uses.get(value.id, []):
         # Its length taken before it is stored (``list(xs)``'s rule does), or its structure
         # read by a pullback differentiated again, keeps nothing.
-        if holder is not assign and not _reads_structure(holder, value, defs) and \
+        if holder is not assign and not reads_structure(holder, value, defs) and \
                 not (holder in before and isinstance(holder, n.Call) and
                      _const(holder.fn, defs) is len):
             return False

@@ -98,7 +98,14 @@ class Scope:
 
     def remakeable(self, d: n.Op | None) -> bool:
         """Whether the forward op ``d`` is cheap, pure and made only of values from outside
-        this region's forward iteration: a slice, or int arithmetic."""
+        this region's forward iteration: a slice, or int arithmetic; or, in a gradient
+        differentiated again, an item read out of a list whose items are written through
+        it (``transforms/vjp_items.py``): its slots always hold the same objects, so it is
+        read again at its index rather than kept (a loop's record holding the object would
+        be, to the pass differentiating the gradient, the object stored away)."""
+        if isinstance(d, n.GetItem) and d.result.id in self.vjp.item_reads and \
+                getattr(self.vjp.linker, "differentiated_again", False):
+            return True
         if isinstance(d, n.BuildSlice):
             parts = [x for x in (d.lower, d.upper, d.step) if x is not None]
         elif isinstance(d, n.Call) and not d.kwargs and not d.starred and \
@@ -120,6 +127,9 @@ class Scope:
         if isinstance(d, n.BuildSlice):
             bounds = [None if x is None else self.res(x) for x in (d.lower, d.upper, d.step)]
             return self.b.emit(n.BuildSlice(*bounds, [n.Value(v.hint)], loc=d.loc)).result
+        if isinstance(d, n.GetItem):
+            return self.b.emit(n.GetItem(self.res(d.obj), self.res(d.index), [n.Value(v.hint)],
+                                         loc=d.loc)).result
         assert isinstance(d, n.Call)
         args = [self.res(a) for a in d.args]
         return self.b.emit(n.Call(self.res(d.fn), args, [], [n.Value(v.hint)],

@@ -1,0 +1,407 @@
+"""Reverse mode of writes into the items of a list: ``for p in ps: p.x = p.x + dt * p.v``.
+
+Each read ``p = ps[i]`` has an adjoint of its own, added into ``ps``'s slot ``i`` where
+it was read. A write ``p.x = v`` then clears the field in ``p``'s adjoint only, and the
+reads of the same object made through another read of ``ps[i]`` after the write (a later
+iteration, a later loop over ``ps``) keep theirs in ``ps``'s adjoint, where the write's
+reverse never looks: they would flow to the field's value before the write, a wrong
+number (hence :meth:`~wengert.transforms.vjp.VJP.borrowed`).
+
+:func:`own_written_items` makes every write go through the list's own adjoint slot: a write
+into an item ``p = ps[i]`` is followed by ``ps[i] = p``, writing back the object it already
+is (nothing changes in the program), whose reverse takes the adjoint of slot ``i`` out of
+``ps``'s into ``p``'s before the write's reverse runs, and the read's reverse puts it back.
+A use of ``p`` after a write into *any* item of ``ps`` through another read (which may be
+the same object) reads ``ps[i]`` again just before it, so that no write stands between a
+read and its uses. The adjoint of the object is then always the slot's plus what the
+reads since the last write hold, in the order the program ran them.
+
+That is only sound where the items are reached through ``ps`` alone, so a list is treated
+so only when all of this holds (else nothing changes and the write stays refused):
+
+* every loop over it reads its items by index (:func:`index_item_loops` rewrites them),
+  and it is otherwise only indexed by ints and measured (``len``): never changed, sliced,
+  unpacked, passed on, stored, returned or captured;
+* its items are only read and written field by field (``p.x``, ``row[j]``, ``len(row)``),
+  with numbers and strings only: never passed on, stored, returned or captured;
+* it is a parameter whose items are objects of a plain class whose attributes all hold
+  numbers or strings, or lists or dicts of these (the types a call is checked for), the
+  other parameters hold no objects at all, the function reads no list, dict or object of
+  a global or closure, and (checked when it runs, ``runtime.check_distinct_items``) no
+  object is twice in the list; or it is a display of new objects of such a class, each
+  made for it from numbers and strings and held by nothing else.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import types as pytypes
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy
+
+from wengert import runtime
+from wengert.analysis.types import ArrayOf, DictOf, ListOf, ObjectOf, TupleOf, Types
+from wengert.ir import nodes as n
+from wengert.ir.uses import free_uses
+from wengert.objects import attribute_kind, plain_class
+from wengert.transforms.iteration import _index_for, _State
+from wengert.transforms.vjp_containers import _made_class, reads_structure, write_targets
+
+#: Types of values that hold no object (what an item's field may hold).
+_INERT = frozenset({float, int, bool, str, bytes, complex, type(None), numpy.float64,
+                    numpy.float32, numpy.int64, numpy.bool_})
+
+#: Helpers of generated pullbacks (a gradient differentiated again) that read only the
+#: structure of what they are given at a position: they keep no item and write none.
+_STRUCTURE_READERS = ((runtime.getattr_adjoint, 1), (runtime.getattr_adjoint_owned, 1),
+                      (runtime.getitem_adjoint, 1), (runtime.entry_adjoint_of_list, 1),
+                      (runtime.nonzero, 1),
+                      (runtime.structure, 0), (runtime.check_distinct_items, 0))
+
+
+def index_item_loops(fn: n.Function, types: Types,
+                     written: Callable[[Any], Any] | None) -> bool:
+    """Rewrite, in place, each ``for`` loop over a list (alone, through ``enumerate`` or
+    in a ``zip``) some of whose items the function writes into, anywhere, through a loop's
+    item or a read by index, into a loop over ``range`` reading the items by index (only
+    where the loop's body does not change the list itself); return whether anything
+    changed."""
+    loops = [op for op in n.walk_local(fn.body) if isinstance(op, n.For)]
+    if not loops:
+        return False
+    state = _State(fn, types)
+    defs = state.defs
+    # The lists whose items are read as each loop's item (through an unpacking of it).
+    loop_items: dict[int, n.Value] = {}
+    for op in loops:
+        lists = state.iterated_lists(op)
+        if lists is None:
+            continue
+        item = op.body.args[0]
+        if lists[0] == "list":
+            loop_items[item.id] = lists[1][0][0]
+            continue
+        seqs = [xs for xs, _ in lists[1]]
+        for use in state.uses.get(item.id, []):
+            if isinstance(use, n.Unpack) and use.star is None:
+                parts = use.results[1:] if lists[0] == "enumerate" else use.results
+                for part, xs in zip(parts, seqs):
+                    loop_items[part.id] = xs
+    written_lists: set[int] = set()
+    for op in state.ops:
+        for t in write_targets(op, defs, types.of, written):
+            if t.id in loop_items:
+                written_lists.add(loop_items[t.id].id)
+            d = defs.get(t.id)
+            if isinstance(d, n.GetItem) and types.of(d.obj) is list and \
+                    types.of(d.index) is int:
+                written_lists.add(d.obj.id)
+    changed = False
+    for op in loops:
+        lists = state.iterated_lists(op)
+        if lists is None or not any(xs.id in written_lists for xs, _ in lists[1]):
+            continue
+        if any(state.changes(op.body, xs) for xs, _ in lists[1]):
+            continue  # (the list itself changed: its loop stays, and the write refused)
+        _index_for(op, lists, state)
+        changed = True
+    return changed
+
+
+class _Plan:
+    """Definitions, uses and places of one function's values."""
+
+    def __init__(self, fn: n.Function) -> None:
+        self.fn = fn
+        self.defs: dict[int, n.Op] = {}
+        self.uses: dict[int, list[n.Op]] = {}
+        self.where: dict[int, n.Region] = {}
+        self.visit(fn.body)
+
+    def visit(self, region: n.Region) -> None:
+        for op in region.ops:
+            self.where[id(op)] = region
+            for r in op.results:
+                self.defs[r.id] = op
+            operands = op.operands()
+            if isinstance(op, n.MakeFunction):
+                operands = operands + free_uses(op.func.body)
+            for v in operands:
+                self.uses.setdefault(v.id, []).append(op)
+            if not isinstance(op, n.MakeFunction):
+                for r in op.regions():
+                    self.visit(r)
+
+
+def own_written_items(fn: n.Function, types: Types, arg_types: Sequence[Any],
+                      active: Callable[[n.Value], bool],
+                      written: Callable[[Any], Any] | None
+                      ) -> tuple[set[int], set[int]]:
+    """Make the writes into items of a list go through the list's adjoint (see the module's
+    docstring), in place; return the ids of the item reads whose writes are so (not
+    borrowed), and of the lists."""
+    plan = _Plan(fn)
+    # The lists some of whose items, read by index, are written into.
+    lists: dict[int, n.Value] = {}
+    for op in list(n.walk_local(fn.body)):
+        for t in write_targets(op, plan.defs, types.of, written):
+            d = plan.defs.get(t.id)
+            if isinstance(d, n.GetItem) and active(t) and types.of(d.obj) is list and \
+                    types.of(d.index) is int:
+                lists.setdefault(d.obj.id, d.obj)
+    if not lists or not _no_shared_globals(fn):
+        return set(), set()
+    owned: set[int] = set()
+    writebacks: set[int] = set()
+    done: set[int] = set()
+    for xs in lists.values():
+        items = _items(xs, plan, types, arg_types, fn)
+        if items is None:
+            continue
+        reads, checked = items
+        done.add(xs.id)
+        _rewrite(fn, xs, reads, types, written, owned, writebacks)
+        if xs in fn.body.args:
+            site = n.Const(checked, [n.Value()], origin="site")
+            check = n.Const(runtime.check_distinct_items, [n.Value("check_distinct_items")])
+            call = n.Call(check.result, [xs, site.result], [], [n.Value()], loc=checked)
+            fn.body.ops[0:0] = [site, check, call]
+    return owned, done
+
+
+def _items(xs: n.Value, plan: _Plan, types: Types, arg_types: Sequence[Any],
+           fn: n.Function) -> tuple[list[n.GetItem], Any] | None:
+    """The reads ``xs[i]`` of the list ``xs`` and the place to report a list passed in
+    holding one object twice at (its first write into an item), where the conditions of
+    the module's docstring hold of ``xs``; else ``None``."""
+    params = fn.body.args
+    made = plan.defs.get(xs.id)
+    if xs in params:
+        k = params.index(xs)
+        if not isinstance(arg_types[k], ListOf) or not _inert_item(arg_types[k].item):
+            return None
+        if not all(_holds_no_objects(t) for j, t in enumerate(arg_types) if j != k):
+            return None
+    elif not (isinstance(made, n.Build) and made.kind == "list" and not made.starred and
+              all(_new_inert_object(v, made, plan, types) for v in made.items)):
+        return None
+    reads: list[n.GetItem] = []
+    first_write = None
+    for use in plan.uses.get(xs.id, []):
+        if isinstance(use, n.GetItem) and use.obj is xs and use.index is not xs and \
+                types.of(use.index) is int:
+            reads.append(use)
+        elif _measures(use, xs, plan) or _reads_structure(use, xs, plan):
+            continue
+        elif isinstance(use, n.GetItem) and use.obj is xs and all(
+                _reads_structure(u, use.result, plan) or _measures(u, use.result, plan)
+                for u in plan.uses.get(use.result.id, [])):
+            continue  # (a pullback's read of an item's structure: its values are not read)
+        elif isinstance(use, n.SetItem) and use.obj is xs and use.index is not xs and \
+                _writeback(use, plan):
+            continue
+        elif use is not made:
+            return None
+    for read in reads:
+        p = read.result
+        for use in plan.uses.get(p.id, []):
+            if not _item_use(use, p, read, types, plan):
+                return None
+            if first_write is None and isinstance(use, (n.SetAttr, n.SetItem)) and \
+                    use.obj is p:
+                first_write = use.loc
+    return reads, first_write
+
+
+def _item_use(use: n.Op, p: n.Value, read: n.GetItem, types: Types, plan: _Plan) -> bool:
+    """Whether ``use`` only reads or writes a field or entry of the item ``p`` (a number or
+    a string), measures it, reads its structure, or is the write-back of it at its own
+    index."""
+    t = types.of(p)
+    if isinstance(use, n.GetAttr):
+        return use.obj is p and plain_class(t) and attribute_kind(t, use.name) == "field"
+    if isinstance(use, n.SetAttr):
+        return use.obj is p and use.value is not p and plain_class(t) and \
+            attribute_kind(t, use.name) == "field" and types.of(use.value) in _INERT
+    if isinstance(use, n.GetItem):
+        return use.obj is p and use.index is not p and t in (list, dict)
+    if isinstance(use, n.SetItem):
+        if use.value is p:
+            return use.obj is read.obj and use.index is read.index
+        return use.obj is p and use.index is not p and t in (list, dict) and \
+            types.of(use.value) in _INERT and types.of(use.index) in _INERT
+    return _measures(use, p, plan) or _reads_structure(use, p, plan)
+
+
+def _writeback(op: n.SetItem, plan: _Plan) -> bool:
+    """Whether ``op`` is ``xs[i] = p`` for a ``p`` read as ``xs[i]`` (a write-back made by
+    an earlier pass, in a gradient differentiated again)."""
+    return is_writeback(op, plan.defs)
+
+
+def is_writeback(op: n.Op, defs: Mapping[int, n.Op]) -> bool:
+    """Whether ``op`` is ``xs[i] = p`` for a ``p`` read as ``xs[i]``: it puts back the object
+    the slot holds, storing nothing new (a write-back, or the user's own)."""
+    d = defs.get(op.value.id) if isinstance(op, n.SetItem) else None
+    return isinstance(d, n.GetItem) and d.obj is op.obj and \
+        d.index is op.index  # type: ignore[attr-defined]
+
+
+def _const(v: n.Value, plan: _Plan) -> Any:
+    d = plan.defs.get(v.id)
+    return d.value if isinstance(d, n.Const) else None
+
+
+def _measures(op: n.Op, v: n.Value, plan: _Plan) -> bool:
+    """Whether ``op`` is ``len(v)``."""
+    return isinstance(op, n.Call) and _const(op.fn, plan) is builtins.len and \
+        len(op.args) == 1 and op.args[0] is v and not op.kwargs and not op.starred
+
+
+def _reads_structure(op: n.Op, v: n.Value, plan: _Plan) -> bool:
+    """Whether ``op`` is a call of a pullback's helper reading only the structure of ``v``
+    (:data:`_STRUCTURE_READERS`)."""
+    return reads_structure(op, v, plan.defs, _STRUCTURE_READERS)
+
+
+def _inert_item(t: Any) -> bool:
+    """Whether an item of this parameter type holds nothing but numbers and strings, in
+    fields of a plain class (written as Python writes attributes) or as a list's items or a
+    dict's values."""
+    if isinstance(t, ObjectOf):
+        cls = t.cls
+        return plain_class(cls) and cls.__setattr__ is object.__setattr__ and \
+            all(ft in _INERT for _, ft in t.fields)
+    if isinstance(t, ListOf):
+        return t.item in _INERT
+    if isinstance(t, DictOf):
+        return t.value in _INERT
+    return False
+
+
+def _holds_no_objects(t: Any) -> bool:
+    """Whether a parameter of this type can reach no object that a list's item could be."""
+    if t in _INERT or isinstance(t, (ListOf, DictOf)) and _holds_no_objects(
+            t.item if isinstance(t, ListOf) else t.value):
+        return True
+    if isinstance(t, TupleOf):
+        return all(_holds_no_objects(e) for e in t.entries)
+    if isinstance(t, ArrayOf):
+        return t.dtype is not object and numpy.dtype(t.dtype).kind in "biufc"
+    return isinstance(t, (pytypes.FunctionType, pytypes.BuiltinFunctionType))
+
+
+def _new_inert_object(v: n.Value, display: n.Build, plan: _Plan, types: Types) -> bool:
+    """Whether ``v``, an item of the list display ``display``, is an object made for it of
+    a class ``_inert_item`` would take, from numbers and strings, and held by nothing
+    else: its constructor's only other uses are the writes of its fields before the
+    display (an inlined ``__init__``)."""
+    made = plan.defs.get(v.id)
+    cls = _made_class(made, plan.defs)
+    if cls is None or not isinstance(made, n.Call):
+        return False
+    if not all(types.of(a) in _INERT for a in [*made.args, *(a for _, a in made.kwargs)]):
+        return False
+    if dataclasses.is_dataclass(cls):
+        if any(f.default_factory is not dataclasses.MISSING or
+               f.default is not dataclasses.MISSING and type(f.default) not in _INERT
+               for f in dataclasses.fields(cls)):
+            return False
+    region = plan.where[id(display)]
+    before = region.ops[:region.ops.index(display)]
+    uses = plan.uses.get(v.id, [])
+    if sum(x is v for x in display.items) != 1 or \
+            sum(1 for u in uses if u is display) != 1:
+        return False
+    return all(u is display or
+               isinstance(u, n.SetAttr) and u.obj is v and u.value is not v and
+               types.of(u.value) in _INERT and u in before
+               for u in uses)
+
+
+def _no_shared_globals(fn: n.Function) -> bool:
+    """Whether the function reads no list, dict, set or user object of a global or a
+    closure (which could hold the objects a list passed in holds)."""
+    for op in n.walk(fn.body):
+        if not isinstance(op, n.Const):
+            continue
+        v = op.value
+        if isinstance(v, (list, dict, set)):
+            return False
+        cls = type(v)
+        if plain_class(cls) and not cls.__module__.startswith("wengert") and \
+                not callable(v):
+            return False
+    return True
+
+
+def _rewrite(fn: n.Function, xs: n.Value, reads: list[n.GetItem], types: Types,
+             written: Callable[[Any], Any] | None, owned: set[int],
+             writebacks: set[int]) -> None:
+    """Write back every write into an item of ``xs`` and read an item again where a write
+    into another may stand between its read and a use (the module's docstring)."""
+    index = {r.result.id: r.index for r in reads}
+    owned.update(index)
+
+    def item_write(op: n.Op, defs: Mapping[int, n.Op]) -> n.Value | None:
+        for t in write_targets(op, defs, types.of, written):
+            if t.id in owned:
+                return t
+        return None
+
+    plan_defs: dict[int, n.Op] = {}
+    for op in n.walk(fn.body):
+        for r in op.results:
+            plan_defs[r.id] = op
+
+    def writes_inside(op: n.Op) -> bool:
+        return any(item_write(o, plan_defs) is not None or id(o) in writebacks
+                   for r in op.regions() for o in n.walk(r))
+
+    def region(r: n.Region, current: dict[int, n.Value]) -> None:
+        ops = list(r.ops)
+        out: list[n.Op] = []
+        for op in ops:
+            # The item as read since the last write into any item of ``xs``.
+            mapping: dict[int, n.Value] = {}
+            for v in op.operands():
+                if v.id in index and v.id not in mapping:
+                    cur = current.get(v.id)
+                    if cur is None:
+                        again = n.GetItem(xs, index[v.id], [n.Value(v.hint)], loc=op.loc)
+                        out.append(again)
+                        plan_defs[again.result.id] = again
+                        index[again.result.id] = index[v.id]
+                        owned.add(again.result.id)
+                        cur = current[v.id] = again.result
+                    mapping[v.id] = cur
+            if mapping:
+                op.set_operands([mapping.get(v.id, v) for v in op.operands()])
+            out.append(op)
+            if any(r.id in index for r in op.results):
+                current[op.results[0].id] = op.results[0]
+            target = item_write(op, plan_defs)
+            if target is not None:
+                back = n.SetItem(xs, index[target.id], target, loc=op.loc)
+                writebacks.add(id(back))
+                out.append(back)
+                # Another read may be the same object: it is read again after this.
+                original = next(k for k, c in current.items() if c is target) \
+                    if target in current.values() else None
+                current.clear()
+                if original is not None:
+                    current[original] = target
+            if not isinstance(op, n.MakeFunction) and op.regions():
+                loops = isinstance(op, (n.For, n.While))
+                inside = writes_inside(op)
+                for sub in op.regions():
+                    # A loop's body runs after its own writes: it starts with no item read.
+                    region(sub, {} if loops and inside else dict(current))
+                if writes_inside(op):
+                    current.clear()
+        r.ops = out
+
+    region(fn.body, {})
