@@ -609,3 +609,33 @@ def test_a_tuples_entries_are_typed_under_constant_indices_and_unpacking():
     ty = infer_types(fn, [float, int])
     assert ty.of(values_named(fn, "u")[0]) is float
     assert [ty.of(values_named(fn, name)[0]) for name in ("first", "count")] == [float, int]
+
+
+def rows_summed_in_place(m):
+    total = 0.0
+    for j in range(len(m)):
+        minor = [row[:j] + row[j + 1:] for row in m]
+        total += sum(minor[0])
+    return total
+
+
+def rows_augmented(m):
+    total = 0.0
+    minor = [row for row in m]
+    first = minor[0]
+    first += [2.0]  # a list's ``+=`` changes the row ``m`` and ``minor`` hold
+    total += len(m[0]) * 1.0
+    return total + sum(minor[0])
+
+
+def test_an_in_place_operator_on_a_number_changes_no_list():
+    """``total += x`` of a float keeps what is known of the lists the function builds (a
+    comprehension of rows); ``first += [2.0]`` of a list does not."""
+    from wengert.analysis.types import ListOf
+
+    rows = [ListOf(ListOf(float))]
+    assert returned(lower(rows_summed_in_place), rows) is float
+    fn = lower(rows_augmented)
+    ty = infer_types(fn, rows)
+    assert all(ty.of(v) is list for v in values_named(fn, "first"))
+    assert returned(fn, rows) is None

@@ -638,9 +638,17 @@ class _Pair(typing.NamedTuple):
 
 #: Helpers the in-place pass writes for several in a row, with sample arguments.
 FUSED = {
-    "slice_pair_adjoint": [([1.0, 2.0, 3.0], slice(None, 1), slice(2, None), [0.5, 0.25], 1),
-                           ([1.0, 2.0, 3.0], slice(None, 2), slice(1, None), [0.1, 0.2, 0.3,
-                                                                               0.4], 2)],
+    # (apart, overlapping, reversed order, empty parts, a step, a tuple, a zero adjoint)
+    "slice_pair_adjoint": [([1.0, 2.0, 3.0], slice(None, 1), slice(2, None), [0.5, 0.25]),
+                           ([1.0, 2.0, 3.0], slice(None, 2), slice(1, None),
+                            [0.1, 0.2, 0.3, 0.4]),
+                           ([1.0, 2.0, 3.0], slice(2, None), slice(None, 1), [0.5, 0.25]),
+                           ([1.0, 2.0, 3.0], slice(None, 0), slice(5, None), []),
+                           ([1.0, 2.0, 3.0], slice(3, 1), slice(1, None), [0.5, 0.25]),
+                           ([1.0, 2.0, 3.0, 4.0], slice(None, None, 2), slice(1, 2),
+                            [0.5, 0.25, 2.0]),
+                           ((1.0, 2.0, 3.0), slice(None, 1), slice(2, None), [0.5, 0.25]),
+                           ([1.0, 2.0, 3.0], slice(None, 1), slice(2, None), None)],
     "nested_entry_adjoint_owned": [(prev, m, 0, m[0], j, 0.5)
                                    for m in [[[1.0, 2.0], [3.0]]]
                                    for prev, j in [([None, None], 1), ([[0.5, None], None], 0),

@@ -140,3 +140,31 @@ def test_corpus_size():
     assert len(corpus.CASES) >= 160
     for c in corpus.CASES + corpus.NUMPY_REDUCTION_CASES:
         assert 2 <= len(c.inputs) <= 4, c.name
+
+
+def rows_summed_in_place(m):
+    total = 0.0
+    for j in range(len(m)):
+        minor = [row[:j] + row[j + 1:] for row in m]
+        total += sum(minor[0]) * m[j][0]
+    return total
+
+
+def rows_augmented(m):
+    minor = [row for row in m]
+    first = minor[0]
+    first += [m[1][0] * 2.0]  # changes the row ``m`` holds
+    total = 0.0
+    total += sum(minor[0])
+    return total
+
+
+def test_a_float_summed_with_plus_equals_keeps_the_lists_typed():
+    """``total += …`` of a float leaves the rows of a comprehension typed: the rules
+    inline (no derivative found at run time); a list's ``+=`` keeps them unknown, right."""
+    m = [[1.5, -0.5, 0.25], [0.75, 2.0, -1.0], [0.5, 0.3, 1.25]]
+    src = wengert.show(rows_summed_in_place, mode="vjp", like=(m,))
+    forward = src.split("def rows_summed_in_place_pullback")[0].split("\n", 1)[1]
+    assert "_vjp(" not in forward and "_pb" not in forward, src
+    check_grads(rows_summed_in_place, (m,), modes=("rev", "fwd"), order=2)
+    check_grads(rows_augmented, ([list(r) for r in m],), modes=("fwd",), order=1)

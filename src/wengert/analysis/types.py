@@ -257,6 +257,26 @@ def infer_types(fn: n.Function, param_types: Sequence[Type],
         raise ValueError(f"{fn.name}: {len(param_types)} parameter types for "
                          f"{len(fn.body.args)} parameters")
     readonly = _read_only(fn.body, writes)
+    consts = _consts_and_methods(fn.body)[0]
+    in_place = [op for op in n.walk(fn.body) if _in_place_operator(op, consts)]
+    if in_place:
+        # ``total += x`` changes nothing when ``total`` is a number: assume so, infer, and
+        # keep what is found where every in-place operator's target is a number then (by
+        # induction on the program's steps: the first to change a list or an array would
+        # have a number as its target, a contradiction).
+        assumed = _read_only(fn.body, writes, numbers_in_place=True)
+        if assumed != readonly:
+            trial = _infer(fn, param_types, free_types, callee, writes, assumed)
+            if all(trial.of(op.args[0]) in _IMMUTABLE_NUMBERS  # type: ignore[union-attr]
+                   for op in in_place):
+                return trial
+    return _infer(fn, param_types, free_types, callee, writes, readonly)
+
+
+def _infer(fn: n.Function, param_types: Sequence[Type], free_types: Mapping[int, type] | None,
+           callee: Callable[[Any, list[Type]], Type] | None,
+           writes: Callable[[Any], Any] | None, readonly: set[int]) -> Types:
+    """:func:`infer_types` with the values only read (``_read_only``) given."""
     reshaped = _reshapes(fn.body, writes)
     item_writes = _item_writes(fn.body, writes)
 
@@ -385,14 +405,16 @@ _READERS = frozenset({len, sum, min, max, enumerate, zip, reversed, sorted, iter
                       tuple, range, runtime.check_distinct_items})
 
 
-def _read_only(body: n.Region, writes: Callable[[Any], Any] | None = None) -> set[int]:
+def _read_only(body: n.Region, writes: Callable[[Any], Any] | None = None,
+               numbers_in_place: bool = False) -> set[int]:
     """Values only read wherever used (and the parameters never used): indexed, iterated,
     or passed to :data:`_READERS` (so a list among them holds the same items throughout).
     In a function that writes into nothing (no item or attribute assignment, no in-place
     operator, no method but ``append``, no callee that may write), a value appended to a
-    list is only stored, not changed."""
+    list is only stored, not changed. ``numbers_in_place``: assume every in-place operator
+    (``total += x``) acts on a number, which it does not change (for the caller to check)."""
     consts, methods = _consts_and_methods(body)
-    quiet = _writes_nothing(body, consts, methods, writes)
+    quiet = _writes_nothing(body, consts, methods, writes, numbers_in_place)
     bad: set[int] = set()
     seen: set[int] = set()
     for op in n.walk(body):
@@ -412,12 +434,16 @@ def _read_only(body: n.Region, writes: Callable[[Any], Any] | None = None) -> se
 
 
 def _writes_nothing(body: n.Region, consts: Mapping[int, Any], methods: Mapping[int, str],
-                    writes: Callable[[Any], Any] | None) -> bool:
-    """Whether nothing in ``body`` may write into an object other than by ``append``."""
+                    writes: Callable[[Any], Any] | None, numbers_in_place: bool = False
+                    ) -> bool:
+    """Whether nothing in ``body`` may write into an object other than by ``append`` (and
+    by in-place operators, with ``numbers_in_place``)."""
     for op in n.walk(body):
         if isinstance(op, (n.SetItem, n.SetAttr, n.MakeFunction)):
             return False
         if not isinstance(op, n.Call):
+            continue
+        if numbers_in_place and _in_place_operator(op, consts):
             continue
         if op.fn.id in methods:
             if methods[op.fn.id] not in ("append", *_READ_METHODS):
@@ -435,6 +461,17 @@ def _writes_nothing(body: n.Region, consts: Mapping[int, Any], methods: Mapping[
 
 
 _NOT_CONST = object()
+#: In-place operators: they change a list or an array they act on, never a number.
+_IN_PLACE_OPERATORS = frozenset({
+    operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
+    operator.imod, operator.ipow, operator.imatmul, operator.iconcat, operator.iand,
+    operator.ior, operator.ixor, operator.ilshift, operator.irshift})
+
+
+def _in_place_operator(op: n.Op, consts: Mapping[int, Any]) -> bool:
+    """Whether ``op`` is a call of an in-place operator (``a += b``)."""
+    return isinstance(op, n.Call) and _hashable(f := consts.get(op.fn.id)) and \
+        f in _IN_PLACE_OPERATORS and bool(op.args)
 #: Methods of lists, tuples and strings that change nothing.
 _READ_METHODS = ("index", "count", "copy", "keys", "values", "items", "get")
 
@@ -632,6 +669,8 @@ _F64_PARTNERS = (bool, int, float, numpy.float64, numpy.float32, numpy.int64)
 #: Index types that select one entry along an axis (``True`` adds an axis instead).
 _INDEX_INTS = (int, numpy.int64, numpy.intp, numpy.int32)
 _NUMBERS = (bool, int, float)
+#: Numbers an in-place operator makes a new one of (``x += 1`` changes no object).
+_IMMUTABLE_NUMBERS = (bool, int, float, complex, numpy.float64, numpy.float32, numpy.int64)
 #: Types whose comparisons always give a ``bool`` (or raise), whatever the other operand.
 _PLAIN = frozenset({bool, int, float, complex, str, bytes, type(None), tuple, list, dict, set,
                     frozenset, range})

@@ -502,6 +502,11 @@ class FunctionEmitter:
             if f in CMP_AST and len(op.args) == 2:
                 return ast.Compare(self.expr(op.args[0]), [CMP_AST[f]()],
                                    [self.expr(op.args[1])])
+        if c is not None and simple and _hashable(c.value) and c.value in AUG_AST and \
+                len(op.args) == 2 and op.args[0].id in self.consts and \
+                type(self.consts[op.args[0].id].value) in (int, float, complex, bool, str):
+            # ``iadd(0.0, y)`` (a constant folded in): for a number, ``0.0 + y``.
+            return ast.BinOp(self.expr(op.args[0]), AUG_AST[c.value](), self.expr(op.args[1]))
         args = [ast.Starred(self.expr(a), ast.Load()) if i in op.starred else self.expr(a)
                 for i, a in enumerate(op.args)]
         kws = [ast.keyword(k, self.expr(v)) for k, v in op.kwargs]

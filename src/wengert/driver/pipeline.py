@@ -56,6 +56,7 @@ from wengert.transforms.gradient import grad_ir
 from wengert.transforms.inplace import update_in_place
 from wengert.transforms.split import split_pullback
 from wengert.transforms.vjp import vjp_transform
+from wengert.transforms.vjp_records import prune_fused_records
 
 
 def lower_with_deps(f: Any) -> tuple[n.Function, list[Dependency]]:
@@ -343,6 +344,7 @@ def derive(fn: Any, arg_types: tuple[Any, ...], key: Any, mode: str, cache: dict
         ir, warnings_found = transform(prim.ir)
         checked(ir, f"the {mode} transform")
         update_in_place(ir)
+        prune_fused_records(ir)
         checked(ir, "the in-place update")
         parts = split_pullback(ir) if mode == "vjp" else None
         if parts is not None:

@@ -380,6 +380,10 @@ class Function:
     #: Source lines keyed by line number, used for ``# grad of:`` comments.
     source_lines: dict[int, str] = field(default_factory=dict)
     docstring: str | None = None
+    #: A VJP's loop records (the forward loop body, the record pushed, the reverse loop
+    #: body, its unpacking) that a pass after the in-place rewrite may still shrink, where
+    #: fusing adjoint calls left fields unread. Empty for every other function.
+    records: list[tuple[Region, Build, Region, Unpack]] = field(default_factory=list)
 
 
 @dataclass(eq=False)

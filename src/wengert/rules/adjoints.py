@@ -393,7 +393,10 @@ def fields_adjoint_(obj, names, *gs):
 
 
 @defpython(runtime.slice_pair_adjoint)
-def slice_pair_adjoint_(x, first, second, g, n):
+def slice_pair_adjoint_(x, first, second, g):
+    if g is None:
+        return None
+    n = len(range(len(x))[first])
     return runtime.getitem_adjoint(runtime.getitem_adjoint(None, x, second, g[n:]), x, first,
                                    g[:n])
 

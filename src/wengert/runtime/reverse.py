@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from operator import add as _add
 from types import FunctionType as _FunctionType
 from typing import Any
 
@@ -333,6 +334,8 @@ def nested_entry_adjoint_owned(prev: Any, x: Any, i: Any, row: Any, j: int, g: A
     floats) added into the row's own adjoint where nothing but ``prev`` holds it (and
     nothing but the caller's dead local holds ``prev``), instead of a list of one number
     added to the row's adjoint, a new list, per read."""
+    if prev is None:
+        return nested_entry_adjoint(None, x, i, row, j, g)  # (made at once)
     if type(prev) is list and _refs(prev) <= _SOLE and type(i) is int and \
             len(prev) == len(x) and x[i] is row:
         inner = prev[i]
@@ -348,22 +351,26 @@ def nested_entry_adjoint_owned(prev: Any, x: Any, i: Any, row: Any, j: int, g: A
     return getitem_adjoint_owned(prev, x, i, getitem_adjoint(None, row, j, g))
 
 
-def slice_pair_adjoint(x: Any, first: Any, second: Any, g: Any, n: int) -> Any:
-    """The adjoint of the list ``x`` from ``g``, that of ``x[first] + x[second]`` (its first
-    ``n`` entries ``x[first]``'s): ``getitem_adjoint_owned(getitem_adjoint(None, x, second,
-    g[n:]), x, first, g[:n])``, made as one list where the two slices are apart
-    (``row[:j] + row[j + 1:]``, a row without its ``j``-th number)."""
-    if type(x) is list and type(g) is list and type(first) is slice and \
-            type(second) is slice and first.step is None and second.step is None:
-        size = len(x)
+def slice_pair_adjoint(x: Any, first: Any, second: Any, g: Any) -> Any:
+    """The adjoint of the list or tuple ``x`` from ``g``, that of ``x[first] + x[second]``:
+    ``getitem_adjoint_owned(getitem_adjoint(None, x, second, g[n:]), x, first, g[:n])``
+    with ``n = len(x[first])`` (measured, not saved), made as one list where the two slices
+    are apart (``row[:j] + row[j + 1:]``, a row without its ``j``-th number). A zero ``g``
+    (``None``) gives a zero adjoint."""
+    if g is None:
+        return None
+    size = len(x)
+    if type(x) is list and type(g) is list and first.step is None and second.step is None:
         a0, a1, _ = first.indices(size)
         b0, b1, _ = second.indices(size)
-        la, lb = max(0, a1 - a0), max(0, b1 - b0)
-        if la == n and lb == len(g) - n and (a0 + la <= b0 or b0 + lb <= a0):
+        n = a1 - a0 if a1 > a0 else 0
+        lb = b1 - b0 if b1 > b0 else 0
+        if n + lb == len(g) and (a0 + n <= b0 or b0 + lb <= a0):
             out = [None] * size
-            out[a0:a0 + la] = g[:n]
+            out[a0:a0 + n] = g[:n]
             out[b0:b0 + lb] = g[n:]
             return out
+    n = len(range(size)[first])
     return getitem_adjoint_owned(getitem_adjoint(None, x, second, g[n:]), x, first, g[:n])
 
 
@@ -400,6 +407,16 @@ def items_adjoint_owned(prev: Any, x: Any, index: Any, items: Any, seen: Any) ->
 
 def _add_into_list(out: list[Any], g: list[Any]) -> None:
     """``out[i] += g[i]`` for every ``i``, for adjoints of lists (``None`` is zero)."""
+    if len(out) == len(g) >= 16:
+        # Numbers only (a sum from ``0.0`` is a float: no ``None``, list or array entry,
+        # whose ``+`` would mean something else): added at the speed of C.
+        try:
+            dense = type(sum(out, 0.0)) is float and type(sum(g, 0.0)) is float
+        except TypeError:
+            dense = False
+        if dense:
+            out[:] = map(_add, out, g)
+            return
     for i, gi in enumerate(g):
         if gi is None:
             continue

@@ -185,8 +185,9 @@ def _calls(op: n.Op | None, consts: dict[int, object], fs: tuple[Any, ...], narg
 def _pair_slices(fn: n.Function) -> None:
     """``getitem_adjoint_owned(getitem_adjoint(None, x, s2, g[n:]), x, s1, g[:n])`` (the
     reverse of ``x[s1] + x[s2]`` for a list ``x``: the concatenation's adjoint split, each
-    part scattered) as one call, ``slice_pair_adjoint(x, s1, s2, g, n)``, which places both
-    parts in one new list where the slices are apart (``row[:j] + row[j + 1:]``)."""
+    part scattered) as one call, ``slice_pair_adjoint(x, s1, s2, g)``, which places both
+    parts in one new list where the slices are apart (``row[:j] + row[j + 1:]``) and
+    measures ``n`` itself: the forward need not save it."""
     consts, defs, uses = index_values(fn)
 
     def called(op: n.Op | None, fs: tuple[Any, ...], nargs: int) -> bool:
@@ -230,7 +231,13 @@ def _pair_slices(fn: n.Function) -> None:
             gets = [defs[op.args[3].id], defs[before.args[3].id]]
             dead.update(id(d) for d in (before, *gets))
             dead.update(id(defs[g.index.id]) for g in gets if uses.get(g.index.id) == 1)
-            op.args = [op.args[1], first, second, mine[0], mine[1]]
+            g = mine[0]
+            zero = defs.get(g.id)
+            if uses.get(g.id) == 2 and _calls(zero, consts, (runtime.nonzero,), 2):
+                # (A zero adjoint stays ``None``: the fused call gives ``None`` for it.)
+                dead.add(id(zero))
+                g = zero.args[0]
+            op.args = [op.args[1], first, second, g]
 
     new_ops: list[tuple[n.Region, n.Call, n.Const]] = []
     dead: set[int] = set()

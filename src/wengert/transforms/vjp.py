@@ -370,6 +370,7 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
             # when run, but code differentiated again must not write into stored lists.
             self.hoist_pushes()
             self.iterate_directly(vjp_fn)
+            vjp_fn.records = self.records  # (what fusing adjoint calls leaves unread)
         cleanup(vjp_fn)
         return vjp_fn
 

@@ -299,16 +299,17 @@ class ReverseControlFlow:
             else:
                 record = None
             count = None
-            if record is None and is_for and not op.exit_flags and fwd_region is self.fn.body \
-                    and self.type_of(op.iterable) in (range, list, tuple) and stack_op in fwd_ops:
+            if record is None and is_for and not op.exit_flags and \
+                    self.type_of(op.iterable) in (range, list, tuple) and stack_op in fwd_ops:
                 # Nothing to record: the reverse loop only runs as many times, and a loop
-                # over a sized iterable without ``break`` runs len(iterable) times. (At the
-                # top level only: the pullback reads the count where the forward code made it.)
+                # over a sized iterable without ``break`` runs len(iterable) times (a loop
+                # inside another: the count is a field of the outer loop's record).
                 fwd_ops.remove(stack_op)
                 size = n.Const(len, [n.Value()])
                 count = n.Call(size.result, [op.iterable], [], [n.Value("steps")], loc=loc)
                 k = fwd_ops.index(op)
                 fwd_ops[k:k] = [size, count]
+                self.declare(scope, count.result)  # (a field of an enclosing loop's record)
             else:
                 push_arg = record
                 if push_arg is None:

@@ -242,28 +242,7 @@ class LoopRecords:
     def prune_records(self, vjp_fn: n.Function) -> None:
         """Drop the fields of loop records that the cleaned-up pullback no longer reads
         (the adjoint that read them turned out to be zero): nothing is saved for nothing."""
-        used: set[int] = set()
-        for op in n.walk(vjp_fn.body):
-            used.update(v.id for v in op.operands())
-            if isinstance(op, n.MakeFunction):
-                used.update(v.id for o in n.walk(op.func.body) for v in o.operands())
-        mapping: dict[int, n.Value] = {}
-        for fwd_region, record_op, rev_region, unpack in self.records:
-            keep = [k for k, r in enumerate(unpack.results) if r.id in used]
-            if len(keep) == len(unpack.results) or not keep:
-                continue
-            if len(keep) == 1:
-                # One field: the record is the value itself, no tuple on either side.
-                (k,) = keep
-                mapping[record_op.result.id] = record_op.items[k]
-                mapping[unpack.results[k].id] = unpack.value
-                unpack.value.hint = unpack.results[k].hint or unpack.value.hint
-                fwd_region.ops.remove(record_op)
-                rev_region.ops.remove(unpack)
-                continue
-            record_op.items = [record_op.items[k] for k in keep]
-            unpack.results = [unpack.results[k] for k in keep]
-        replace_uses(vjp_fn, mapping)
+        prune_unread_fields(vjp_fn, self.records)
 
     def keep_shapes(self, vjp_fn: n.Function, mk: n.MakeFunction) -> None:
         """A forward value the pullback reads only the shape of (``np.shape(t)``, the
@@ -421,6 +400,76 @@ class LoopRecords:
             k = rev.ops.index(rfor)
             rev.ops[k:k] = [upto, it]
             rfor.iterable = it.result
+
+
+def prune_unread_fields(vjp_fn: n.Function,
+                        records: list[tuple[n.Region, n.Build, n.Region, n.Unpack]]
+                        ) -> list[n.Value]:
+    """Drop the fields of ``records`` (loops of ``vjp_fn``) that nothing reads: no tuple on
+    either side where one is left. Returns the values no longer saved."""
+    used: set[int] = set()
+    for op in n.walk(vjp_fn.body):
+        used.update(v.id for v in op.operands())
+        if isinstance(op, n.MakeFunction):
+            used.update(v.id for o in n.walk(op.func.body) for v in o.operands())
+    mapping: dict[int, n.Value] = {}
+    dropped: list[n.Value] = []
+    for fwd_region, record_op, rev_region, unpack in records:
+        keep = [k for k, r in enumerate(unpack.results) if r.id in used]
+        if len(keep) == len(unpack.results) or not keep:
+            continue
+        dropped += [f for k, f in enumerate(record_op.items) if k not in keep]
+        if len(keep) == 1:
+            # One field: the record is the value itself, no tuple on either side.
+            (k,) = keep
+            mapping[record_op.result.id] = record_op.items[k]
+            mapping[unpack.results[k].id] = unpack.value
+            unpack.value.hint = unpack.results[k].hint or unpack.value.hint
+            fwd_region.ops.remove(record_op)
+            rev_region.ops.remove(unpack)
+            continue
+        record_op.items = [record_op.items[k] for k in keep]
+        unpack.results = [unpack.results[k] for k in keep]
+    replace_uses(vjp_fn, mapping)
+    return dropped
+
+
+def prune_fused_records(fn: n.Function) -> None:
+    """Drop the record fields of the VJP ``fn`` that only the adjoint calls fused after the
+    transform read (``slice_pair_adjoint`` measures the split of ``row[:j] + row[j + 1:]``
+    itself: its length is not saved per row), and the forward's pure calls that computed
+    nothing else: fewer objects alive between the forward and the pullback."""
+    records = [r for r in fn.records
+               if r[1] in r[0].ops and r[3] in r[2].ops and r[3].value in r[2].args]
+    fn.records = []
+    dropped = prune_unread_fields(fn, records)
+    while dropped:
+        users: dict[int, int] = {}
+        defs: dict[int, tuple[n.Region, n.Op]] = {}
+        consts: dict[int, object] = {}
+        regions = [fn.body]
+        while regions:
+            region = regions.pop()
+            for op in region.ops:
+                regions.extend(op.regions())
+                for r in op.results:
+                    defs[r.id] = (region, op)
+                if isinstance(op, n.Const):
+                    consts[op.result.id] = op.value
+                vals = op.operands()
+                if isinstance(op, n.MakeFunction):
+                    vals = vals + free_uses(op.func.body)
+                for v in vals:
+                    users[v.id] = users.get(v.id, 0) + 1
+        again = []
+        for v in dropped:
+            region, op = defs.get(v.id, (None, None))
+            if users.get(v.id) or not isinstance(op, n.Call) or op.kwargs or op.starred or \
+                    not hashable(f := consts.get(op.fn.id)) or not registry.is_pure(f):
+                continue
+            region.ops.remove(op)  # type: ignore[union-attr]
+            again += op.args
+        dropped = again
 
 
 def _measured(size: n.Value, defs: dict[int, n.Op], consts: dict[int, object]
