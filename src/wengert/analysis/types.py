@@ -283,8 +283,9 @@ def _infer(fn: n.Function, param_types: Sequence[Type], free_types: Mapping[int,
     def run(fields: Mapping[tuple[type, str], type], lists: frozenset[int] = frozenset()
             ) -> _Inference:
         inf = _Inference(dict(free_types or {}), callee)
-        inf.appended = _appended(fn.body, writes)
+        inf.appended = _appended(fn.body, writes, inf.stored_rows)
         inf.readonly = readonly | lists
+        inf.readonly |= _table_rows(fn.body, inf.appended, inf.readonly, writes)
         inf.fields = fields
         for a, t in zip(fn.body.args, param_types):
             if isinstance(t, (ListOf, DictOf)):
@@ -421,14 +422,21 @@ def _read_only(body: n.Region, writes: Callable[[Any], Any] | None = None,
         for v in op.operands():
             seen.add(v.id)
             if isinstance(op, n.GetItem) and op.obj.id == v.id or \
-                    isinstance(op, n.For) and op.iterable.id == v.id:
-                continue
+                    isinstance(op, n.For) and op.iterable.id == v.id or \
+                    isinstance(op, n.GetAttr) and op.name in _READ_METHODS:
+                continue  # (``xs.copy``, ``d.get``: methods that change nothing)
             if isinstance(op, n.Call) and op.fn.id != v.id and v in op.args and \
                     _reader(consts.get(op.fn.id)):
                 continue
             if quiet and isinstance(op, n.Call) and methods.get(op.fn.id) == "append" and \
                     op.args == [v]:
                 continue
+            if isinstance(op, n.Call) and writes is not None and not op.starred and \
+                    not op.kwargs and op.fn.id != v.id and \
+                    isinstance(f := consts.get(op.fn.id), types.FunctionType) and \
+                    _user_function(f) and \
+                    not any(i in writes(f) for i, a in enumerate(op.args) if a.id == v.id):
+                continue  # given to a helper that does not write into it
             bad.add(v.id)
     return (seen | {a.id for a in body.args}) - bad
 
@@ -603,17 +611,103 @@ def _read_from(inf: _Inference, w: n.Value, vid: int) -> bool:
     return isinstance(d, n.GetItem) and d.obj.id == vid
 
 
-def _appended(body: n.Region, writes: Callable[[Any], Any] | None = None
-              ) -> dict[int, list[n.Value]]:
-    """Lists made empty and then only appended to and iterated (a loop's records, in
-    generated code): the values appended to each, so items read back get their types."""
+#: Helpers of generated pullbacks (in a gradient differentiated again) that read only the
+#: structure of the list at a position: they neither keep nor change it.
+_STRUCTURE_READERS = ((runtime.getitem_adjoint, 1), (runtime.getitem_adjoint_owned, 1),
+                      (runtime.entry_adjoint_of_list, 1), (runtime.nonzero, 1),
+                      (runtime.structure, 0), (runtime.check_distinct_items, 0))
+
+
+def _structure_read(op: n.Op, lst: int, consts: Mapping[int, Any]) -> bool:
+    """Whether ``op`` gives the list ``lst`` to one of :data:`_STRUCTURE_READERS`, at its
+    position alone."""
+    if not isinstance(op, n.Call) or op.kwargs or op.starred:
+        return False
+    at = [k for k, a in enumerate(op.args) if a.id == lst]
+    f = consts.get(op.fn.id)
+    return bool(at) and any(f is g and at == [k] for g, k in _STRUCTURE_READERS)
+
+
+def _puts_back(op: n.Op, lst: int, defs: Mapping[int, n.Op]) -> bool:
+    """Whether ``op`` is ``xs[i] = p`` into the list ``lst`` of a ``p`` read as ``xs[i]``:
+    it stores the object the slot holds (reverse mode's write-back), changing nothing."""
+    if not isinstance(op, n.SetItem) or op.obj.id != lst:
+        return False
+    d = defs.get(op.value.id)
+    return isinstance(d, n.GetItem) and d.obj is op.obj and d.index is op.index
+
+
+def _index(body: n.Region) -> tuple[dict[int, Any], dict[int, n.Op], dict[int, list[n.Op]]]:
+    """The constants, the defining op and the using ops of each value of ``body`` (nested
+    regions included), by value id."""
     uses: dict[int, list[n.Op]] = {}
+    defs: dict[int, n.Op] = {}
     consts: dict[int, Any] = {}
     for op in n.walk(body):
         if isinstance(op, n.Const):
             consts[op.result.id] = op.value
+        for r in op.results:
+            defs[r.id] = op
         for v in op.operands():
             uses.setdefault(v.id, []).append(op)
+    return consts, defs, uses
+
+
+def _table_rows(body: n.Region, appended: Mapping[int, list[n.Value]], kept: set[int],
+                writes: Callable[[Any], Any] | None = None) -> set[int]:
+    """The rows of tables whose items keep their types: lists each put in a table (by one
+    append, ``c = [[0.0] * n for _ in range(m)]``, or as an item of a list display, ``[xs[:3],
+    xs[3:]]``) and used by nothing else, and the displays they are made of, where the table
+    is only appended to, measured, given to helpers that write into nothing it holds, and
+    read by index or iterated into values in ``kept`` (only read, or changed only by item
+    writes that agree with the items' type, as the caller checks): every change of a row is
+    one of those writes."""
+    consts, defs, uses = _index(body)
+    tables = dict(appended)
+    for op in n.walk(body):
+        if isinstance(op, n.Build) and op.kind == "list" and op.items and not op.starred:
+            tables[op.result.id] = list(op.items)
+
+    def only_read(u: n.Op, lst: int) -> bool:
+        if isinstance(u, n.GetItem) and u.obj.id == lst:
+            return u.result.id in kept
+        if isinstance(u, n.For) and u.iterable.id == lst:
+            return u.body.args[0].id in kept
+        if isinstance(u, n.GetAttr) and u.name == "append" and lst in appended or \
+                _puts_back(u, lst, defs) or _structure_read(u, lst, consts):
+            return True
+        if not isinstance(u, n.Call) or u.starred or u.kwargs or u.fn.id == lst:
+            return False
+        f = consts.get(u.fn.id)
+        if f is len:
+            return True
+        return writes is not None and isinstance(f, types.FunctionType) and \
+            _user_function(f) and \
+            not any(i in writes(f) for i, a in enumerate(u.args) if a.id == lst)
+
+    out: set[int] = set()
+    for lst, values in tables.items():
+        if not all(only_read(u, lst) for u in uses.get(lst, [])):
+            continue
+        for v in values:
+            # (Used by the table alone, and by its own appends while it was made.)
+            if sum(1 for u in uses.get(v.id, []) if not (
+                    isinstance(u, n.GetAttr) and u.obj is v and u.name == "append")) != 1:
+                continue
+            out.add(v.id)
+            made = defs.get(v.id)
+            if isinstance(made, n.Call) and consts.get(made.fn.id) is operator.mul:
+                # ``[0.0] * n``: the display, used by the product alone, keeps its items.
+                out.update(a.id for a in made.args if len(uses.get(a.id, [])) == 1 and
+                           isinstance(defs.get(a.id), n.Build))
+    return out
+
+
+def _appended(body: n.Region, writes: Callable[[Any], Any] | None = None,
+              stored: set[int] | None = None) -> dict[int, list[n.Value]]:
+    """Lists made empty and then only appended to and iterated (a loop's records, in
+    generated code): the values appended to each, so items read back get their types."""
+    consts, defs, uses = _index(body)
     out: dict[int, list[n.Value]] = {}
     for op in n.walk(body):
         if not (isinstance(op, n.Build) and op.kind == "list" and not op.items):
@@ -631,6 +725,8 @@ def _appended(body: n.Region, writes: Callable[[Any], Any] | None = None
                 continue
             elif isinstance(u, n.GetItem) and u.obj.id == op.result.id:
                 continue  # an item read back
+            elif _puts_back(u, op.result.id, defs) or _structure_read(u, op.result.id, consts):
+                continue
             elif isinstance(u, n.Call) and _hashable(consts.get(u.fn.id)) and \
                     consts.get(u.fn.id) in _LIST_READERS and u.fn.id != op.result.id:
                 continue  # read, never changed: its items are still the ones appended
@@ -640,6 +736,14 @@ def _appended(body: n.Region, writes: Callable[[Any], Any] | None = None
                     not any(i in writes(consts[u.fn.id]) for i, a in enumerate(u.args)
                             if a is op.result):
                 continue  # a user function that does not write into it
+            elif stored is not None and isinstance(u, n.Call) and u.args == [op.result] and \
+                    not u.kwargs and not u.starred and \
+                    isinstance(m := defs.get(u.fn.id), n.GetAttr) and m.name == "append" \
+                    and m.obj.id != op.result.id:
+                # A row appended to a table: its items hold only while the table's rows
+                # are kept as they are (``_Inference.item_type`` asks).
+                stored.add(op.result.id)
+                continue
             else:
                 break
         else:
@@ -1046,6 +1150,8 @@ class _Inference:
         self.consts: dict[int, Any] = {}
         #: Append-only lists and what is appended to them (see ``_appended``).
         self.appended: dict[int, list[n.Value]] = {}
+        #: Those of them appended to another list (rows of a table).
+        self.stored_rows: set[int] = set()
         #: Loop variables iterating over such a list (or its ``reversed``): the list.
         self.item_of: dict[int, int] = {}
         self.defs: dict[int, n.Op] = {}
@@ -1143,6 +1249,12 @@ class _Inference:
 
     def build(self, op: n.Build) -> None:
         self.set(op.result, {"tuple": tuple, "list": list, "set": set}[op.kind])
+        if op.kind == "list" and op.items and not op.starred and \
+                op.result.id in self.readonly:
+            # A list display nothing changes to another type holds what it was made of.
+            kinds = [self.full_type(v) for v in op.items]
+            if kinds[0] is not None and all(k == kinds[0] for k in kinds):
+                self.items[op.result.id] = kinds[0]
         if op.kind == "tuple" and not op.starred:
             # A tuple cannot change: its entries are what it was built from, read by index
             # (``p[0]``, a named tuple's ``p.x``) or unpacked.
@@ -1175,6 +1287,11 @@ class _Inference:
                     op.args[0].id in self.items and op.result.id in self.readonly and \
                     self.items.get(op.args[1].id, None) == self.items[op.args[0].id]:
                 self.items[op.result.id] = self.items[op.args[0].id]  # ``xs[:j] + xs[j:]``
+            if fn is operator.mul and len(op.args) == 2 and t is list and \
+                    op.result.id in self.readonly:
+                shown = op.args[0] if args[1] is int else op.args[1]
+                if shown.id in self.items:
+                    self.items[op.result.id] = self.items[shown.id]  # ``[0.0] * n``
             if fn is runtime.snapshot and len(op.args) == 1 and \
                     (item := self.item_type(op.args[0])) is not None:
                 self.items[op.result.id] = item  # a copy holds the items it was taken with
@@ -1211,6 +1328,15 @@ class _Inference:
                     self.set_full(op.result, array_of(a.dtype, ndim, _matmul_shape(
                         a.shape, b.shape)) if ndim else a.dtype)
                     return
+        elif isinstance(m := self.defs.get(op.fn.id), n.GetAttr) and m.name == "copy" and \
+                not op.args and not op.kwargs and self.get(m.obj) in (list, dict):
+            # ``xs.copy()``: a new list (or dict) holding what ``xs`` holds.
+            t = self.get(m.obj)
+            if op.result.id in self.readonly:
+                if t is list and (item := self.item_type(m.obj)) is not None:
+                    self.items[op.result.id] = item
+                elif t is dict and m.obj.id in self.values:
+                    self.values[op.result.id] = self.values[m.obj.id]
         self.set(op.result, t)
 
     def array_arg(self, v: n.Value) -> Any:
@@ -1447,7 +1573,8 @@ class _Inference:
                 not made.starred and self.consts.get(made.fn.id) is reversed and \
                 made.args[0].id in self.items:
             return self.items[made.args[0].id]  # ``reversed(xs)`` yields ``xs``'s items
-        if self.appended.get(v.id):
+        if self.appended.get(v.id) and (v.id not in self.stored_rows or
+                                        v.id in self.readonly):
             t: Any = None
             for k, x in enumerate(self.appended[v.id]):
                 u = self.full_type(x)

@@ -5,6 +5,9 @@ made."""
 from __future__ import annotations
 
 import dataclasses
+from itertools import compress as _compress
+from itertools import repeat as _repeat
+from operator import is_ as _is
 from typing import Any, NoReturn
 
 from wengert.diagnostics import NonDifferentiableError
@@ -179,25 +182,45 @@ def getitem_tangent(t: Any, x: Any, index: Any) -> Any:
         return out
     if isinstance(x, dict):
         c = t.get(index)
-        return _stored_zero(t, index, x[index]) if c is None and type(t) is dict else c
+        return _stored_zero(t, x, index, x[index]) if c is None and type(t) is dict else c
     if isinstance(x, (list, tuple)):
         c = t[index]
-        return _stored_zero(t, index, x[index]) if c is None and type(t) is list else c
+        return _stored_zero(t, x, index, x[index]) if c is None and type(t) is list else c
     if isinstance(x, (str, bytes, range)):
         return None
     _tangent_error(f"indexing a {type(x).__name__} holding active values has no derivative")
 
 
-def _stored_zero(t: Any, key: Any, v: Any) -> Any:
-    """The zero tangent of the list or dict ``v`` read at ``key`` of a container whose
-    tangent is ``t``, made real and stored there (else ``None``): a list read now and
-    appended to later through another read of the same place is one object, and so must
-    its tangent be (``keep = [p.hist]; p.hist.append(x)``)."""
+def _stored_zero(t: Any, x: Any, key: Any, v: Any) -> Any:
+    """The zero tangent of the list or dict ``v`` read at ``key`` (an index or key, or an
+    attribute's name) of ``x``, whose tangent is ``t``, made real and stored there (else
+    ``None``): a list read now and appended to later through another read of the same
+    place is one object, and so must its tangent be (``keep = [p.hist];
+    p.hist.append(x)``)."""
     if type(v) is list or type(v) is dict:
         c = real_tangent(None, v)
-        t[key] = c
+        _store_tangent(t, x, key, c)
         return c
     return None
+
+
+def _store_tangent(t: Any, x: Any, key: Any, c: Any) -> None:
+    """``t[key] = c``, the tangent made for ``x[key]`` (``t`` the tangent of ``x``); and at
+    every other place of the list ``x`` holding the same object with no tangent yet
+    (``[row] * n``): one tangent for all of them, as a write through one place changes
+    what every other place holds."""
+    t[key] = c
+    if type(x) is list and type(t) is list and len(t) == len(x):
+        item = x[key]
+        for k in _compress(range(len(x)), map(_is, x, _repeat(item))):
+            if t[k] is None:
+                t[k] = c
+    elif isinstance(t, dict) and (type(x) is dict or hasattr(x, "__dict__")):
+        held = x if type(x) is dict else vars(x)
+        item = held.get(key)
+        for k, v in held.items():
+            if v is item and t.get(k) is None:
+                t[k] = c  # (the same list in two fields, or under two keys)
 
 
 def child_tangent(t: Any, x: Any, index: Any) -> Any:
@@ -205,11 +228,12 @@ def child_tangent(t: Any, x: Any, index: Any) -> Any:
     c = getitem_tangent(t, x, index)
     if c is not None or t is None:
         return c
-    c = real_tangent(None, x[index])
+    item = x[index]
+    c = real_tangent(None, item)
     if c is not None:
         if isinstance(t, tuple):
             _tangent_error("a write into an object held in a tuple is not supported")
-        t[index] = c
+        _store_tangent(t, x, index, c)
     return c
 
 
@@ -231,7 +255,7 @@ def getattr_tangent(t: Any, x: Any, name: str) -> Any:
         return None
     if isinstance(t, dict):
         c = t.get(name)
-        return _stored_zero(t, name, getattr(x, name, None)) if c is None else c
+        return _stored_zero(t, x, name, getattr(x, name, None)) if c is None else c
     return None
 
 

@@ -75,6 +75,11 @@ _PURE_HELPERS = frozenset({
 })
 
 
+#: Calls whose result holds the items of their (list) arguments.
+_SHARING = frozenset({operator.mul, operator.add, operator.iadd, operator.imul,
+                      operator.concat, list, tuple, sorted, reversed})
+
+
 def _dot(v: n.Value) -> str | None:
     return tangent_name(v.hint) if v.hint and not v.hint.startswith(".") else None
 
@@ -138,6 +143,15 @@ class JVP(Transform):
             d = self.defs.get(v.id)
             if isinstance(d, (n.GetItem, n.GetAttr, n.Unpack)):
                 mark(d.obj if not isinstance(d, n.Unpack) else d.value)
+            elif isinstance(d, n.Build):
+                # Its items are what is written into: one tangent each, shared by every
+                # place that holds the item (a row appended twice, ``[row] * n``).
+                for x in d.items:
+                    mark(x)
+            elif isinstance(d, n.Call) and d.args and \
+                    hashable(f := self.const_value(d.fn)[1]) and f in _SHARING:
+                for x in d.args:
+                    mark(x)  # (``[row] * n``, ``a + b``, ``list(a)``: the same items)
             elif isinstance(d, n.If):
                 k = d.results.index(v)
                 mark(d.then.terminator.values[k])
@@ -153,6 +167,13 @@ class JVP(Transform):
             for op in n.walk(self.fn.body):
                 if isinstance(op, n.For) and op.body.args[0] is v:
                     mark(op.iterable)
+                if isinstance(op, n.SetItem) and op.obj is v:
+                    mark(op.value)
+                if isinstance(op, n.Call) and isinstance(m := self.defs.get(op.fn.id),
+                                                         n.GetAttr) and m.obj is v and \
+                        m.name in ("append", "insert", "extend", "setdefault"):
+                    for x in op.args:
+                        mark(x)
                 if isinstance(op, (n.For, n.While)) and v in op.carried_args:
                     k = op.carried_args.index(v)
                     mark(op.inits[k])

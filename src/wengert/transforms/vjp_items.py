@@ -36,6 +36,9 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import math
+import operator
+import statistics
 import types as pytypes
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -46,7 +49,7 @@ from wengert import runtime
 from wengert.analysis.types import ArrayOf, DictOf, ListOf, ObjectOf, TupleOf, Types
 from wengert.ir import nodes as n
 from wengert.ir.uses import free_uses
-from wengert.objects import attribute_kind, plain_class
+from wengert.objects import attribute_kind, hashable, plain_class
 from wengert.transforms.iteration import _index_for, _State
 from wengert.transforms.vjp_containers import _made_class, reads_structure, write_targets
 
@@ -194,6 +197,8 @@ def _items(xs: n.Value, plan: _Plan, types: Types, arg_types: Sequence[Any],
         if isinstance(use, n.GetItem) and use.obj is xs and use.index is not xs and \
                 types.of(use.index) is int:
             reads.append(use)
+        elif xs not in params and not made.items and _appends_new_row(use, xs, plan, types):
+            continue  # (a table made row by row: ``[[0.0] * n for _ in range(m)]``)
         elif _measures(use, xs, plan) or _reads_structure(use, xs, plan):
             continue
         elif isinstance(use, n.GetItem) and use.obj is xs and all(
@@ -233,7 +238,81 @@ def _item_use(use: n.Op, p: n.Value, read: n.GetItem, types: Types, plan: _Plan)
             return use.obj is read.obj and use.index is read.index
         return use.obj is p and use.index is not p and t in (list, dict) and \
             types.of(use.value) in _INERT and types.of(use.index) in _INERT
-    return _measures(use, p, plan) or _reads_structure(use, p, plan)
+    return _measures(use, p, plan) or _reads_structure(use, p, plan) or \
+        t is list and _row_read(use, p, plan)
+
+
+#: Functions that read a list of numbers they are given, all of it at once, and return
+#: numbers or a new list of them: an item passed to one is read, not kept or changed.
+_ROW_READERS = frozenset({builtins.sum, builtins.len, builtins.min, builtins.max,
+                          builtins.sorted, builtins.list, builtins.tuple, math.fsum,
+                          math.prod, statistics.mean, statistics.fmean})
+
+
+def _row_read(use: n.Op, p: n.Value, plan: _Plan) -> bool:
+    """Whether ``use`` is ``sum(p)`` or another call of :data:`_ROW_READERS` given the list
+    ``p`` as its only positional argument."""
+    return isinstance(use, n.Call) and len(use.args) == 1 and use.args[0] is p and \
+        not use.starred and use.fn is not p and \
+        hashable(f := _const(use.fn, plan)) and f in _ROW_READERS
+
+
+def _appends_new_row(use: n.Op, xs: n.Value, plan: _Plan, types: Types) -> bool:
+    """Whether ``use`` is ``xs.append`` (read as a method) whose every call appends a new
+    list of numbers made for it alone (:func:`_new_row`)."""
+    if not (isinstance(use, n.GetAttr) and use.obj is xs and use.name == "append"):
+        return False
+    calls = plan.uses.get(use.result.id, [])
+    return bool(calls) and all(
+        isinstance(c, n.Call) and c.fn is use.result and len(c.args) == 1 and
+        not c.kwargs and not c.starred and c.args[0] is not xs and
+        _new_row(c.args[0], c, plan, types) for c in calls)
+
+
+def _new_row(v: n.Value, append: n.Call, plan: _Plan, types: Types) -> bool:
+    """Whether ``v``, appended by ``append`` and used by nothing else, is a new list of
+    numbers (and strings) made in the same region: a display (``[0.0] * n`` too), a copy
+    of a list of numbers (``row[:]``, ``list(row)``, ``row.copy()``), or a list made empty
+    and only appended numbers to (``[0.0 for _ in range(n)]``)."""
+    if types.of(v) is not list:
+        return False
+    made = plan.defs.get(v.id)
+    if plan.where.get(id(made)) is not plan.where.get(id(append)):
+        return False
+    if isinstance(made, n.Build) and made.kind == "list" and not made.starred and \
+            not made.items:
+        # Made empty, only appended numbers to, then appended to the table.
+        return all(u is append or isinstance(u, n.GetAttr) and u.name == "append" and all(
+            isinstance(c, n.Call) and c.fn is u.result and len(c.args) == 1 and
+            not c.kwargs and not c.starred and types.of(c.args[0]) in _INERT
+            for c in plan.uses.get(u.result.id, []))
+            for u in plan.uses.get(v.id, []))
+    if plan.uses.get(v.id, []) != [append]:
+        return False
+    if isinstance(made, n.Call) and not made.kwargs and not made.starred and \
+            len(made.args) == 2 and _const(made.fn, plan) is operator.mul:
+        # ``[0.0] * n``: the numbers are shared, which no write into the list changes.
+        shown, times = made.args if types.of(made.args[1]) is int else made.args[::-1]
+        if types.of(times) is not int or plan.uses.get(shown.id, []) != [made]:
+            return False
+        made = plan.defs.get(shown.id)
+    if isinstance(made, n.Build) and made.kind == "list" and not made.starred:
+        return all(types.of(x) in _INERT for x in made.items)
+    if isinstance(made, n.GetItem) and types.of(made.index) is slice:
+        return _numbers_list(made.obj, types)
+    if isinstance(made, n.Call) and len(made.args) == 1 and not made.kwargs and \
+            not made.starred and _const(made.fn, plan) is builtins.list:
+        return _numbers_list(made.args[0], types)
+    if isinstance(made, n.Call) and not made.args and not made.kwargs:
+        method = plan.defs.get(made.fn.id)
+        return isinstance(method, n.GetAttr) and method.name == "copy" and \
+            _numbers_list(method.obj, types)
+    return False
+
+
+def _numbers_list(v: n.Value, types: Types) -> bool:
+    """Whether ``v`` is a list whose items are all numbers or strings, as types know."""
+    return types.of(v) in (list, tuple) and types.items.get(v.id) in _INERT
 
 
 def _writeback(op: n.SetItem, plan: _Plan) -> bool:
@@ -347,8 +426,9 @@ def _rewrite(fn: n.Function, xs: n.Value, reads: list[n.GetItem], types: Types,
     owned.update(index)
 
     def item_write(op: n.Op, defs: Mapping[int, n.Op]) -> n.Value | None:
+        # (An item of this list: another list's, rewritten in its turn, is another object.)
         for t in write_targets(op, defs, types.of, written):
-            if t.id in owned:
+            if t.id in index:
                 return t
         return None
 
