@@ -4,8 +4,9 @@ the primal's.
 Programs (``python_programs.py``): RK4 with tuple assignment, a particle ``@dataclass`` stepped
 in place and by making new objects, a loss over a ``dict`` of parameters with ``zip``, a
 softmax-weighted mean over a list, a recursive continued fraction, callable layer objects, the
-fixed cost of ``grad(f)(x)`` on ``x * x``, and a determinant by recursive cofactor expansion on
-a list of lists.
+fixed cost of ``grad(f)(x)`` on ``x * x``, a determinant by recursive cofactor expansion on
+a list of lists, the energy of dataclass bodies passed in a list, and tables of lists written
+entry by entry (a product into a table of zeros, a dynamic programme).
 
 Measurement as in ``bench_reverse.py`` (whose helpers this reuses): per call the median of
 repeats; × primal the median of per-pair ratios, each gradient repeat paired with a primal
@@ -118,6 +119,11 @@ PROGRAMS: tuple[Program, ...] = (
             lambda: (_matrix(7),), 0),
     Program("energy of 200 @dataclass bodies passed in a list", "bodies_energy",
             lambda: (_bodies(200), 2.0), (0, 1)),
+    Program("product into a table of zeros, 12×12 lists", "table_product",
+            lambda: (_matrix(12), _matrix(12)), (0, 1)),
+    Program("dynamic programme filling a 40×40 table", "edit_cost",
+            lambda: ([math.sin(0.3 * i) for i in range(40)],
+                     [math.cos(0.2 * i) for i in range(40)]), (0, 1)),
 )
 
 

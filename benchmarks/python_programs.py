@@ -139,3 +139,28 @@ def bodies_energy(bodies, k):
     for b in bodies:
         e += 0.5 * b.m * b.v ** 2 + k * (1.0 - math.cos(b.x))
     return e
+
+
+def table_product(a, b):
+    """A matrix product into a table of zeros made first, then its entries summed."""
+    n = len(a)
+    c = [[0.0] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(n):
+            for k in range(n):
+                c[i][j] += a[i][k] * b[k][j]
+    return sum(sum(row) for row in c)
+
+
+def edit_cost(xs, ys):
+    """A dynamic programme over a table (a smooth edit distance between two sequences)."""
+    d = [[0.0] * (len(ys) + 1) for _ in range(len(xs) + 1)]
+    for i in range(1, len(xs) + 1):
+        d[i][0] = d[i - 1][0] + xs[i - 1] ** 2
+    for j in range(1, len(ys) + 1):
+        d[0][j] = d[0][j - 1] + ys[j - 1] ** 2
+    for i in range(1, len(xs) + 1):
+        for j in range(1, len(ys) + 1):
+            d[i][j] = (xs[i - 1] - ys[j - 1]) ** 2 + min(d[i - 1][j], d[i][j - 1],
+                                                          d[i - 1][j - 1])
+    return d[-1][-1]

@@ -521,6 +521,39 @@ def test_one_list_passed_twice_to_a_function_writing_it_is_refused():
         assert info.value.loc is not None and "same list" in str(info.value)
 
 
+def scale_rows_then_sum(m, xs, c):
+    for row in m:
+        row[0] = row[0] * c
+    return sum(xs) * c + m[1][1]
+
+
+def scale_then_read(p, q, c):
+    p.x = p.x * c
+    return q.x * c
+
+
+def test_an_argument_held_by_another_one_written_is_refused():
+    """``f(m, m[0], c)`` with ``f`` writing into ``m``'s rows: ``xs`` changes with ``m[0]``,
+    which neither mode followed (both gave wrong numbers); two lists holding one row, or an
+    object holding another argument, likewise."""
+    m = [[0.5, 0.2], [0.3, 0.4]]
+    p = Rect(0.5, 0.2)
+    p.x = 0.5
+    holder = Rect(0.1, 0.2)
+    holder.x = p  # (the object itself is an attribute of the other)
+    calls = [(scale_rows_then_sum, (m, m[0], 1.3), "same list"),
+             (scale_rows_then_sum, (m, [m[0], m[1]], 1.3), "same list"),
+             (scale_then_read, (p, holder, 1.3), "same Rect")]
+    for f, args, marker in calls:
+        for call in (lambda f=f, args=args: wengert.grad(f, (0, 2))(*args),
+                     lambda f=f, args=args: wengert.jvp(f, args, args)):
+            with pytest.raises(wengert.WengertError, match=marker) as info:
+                call()
+            assert info.value.loc is not None and "hold the same" in str(info.value)
+    # Copies that share nothing are differentiated.
+    both_modes(scale_rows_then_sum, ([list(r) for r in m], list(m[0]), 1.3), order=1)
+
+
 def test_one_list_passed_twice_to_a_function_reading_it_is_right():
     xs = [1.5, 2.0]
     assert wengert.grad(read_both, (0, 1))(xs, xs) == ([2 * 0 + 1.5, 0.0], [1.5, 0.0])

@@ -927,3 +927,58 @@ def test_items_of_a_shallow_copy_are_the_originals_items():
 
     assert written_params(_copy_then_append) == frozenset()
     assert written_params(_through_enumerate) == frozenset({0})
+
+
+def _nested_reader(p, q, c):
+    def energy(o):
+        return 0.5 * o.m * o.v ** 2 + math.cos(o.x)
+    return energy(q) * c + p.x
+
+
+def _nested_writer(p, q, c):
+    def push(o):
+        o.x = o.x * c
+        return o.x
+    return push(q) + p.x
+
+
+def _nested_capture_writer(p, c):
+    keep = [p]
+
+    def grab():
+        keep[0].x = c  # into a captured list's item: ``p`` itself
+        return 1.0
+    return grab() + p.x
+
+
+def _nested_recursive(p, n):
+    def down(o, k):
+        return o.x if k == 0 else down(o, k - 1)  # (calls itself: a captured function)
+    return down(p, n)
+
+
+@pytest.mark.parametrize("f, expected", [
+    (_nested_reader, set()), (_nested_writer, {1}), (_nested_capture_writer, {0}),
+    (_nested_recursive, {0}),
+])
+def test_a_nested_function_called_writes_what_its_body_writes(f, expected):
+    """A function defined in the body and called is summarised by its own body: one that
+    only reads its argument writes nothing (it was taken for an unknown callee, and
+    ``f(b, b)`` refused); one writing into what it captures, or calling itself, stays
+    unknown (every argument may be written)."""
+    from wengert.driver.pipeline import written_params
+
+    # (an unknown callee may write into every argument: numbers too, to this summary)
+    assert set(written_params(f)) == expected if f in (_nested_reader, _nested_writer) \
+        else set(written_params(f)) >= expected
+
+
+def test_a_pullback_of_a_function_writing_nothing_writes_nothing():
+    """``wengert.vjp(f, *args)[1](v)`` (check_grads' second order) writes what ``f`` writes:
+    nothing for a reader, its own written parameters for a writer."""
+    import wengert
+    from wengert.driver.pipeline import written_params
+    from wengert.testing import _pulled_back
+
+    assert written_params(_pulled_back(wengert, _nested_reader, 1.0, 3)) == frozenset()
+    assert 1 in written_params(_pulled_back(wengert, _nested_writer, 1.0, 3))

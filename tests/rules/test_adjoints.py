@@ -593,7 +593,7 @@ PULLBACK_HELPERS = [
     "entry_write_adjoint", "entry_write_adjoint_owned", "display_item_adjoint", "item_tangent",
     "spread_adjoint", "total_adjoint", "slice_write_adjoint", "slice_write_merge",
     "slice_pair_adjoint", "nested_entry_adjoint_owned", "nested_entry_adjoint",
-    "items_adjoint_owned", "fields_adjoint",
+    "items_adjoint_owned", "fields_adjoint", "nested_entry_taken",
 ]
 #: Helpers that write into their arguments or raise, so an unused call must stay.
 IMPURE = {"push", "check_list"}
@@ -658,6 +658,12 @@ FUSED = {
                              for prev, i, j in [(None, 0, 1), (None, -1, 0), (None, 0, -2),
                                                 ([[0.5, None], None], 0, 0),
                                                 ([None, [0.25]], 1, 0)]],
+    # (the entry's adjoint taken out of a row's; the row's adjoint absent, shared, held)
+    "nested_entry_taken": [(prev, m, i, m[i], j)
+                           for m in [[[1.0, 2.0], [3.0, 4.0]]]
+                           for prev, i, j in [(None, 0, 1), ([None, None], 1, 0),
+                                              ([[0.5, 0.25], None], 0, -1),
+                                              ([[0.5, None], [1.0, 2.0]], -1, 1)]],
     "fields_adjoint": [(obj, names, *gs)
                        for obj in [_Body(1.0, 2.0), _Pair(1.0, 2.0)]
                        for names, gs in [(("x", "v"), (0.5, 0.25)), (("v",), (None,)),

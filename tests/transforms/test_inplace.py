@@ -398,3 +398,26 @@ def test_a_loop_making_a_new_object_per_step_carries_its_fields_adjoints():
     assert "field_adjoint(" not in pullback and "getattr_adjoint" not in pullback, source
     for f in (new_particle_per_step, new_particle_kept):
         check_grads(f, (0.5, 0.1, 2.0), modes=("rev", "fwd"), order=2)
+
+
+def table_sums(a, w):
+    t = [[0.0] * len(a[0]) for _ in a]
+    for i in range(len(a)):
+        for j in range(len(a[0])):
+            t[i][j] += a[i][j] * w  # the entry read and written
+            t[i][j] = t[i][j] * t[i][j]  # written with a new value
+    return sum(sum(r) for r in t)
+
+
+def test_a_write_into_a_table_row_takes_the_entry_out_in_place():
+    """The reverse of ``t[i][j] = v`` on a table's row takes the entry's adjoint out of the
+    row's in place (``nested_entry_taken``), not through a copy of the row per write."""
+    a = [[0.5, -0.25, 1.5], [0.75, 2.0, -1.0]]
+    src = wengert.show(table_sums, mode="vjp", like=(a, 0.7), argnums=(0, 1))
+    assert "nested_entry_taken(" in src and "entry_write_of_list(" not in src, src
+    check_grads(table_sums, (a, 0.7), modes=("rev", "fwd"), order=2)
+    m = [[1.0, 2.0], [3.0, 4.0]]
+    row_bar = [0.5, 0.25]
+    prev, g = runtime.nested_entry_taken([row_bar, None], m, 0, m[0], 1)
+    assert g == 0.25 and prev[0] == [0.5, None]
+    assert runtime.nested_entry_taken([None, None], m, 1, m[1], 0)[1] == 0.0

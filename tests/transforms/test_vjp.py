@@ -11,6 +11,7 @@ against the full numerical gradient, entry by entry, both with a tuple
 from __future__ import annotations
 
 import copy
+import math
 
 import numpy
 import pytest
@@ -168,3 +169,20 @@ def test_a_float_summed_with_plus_equals_keeps_the_lists_typed():
     assert "_vjp(" not in forward and "_pb" not in forward, src
     check_grads(rows_summed_in_place, (m,), modes=("rev", "fwd"), order=2)
     check_grads(rows_augmented, ([list(r) for r in m],), modes=("fwd",), order=1)
+
+
+def set_default_in_a_loop(site, s_1, n):
+    rec = 0.0
+    for _ in range(n):
+        dd = {"p": site}
+        dd.setdefault("r", s_1)  # ("r" not in dd: true here, false once it ran)
+        rec = math.sin(sum(dd.values()) * 0.25 + rec)
+    return rec
+
+
+def test_a_test_of_a_container_changed_later_is_saved_not_computed_again():
+    """The reverse loop reads what a test of a dict gave when the forward ran (``"r" not in
+    dd`` before ``dd.setdefault``), not what it gives on the dict changed since: the
+    gradient of ``s_1`` was 0. From the adversarial generator."""
+    check_grads(set_default_in_a_loop, (0.3, 0.7, 3), modes=("rev", "fwd"), argnums=(0, 1),
+                order=2)

@@ -233,12 +233,13 @@ class _Analysis:
                  scalar: Callable[[n.Value], bool] | None = None,
                  callee_writes: Callable[[Any], frozenset[int] | None] | None = None,
                  method_writes: Callable[[str, type | None],
-                                         tuple[Any, frozenset[int]] | None] | None = None
-                 ) -> None:
+                                         tuple[Any, frozenset[int]] | None] | None = None,
+                 vjp_operator: Callable[[Any], bool] | None = None) -> None:
         self.fn = fn
         self.scalar = scalar
         self.callee_writes = callee_writes
         self.method_writes = method_writes
+        self.vjp_operator = vjp_operator
         self.ops = list(_ops(fn.body))
         self.defs: dict[int, n.Op] = {}
         for op in self.ops:
@@ -264,9 +265,29 @@ class _Analysis:
 
     # -- calls ---------------------------------------------------------------------------
 
+    def _applied_vjp(self, op: n.Op | None) -> bool:
+        """Whether ``op`` is ``wengert.vjp(f, *args)`` of a function ``f`` known here."""
+        return isinstance(op, n.Call) and self.vjp_operator is not None and \
+            bool(op.args) and not op.starred and not op.kwargs and \
+            self.vjp_operator(_const_value(self.defs, op.fn)[1]) and \
+            _const_value(self.defs, op.args[0])[0]
+
     def _classify(self, op: n.Call) -> _Call:
         args = (*op.args, *(v for _, v in op.kwargs))
         is_const, fn = _const_value(self.defs, op.fn)
+        if self._applied_vjp(op) and self.callee_writes is not None:
+            # ``wengert.vjp(f, *args)`` runs ``f``: it writes what ``f`` writes.
+            written = self.callee_writes(_const_value(self.defs, op.args[0])[1])
+            if written is not None:
+                return _Call(targets=tuple(a for i, a in enumerate(op.args[1:])
+                                           if i in written),
+                             stored=args, deep=True, read_from=args)
+        taken = self.defs.get(op.fn.id)
+        if isinstance(taken, n.GetItem) and _const_value(self.defs, taken.index) == (True, 1) \
+                and self._applied_vjp(self.defs.get(taken.obj.id)):
+            # Its pullback, called: it reads its cotangent (the cotangents it gives back may
+            # be it) and writes into nothing.
+            return _Call(read_from=args)
         if is_const:
             rule = registry.lookup(fn)
             if rule is not None and rule.nondifferentiable:
@@ -331,6 +352,14 @@ class _Analysis:
                 return _Call(targets=(obj,), stored=args, read_from=read_from)
             return _Call(targets=(obj, *args), stored=(obj, *args), deep=True,
                          read_from=read_from)
+        nested = self.defs.get(op.fn.id)
+        if isinstance(nested, n.MakeFunction) and not op.starred and not op.kwargs and \
+                len(op.args) == len(nested.func.body.args) and \
+                (written := _nested_writes(nested, self)) is not None:
+            # A function defined here (``def energy(q): ...``), called: what it writes,
+            # where it writes into none of the values it captures.
+            return _Call(targets=tuple(a for i, a in enumerate(op.args) if i in written),
+                         stored=args, deep=True, read_from=args)
         receiver = self.method_writes("__call__", None) \
             if self.method_writes is not None and self.fn.body.args and \
             op.fn is self.fn.body.args[0] and not op.starred else None
@@ -827,18 +856,34 @@ def _param_slot(fn: Any, position: int | None, keyword: str | None) -> int | Non
     return None
 
 
+def _nested_writes(mk: n.MakeFunction, outer: _Analysis) -> frozenset[int] | None:
+    """The parameters the nested function ``mk`` defines may write into, or ``None`` where
+    it may write into a value it captures (its summary is then not enough)."""
+    params = list(mk.func.body.args)
+    captured = [v for v in free_uses(mk.func.body) if v not in params]
+    probe = n.Function(mk.func.name, mk.func.signature,
+                       n.Region([*params, *captured], mk.func.body.ops))
+    found = written_params(probe, outer.scalar, outer.callee_writes, outer.method_writes,
+                           outer.vjp_operator)
+    if any(i >= len(params) for i in found):
+        return None
+    return found
+
+
 def written_params(fn: n.Function, scalar: Callable[[n.Value], bool] | None = None,
                    callee_writes: Callable[[Any], frozenset[int] | None] | None = None,
                    method_writes: Callable[[str, type | None],
-                                           tuple[Any, frozenset[int]] | None] | None = None
-                   ) -> frozenset[int]:
+                                           tuple[Any, frozenset[int]] | None] | None = None,
+                   vjp_operator: Callable[[Any], bool] | None = None) -> frozenset[int]:
     """Indices of ``fn``'s parameters whose objects (or anything inside them) ``fn`` may
     change: a write into them, into a part of them, or a call that may write into them
     (an unknown callee, at any depth; ``callee_writes(f)`` may say which parameters a
     known function ``f`` writes into, and ``method_writes(name, after)`` which function
     ``self.name`` is, or ``super(after, self).name``, and which of its parameters it writes
-    into, where ``fn`` is a method of a known class). Over-approximates, never misses a write."""
-    analysis = _Analysis(fn, scalar, callee_writes, method_writes)
+    into, where ``fn`` is a method of a known class; ``vjp_operator(v)`` whether ``v`` is
+    ``wengert.vjp``, whose call writes what the function it runs writes, and whose pullback
+    writes nothing). Over-approximates, never misses a write."""
+    analysis = _Analysis(fn, scalar, callee_writes, method_writes, vjp_operator)
     changed: set[int] = set()
     for op in analysis.ops:
         if isinstance(op, (n.SetItem, n.SetAttr)):

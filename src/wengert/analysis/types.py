@@ -285,7 +285,8 @@ def _infer(fn: n.Function, param_types: Sequence[Type], free_types: Mapping[int,
         inf = _Inference(dict(free_types or {}), callee)
         inf.appended = _appended(fn.body, writes, inf.stored_rows)
         inf.readonly = readonly | lists
-        inf.readonly |= _table_rows(fn.body, inf.appended, inf.readonly, writes)
+        inf.table_rows = _table_rows(fn.body, inf.appended, inf.readonly, writes)
+        inf.readonly |= inf.table_rows
         inf.fields = fields
         for a, t in zip(fn.body.args, param_types):
             if isinstance(t, (ListOf, DictOf)):
@@ -418,9 +419,19 @@ def _read_only(body: n.Region, writes: Callable[[Any], Any] | None = None,
     quiet = _writes_nothing(body, consts, methods, writes, numbers_in_place)
     bad: set[int] = set()
     seen: set[int] = set()
+    copies = record_copies(body)
+    stored: dict[int, list[int]] = {}
     for op in n.walk(body):
         for v in op.operands():
             seen.add(v.id)
+            outs = copies.of(op, v)
+            if outs is not None:
+                # Saved in a loop's record (in a gradient differentiated again): read
+                # where the reverse loop unpacks it, if only read there.
+                stored.setdefault(v.id, []).extend(outs)
+                continue
+            if copies.own.get(id(op)) == v.id:
+                continue  # (a record list's own use: appended to)
             if isinstance(op, n.GetItem) and op.obj.id == v.id or \
                     isinstance(op, n.For) and op.iterable.id == v.id or \
                     isinstance(op, n.GetAttr) and op.name in _READ_METHODS:
@@ -438,7 +449,138 @@ def _read_only(body: n.Region, writes: Callable[[Any], Any] | None = None,
                     not any(i in writes(f) for i, a in enumerate(op.args) if a.id == v.id):
                 continue  # given to a helper that does not write into it
             bad.add(v.id)
+    changed = True
+    while changed:  # (a value is only read if every copy a record makes of it is)
+        changed = False
+        for vid, outs in stored.items():
+            if vid not in bad and any(u in bad for u in outs):
+                bad.add(vid)
+                changed = True
     return (seen | {a.id for a in body.args}) - bad
+
+
+@dataclass
+class RecordCopies:
+    """Where the records of a generated gradient's loops take values (``loop.append((a,
+    b))``, ``loop.append(a)``) to be unpacked by the reverse loops (``for a2, b2 in
+    reversed(loop)``): a list only pushed onto, measured and iterated that way, directly
+    or as the copy an outer loop's record makes of it (:func:`record_copies`)."""
+
+    #: By ``id`` of a pushed tuple display: the values each of its entries is unpacked as.
+    entries: dict[int, list[list[int]]] = field(default_factory=dict)
+    #: By ``id`` of a push of one value: the values it is iterated as.
+    pushes: dict[int, list[int]] = field(default_factory=dict)
+    #: By ``id`` of a record list's ``append`` method read: the list's value id.
+    own: dict[int, int] = field(default_factory=dict)
+
+    def of(self, op: n.Op, v: n.Value) -> list[int] | None:
+        """The values the record ``op`` (a display or a push) copies ``v`` to, if it is
+        one holding ``v``."""
+        got = self.entries.get(id(op))
+        if got is not None:
+            return [u for k, x in enumerate(op.items)  # type: ignore[attr-defined]
+                    if x.id == v.id for u in got[k]]
+        if id(op) in self.pushes and op.args == [v]:  # type: ignore[attr-defined]
+            return self.pushes[id(op)]
+        return None
+
+
+def record_copies(body: n.Region) -> RecordCopies:
+    """The records of the loops of ``body`` (see :class:`RecordCopies`)."""
+    consts, methods = _consts_and_methods(body)
+    uses: dict[int, list[n.Op]] = {}
+    getters: dict[int, n.GetAttr] = {}
+    values: dict[int, n.Value] = {}
+    for op in n.walk(body):
+        if isinstance(op, n.GetAttr):
+            getters[op.result.id] = op
+        for v in op.operands():
+            uses.setdefault(v.id, []).append(op)
+        for r in op.results:
+            values[r.id] = r
+        for region in op.regions():
+            for a in region.args:
+                values[a.id] = a
+    out = RecordCopies()
+    parts_of: dict[int, list[list[int]] | None] = {}
+    loops_of: dict[int, list[n.For] | None] = {}
+
+    def loops_over(v: n.Value, depth: int) -> list[n.For] | None:
+        """The loops iterating the record list ``v`` (or a record's copy of it)."""
+        if v.id in loops_of:
+            return loops_of[v.id]
+        loops_of[v.id] = None
+        found: list[n.For] = []
+        for u in uses.get(v.id, []):
+            if isinstance(u, n.GetAttr) and u.name == "append" and all(
+                    isinstance(c, n.Call) and c.fn is u.result and len(c.args) == 1 and
+                    not c.kwargs and not c.starred for c in uses.get(u.result.id, [])) or \
+                    isinstance(u, n.Call) and consts.get(u.fn.id) is len and u.args == [v]:
+                continue
+            if isinstance(u, n.Call) and consts.get(u.fn.id) is reversed and u.args == [v]:
+                its = uses.get(u.result.id, [])
+                if not its or not all(isinstance(o, n.For) and o.iterable is u.result
+                                       for o in its):
+                    return None
+                found += its  # type: ignore[arg-type]
+            elif isinstance(u, n.For) and u.iterable is v and v not in u.inits:
+                found.append(u)
+            elif isinstance(u, n.Build) and depth < 8 and \
+                    (outer := parts(u, depth + 1)) is not None:
+                for k, x in enumerate(u.items):
+                    if x is not v:
+                        continue
+                    for c in outer[k]:
+                        inner = loops_over(values[c], depth + 1)
+                        if inner is None:
+                            return None
+                        found += inner
+            else:
+                return None
+        loops_of[v.id] = found
+        return found
+
+    def stack_of(push: n.Op) -> n.Value | None:
+        if not isinstance(push, n.Call) or len(push.args) != 1 or push.kwargs or \
+                push.starred or methods.get(push.fn.id) != "append" or \
+                push.fn.id not in getters:
+            return None
+        return getters[push.fn.id].obj
+
+    def parts(op: n.Build, depth: int) -> list[list[int]] | None:
+        if id(op) in parts_of:
+            return parts_of[id(op)]
+        parts_of[id(op)] = None  # (no cycles: a record is not its own item)
+        pushes = uses.get(op.result.id, [])
+        if op.kind != "tuple" or op.starred or not op.items or len(pushes) != 1 or \
+                (stack := stack_of(pushes[0])) is None:
+            return None
+        loops = loops_over(stack, depth)
+        if loops is None:
+            return None
+        got: list[list[int]] = [[] for _ in op.items]
+        for loop in loops:
+            unpacks = uses.get(loop.body.args[0].id, [])
+            if not unpacks or not all(isinstance(x, n.Unpack) and x.star is None and
+                                      len(x.results) == len(op.items) for x in unpacks):
+                return None
+            for x in unpacks:
+                for k, r in enumerate(x.results):  # type: ignore[attr-defined]
+                    got[k].append(r.id)
+        parts_of[id(op)] = got
+        return got
+
+    for op in n.walk(body):
+        if isinstance(op, n.Build) and (got := parts(op, 0)) is not None:
+            out.entries[id(op)] = got
+        elif (stack := stack_of(op)) is not None and \
+                (loops := loops_over(stack, 0)) is not None:
+            out.pushes[id(op)] = [loop.body.args[0].id for loop in loops]
+    for op in n.walk(body):
+        if isinstance(op, n.GetAttr) and op.name == "append" and \
+                loops_of.get(op.obj.id) is not None:
+            out.own[id(op)] = op.obj.id
+    return out
 
 
 def _writes_nothing(body: n.Region, consts: Mapping[int, Any], methods: Mapping[int, str],
@@ -1152,6 +1294,8 @@ class _Inference:
         self.appended: dict[int, list[n.Value]] = {}
         #: Those of them appended to another list (rows of a table).
         self.stored_rows: set[int] = set()
+        #: Rows of tables, and the displays they are made of (``_table_rows``).
+        self.table_rows: set[int] = set()
         #: Loop variables iterating over such a list (or its ``reversed``): the list.
         self.item_of: dict[int, int] = {}
         self.defs: dict[int, n.Op] = {}
@@ -1253,6 +1397,11 @@ class _Inference:
                 op.result.id in self.readonly:
             # A list display nothing changes to another type holds what it was made of.
             kinds = [self.full_type(v) for v in op.items]
+            if op.result.id in self.table_rows and all(
+                    type(self.consts.get(v.id)) is int for v in op.items):
+                # A table's row of int literals (``[[0] * n for _ in range(m)]``) is one of
+                # numbers: read as floats, as the floats written into it are.
+                kinds = [float for _ in op.items]
             if kinds[0] is not None and all(k == kinds[0] for k in kinds):
                 self.items[op.result.id] = kinds[0]
         if op.kind == "tuple" and not op.starred:
@@ -1575,6 +1724,9 @@ class _Inference:
             return self.items[made.args[0].id]  # ``reversed(xs)`` yields ``xs``'s items
         if self.appended.get(v.id) and (v.id not in self.stored_rows or
                                         v.id in self.readonly):
+            if v.id in self.table_rows and all(type(self.consts.get(x.id)) is int
+                                               for x in self.appended[v.id]):
+                return float  # (``[[0 for _ in r] for r in a]``: as a display of ints)
             t: Any = None
             for k, x in enumerate(self.appended[v.id]):
                 u = self.full_type(x)

@@ -383,6 +383,37 @@ def check_unaliased(fn: Any, args: tuple, written: frozenset[int]) -> None:
                 f"{describe(fn)} writes into it: a derivative with respect to each of them "
                 "cannot be told apart", primal_entry(fn).ir.loc,
                 hint="pass a copy for one of them (list(xs), xs.copy())")
+    # One level down: an argument held by another (``f(m, m[0])``), or one object held by
+    # two of them (two lists sharing a row).
+    inner: dict[int, int] = {}
+    for i, a in enumerate(args):
+        for x in _held(a):
+            j = seen.get(id(x), inner.setdefault(id(x), i))
+            if j != i and (i in written or j in written):
+                raise NonDifferentiableError(
+                    f"arguments {j} and {i} hold the same {type(x).__name__}, and "
+                    f"{describe(fn)} writes into it: a derivative with respect to each of "
+                    "them cannot be told apart", primal_entry(fn).ir.loc,
+                    hint="pass copies that share nothing (copy.deepcopy(m), "
+                         "[list(row) for row in m])")
+
+
+def _held(a: Any) -> list[Any]:
+    """The mutable objects ``a`` holds one level down: the items of a list or tuple of
+    containers or objects (a list whose first item is a number holds none), a dict's values,
+    an object's attributes."""
+    t = type(a)
+    if t is list or t is tuple:
+        if not a or isinstance(a[0], IMMUTABLE_ARGS):
+            return []
+        items = a
+    elif t is dict:
+        items = list(a.values())
+    elif hasattr(a, "__dict__") and not isinstance(a, type) and not callable(a):
+        items = list(vars(a).values())
+    else:
+        return []
+    return [x for x in items if not isinstance(x, IMMUTABLE_ARGS) and not callable(x)]
 
 
 NO_TANGENT_TYPES = (int, bool, str, bytes, type(None), range)

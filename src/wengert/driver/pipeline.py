@@ -458,7 +458,8 @@ def written_params(fn: Any, self_class: type | None = None) -> frozenset[int]:
         while True:
             _WRITTEN_GUESS[key] = guess
             found = params_written_in(entry.ir, callee_writes=callee,
-                                      method_writes=method if self_class is not None else None)
+                                      method_writes=method if self_class is not None else None,
+                                      vjp_operator=lambda v: v is OPERATORS.get("vjp"))
             if found <= guess:
                 break
             guess = guess | found

@@ -392,6 +392,13 @@ def fields_adjoint_(obj, names, *gs):
     return out
 
 
+@defpython(runtime.nested_entry_taken)
+def nested_entry_taken_(prev, x, i, row, j):
+    prev, slot = runtime.setitem_adjoint(prev, i)
+    slot, g = runtime.entry_write_of_list(runtime.nonzero(slot, row), j)
+    return runtime.getitem_adjoint(prev, x, i, slot), g
+
+
 @defpython(runtime.slice_pair_adjoint)
 def slice_pair_adjoint_(x, first, second, g):
     if g is None:
@@ -408,6 +415,7 @@ mark_pure(
     runtime.entry_adjoint_of_list, runtime.entry_adjoint_of_list_owned,
     runtime.nested_entry_adjoint, runtime.nested_entry_adjoint_owned,
     runtime.items_adjoint_owned, runtime.slice_pair_adjoint, runtime.fields_adjoint,
+    runtime.nested_entry_taken,
     runtime.float_pop_adjoint, runtime.float_pop_adjoint_owned,
     runtime.entry_write_adjoint, runtime.entry_write_adjoint_owned,
     runtime.entry_write_of_list, runtime.entry_write_of_list_owned,

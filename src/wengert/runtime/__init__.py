@@ -107,6 +107,7 @@ from wengert.runtime.reverse import (  # noqa: F401
     method_function,
     nested_entry_adjoint,
     nested_entry_adjoint_owned,
+    nested_entry_taken,
     nonzero,
     owned_array,
     owned_float_list,

@@ -351,6 +351,32 @@ def nested_entry_adjoint_owned(prev: Any, x: Any, i: Any, row: Any, j: int, g: A
     return getitem_adjoint_owned(prev, x, i, getitem_adjoint(None, row, j, g))
 
 
+def nested_entry_taken(prev: Any, x: Any, i: Any, row: Any, j: int) -> tuple[Any, Any]:
+    """The reverse of writing one float at ``row[j]`` of ``row = x[i]`` (``m[i][j] = v``
+    in a list of lists of floats, the row's slot written back): ``prev`` (``x``'s adjoint)
+    with that entry's adjoint taken out, and the entry's. In place where nothing but
+    ``prev`` holds the row's adjoint (and nothing but the caller's dead local holds
+    ``prev``); else as the three calls it stands for (the slot's adjoint taken out, its
+    entry cleared, the slot's adjoint put back)."""
+    if type(prev) is list and _refs(prev) <= _SOLE and type(i) is int and \
+            len(prev) == len(x) and x[i] is row and type(j) is int and \
+            -len(row) <= j < len(row):
+        inner = prev[i]
+        if inner is None and numbers_only(row):
+            # (as the calls it stands for: a zero row, the entry taken out of it)
+            inner = [0.0] * len(row)
+            inner[j] = None
+            prev[i] = inner
+            return prev, 0.0
+        if type(inner) is list and len(inner) == len(row) and _refs(inner) <= _SOLE_ITEM:
+            g = inner[j]
+            inner[j] = None
+            return prev, g
+    prev, slot = setitem_adjoint_owned(prev, i)
+    slot, g = entry_write_of_list(nonzero(slot, row), j)
+    return getitem_adjoint_owned(prev, x, i, slot), g
+
+
 def slice_pair_adjoint(x: Any, first: Any, second: Any, g: Any) -> Any:
     """The adjoint of the list or tuple ``x`` from ``g``, that of ``x[first] + x[second]``:
     ``getitem_adjoint_owned(getitem_adjoint(None, x, second, g[n:]), x, first, g[:n])``

@@ -132,6 +132,7 @@ def _function(fn: n.Function) -> None:
 
     region(fn.body)
     _nest_entries(fn)
+    _take_nested_entries(fn)
     _pair_slices(fn)
     _scatter_items(fn)
     _carried_fields(fn)
@@ -173,6 +174,107 @@ def _nest_entries(fn: n.Function) -> None:
     dead: set[int] = set()
     region(fn.body)
     _drop(fn, dead)
+
+
+def _take_nested_entries(fn: n.Function) -> None:
+    """``p2, s = setitem_adjoint_owned(p, i); s2, g = entry_write_of_list(nonzero(s, row),
+    j); ...; p3 = getitem_adjoint_owned(p2, x, i, s2)`` (the reverse of ``x[i][j] = v`` on
+    a row of a table, its slot written back: the slot's adjoint taken out, its entry's
+    taken, the slot's put back) as one call, ``p3, g = nested_entry_taken(p, x, i, row,
+    j)``, which takes the entry out of the row's adjoint in place: no copy of the row per
+    write."""
+    consts, defs, uses = index_values(fn)
+
+    def region(r: n.Region) -> None:
+        for op in r.ops:
+            for sub in op.regions():
+                region(sub)
+        k = 0
+        while k < len(r.ops):
+            fused = _take_at(r, k, consts, defs, uses)
+            if fused is not None:
+                dead.update(fused)
+            k += 1
+
+    dead: set[int] = set()
+    region(fn.body)
+    _drop(fn, dead)
+
+
+def _take_at(r: n.Region, k: int, consts: dict[int, object], defs: dict[int, n.Op],
+             uses: dict[int, int]) -> set[int] | None:
+    """Fuse the three calls :func:`_take_nested_entries` names starting at ``r.ops[k]`` (each
+    pair of results unpacked by the op after it), in place; the ids of the ops left unused,
+    or ``None``."""
+    take = r.ops[k]
+    if not _calls(take, consts, (runtime.setitem_adjoint_owned,), 2) or \
+            k + 1 >= len(r.ops) or not _unpacks(r.ops[k + 1], take, 2, uses):
+        return None
+    first = r.ops[k + 1]
+    outer, slot = first.results  # type: ignore[attr-defined]
+    if uses.get(slot.id) != 1 or uses.get(outer.id) != 1:
+        return None
+    later = r.ops[k + 2:]
+    zero = next((o for o in later if slot in o.operands()), None)
+    if not _calls(zero, consts, (runtime.nonzero,), 2) or zero.args[0] is not slot or \
+            uses.get(zero.result.id) != 1:
+        return None
+    row = zero.args[1]
+    write = next((o for o in later if zero.result in o.operands()), None)
+    if not _calls(write, consts, (runtime.entry_write_of_list,
+                                  runtime.entry_write_of_list_owned), 2) or \
+            write.args[0] is not zero.result:
+        return None
+    second = later[later.index(write) + 1] if later.index(write) + 1 < len(later) else None
+    if second is None or not _unpacks(second, write, 2, uses):
+        return None
+    rest, g = second.results  # type: ignore[attr-defined]
+    put = next((o for o in later if outer in o.operands()), None)
+    if not _calls(put, consts, (runtime.getitem_adjoint_owned,), 4) or \
+            put.args[0] is not outer or put.args[2] is not take.args[1] or \
+            uses.get(rest.id) != 1:
+        return None
+    # The slot's adjoint put back as it was left, or with a float added at an entry (the
+    # reverse of ``x[i][j] += v``'s read of the old entry).
+    added = defs.get(put.args[3].id) if put.args[3] is not rest else None
+    if added is not None and not (
+            _calls(added, consts, (runtime.entry_adjoint_of_list,), 4) and
+            added.args[0] is rest and uses.get(added.result.id) == 1):
+        return None
+    x, j = put.args[1], write.args[1]
+    # Everything the fused call reads exists where the slot was taken out.
+    made = {res.id for o in r.ops[k:r.ops.index(put)] for res in o.results}
+    if any(v.id in made for v in (x, row, j)):
+        return None
+    const = n.Const(runtime.nested_entry_taken, [n.Value(hint=None)], loc=take.loc)
+    r.ops.insert(k, const)
+    consts[const.result.id] = const.value
+    take.fn = const.result
+    take.args = [take.args[0], x, take.args[1], row, j]
+    dropped = {id(zero), id(write), id(second)}
+    if added is None:
+        first.results = [put.result, g]  # type: ignore[attr-defined]
+        defs[put.result.id] = first
+        dropped.add(id(put))
+    else:
+        mid = n.Value(outer.hint)
+        first.results = [mid, g]  # type: ignore[attr-defined]
+        defs[mid.id] = first
+        adds = n.Const(runtime.nested_entry_adjoint_owned, [n.Value(hint=None)], loc=put.loc)
+        r.ops.insert(r.ops.index(put), adds)
+        consts[adds.result.id] = adds.value
+        put.fn = adds.result
+        put.args = [mid, x, put.args[2], *added.args[1:]]
+        dropped.add(id(added))
+    defs[g.id] = first
+    return dropped
+
+
+def _unpacks(op: n.Op, call: n.Op, count: int, uses: dict[int, int]) -> bool:
+    """Whether ``op`` unpacks the one result of ``call`` (used by nothing else) into
+    ``count`` values."""
+    return isinstance(op, n.Unpack) and op.value is call.results[0] and op.star is None and \
+        len(op.results) == count and uses.get(op.value.id) == 1
 
 
 def _calls(op: n.Op | None, consts: dict[int, object], fs: tuple[Any, ...], nargs: int

@@ -152,6 +152,10 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
     def mutated_after(self, v: n.Value, op: n.Op) -> bool:
         """Whether the program may change ``v`` in place from ``op`` on: ``op`` itself, a
         change later in program order, or one in a loop around both (the next iteration's)."""
+        if v.id in self.item_reads or self.resolve(v).id in self.item_reads:
+            # An item of a list whose items are written into (``transforms/vjp_items.py``):
+            # a write through another read of its slot changes this very object.
+            return True
         at = self.place.get(id(op))
         if at is None:
             return self.is_mutated(v)

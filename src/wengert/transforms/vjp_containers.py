@@ -310,6 +310,23 @@ class ReverseContainers:
             (v.id in self.mutations or self.resolve(v).id in self.mutations or
              not self.is_mutated(v))
 
+    def resized_after(self, v: n.Value, op: n.Op) -> bool:
+        """Whether the program may change the length of the list ``v`` from ``op`` on (a
+        change later in program order, or in a loop around both): ``v[i] = x`` under an
+        int ``i`` does not (a table's rows written after it was made)."""
+        at = self.place.get(id(op))
+        if at is None or not isinstance(op, n.GetItem):
+            return True
+        for vid in {v.id, self.resolve(v).id}:
+            for m in self.mutations.get(vid, ()):
+                if isinstance(m, n.SetItem) and self.type_of(m.index) is int:
+                    continue
+                where = self.place.get(id(m))
+                if where is None or where[0] >= at[0] or set(where[1]) & set(at[1]):
+                    return True
+        return self.is_mutated(v) and not any(
+            vid in self.mutations for vid in {v.id, self.resolve(v).id})
+
     def float_list(self, v: n.Value) -> bool:
         """Whether ``v`` is a list whose items are all floats wherever it is used."""
         return self.type_of(v) is list and \
@@ -457,7 +474,7 @@ class ReverseContainers:
             return self.read_back(obj, y, loc, runtime.entry_adjoint_of_list,
                                   lambda scope, g: [scope.res(index), g], sure=True)
         size = None
-        if self.is_mutated(obj):
+        if self.is_mutated(obj) and self.resized_after(obj, op):
             size = b.call(len, obj, hint=f"{obj.hint or 'n'}_len")
 
         return self.read_back(obj, y, loc, runtime.getitem_adjoint, lambda scope, g: [

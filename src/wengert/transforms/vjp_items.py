@@ -46,7 +46,15 @@ from typing import Any
 import numpy
 
 from wengert import runtime
-from wengert.analysis.types import ArrayOf, DictOf, ListOf, ObjectOf, TupleOf, Types
+from wengert.analysis.types import (
+    ArrayOf,
+    DictOf,
+    ListOf,
+    ObjectOf,
+    TupleOf,
+    Types,
+    record_copies,
+)
 from wengert.ir import nodes as n
 from wengert.ir.uses import free_uses
 from wengert.objects import attribute_kind, hashable, plain_class
@@ -122,13 +130,19 @@ class _Plan:
         self.defs: dict[int, n.Op] = {}
         self.uses: dict[int, list[n.Op]] = {}
         self.where: dict[int, n.Region] = {}
+        self.values: dict[int, n.Value] = {}
         self.visit(fn.body)
+        #: The records of a gradient differentiated again (none in a user's function).
+        self.copies = record_copies(fn.body)
 
     def visit(self, region: n.Region) -> None:
+        for a in region.args:
+            self.values[a.id] = a
         for op in region.ops:
             self.where[id(op)] = region
             for r in op.results:
                 self.defs[r.id] = op
+                self.values[r.id] = r
             operands = op.operands()
             if isinstance(op, n.MakeFunction):
                 operands = operands + free_uses(op.func.body)
@@ -239,21 +253,33 @@ def _item_use(use: n.Op, p: n.Value, read: n.GetItem, types: Types, plan: _Plan)
         return use.obj is p and use.index is not p and t in (list, dict) and \
             types.of(use.value) in _INERT and types.of(use.index) in _INERT
     return _measures(use, p, plan) or _reads_structure(use, p, plan) or \
-        t is list and _row_read(use, p, plan)
+        t is list and _row_read(use, p, plan) or _recorded(use, p, plan)
+
+
+def _recorded(use: n.Op, v: n.Value, plan: _Plan) -> bool:
+    """Whether ``use`` saves ``v`` in a loop's record (in a gradient differentiated again)
+    whose reverse loops only measure it or read its structure."""
+    outs = plan.copies.of(use, v)
+    return outs is not None and all(
+        _measures(u, plan.values[c], plan) or _reads_structure(u, plan.values[c], plan)
+        for c in outs for u in plan.uses.get(c, []))
 
 
 #: Functions that read a list of numbers they are given, all of it at once, and return
 #: numbers or a new list of them: an item passed to one is read, not kept or changed.
 _ROW_READERS = frozenset({builtins.sum, builtins.len, builtins.min, builtins.max,
                           builtins.sorted, builtins.list, builtins.tuple, math.fsum,
-                          math.prod, statistics.mean, statistics.fmean})
+                          math.prod, statistics.mean, statistics.fmean,
+                          # (in a gradient differentiated again: a copy for a pullback,
+                          # the place of ``max(row)``)
+                          runtime.snapshot, runtime.first_extreme})
 
 
 def _row_read(use: n.Op, p: n.Value, plan: _Plan) -> bool:
     """Whether ``use`` is ``sum(p)`` or another call of :data:`_ROW_READERS` given the list
-    ``p`` as its only positional argument."""
-    return isinstance(use, n.Call) and len(use.args) == 1 and use.args[0] is p and \
-        not use.starred and use.fn is not p and \
+    ``p`` first, and nowhere else."""
+    return isinstance(use, n.Call) and use.args[:1] == [p] and p not in use.args[1:] and \
+        not use.kwargs and not use.starred and use.fn is not p and \
         hashable(f := _const(use.fn, plan)) and f in _ROW_READERS
 
 
@@ -287,7 +313,7 @@ def _new_row(v: n.Value, append: n.Call, plan: _Plan, types: Types) -> bool:
             not c.kwargs and not c.starred and types.of(c.args[0]) in _INERT
             for c in plan.uses.get(u.result.id, []))
             for u in plan.uses.get(v.id, []))
-    if plan.uses.get(v.id, []) != [append]:
+    if [u for u in plan.uses.get(v.id, []) if not _recorded(u, v, plan)] != [append]:
         return False
     if isinstance(made, n.Call) and not made.kwargs and not made.starred and \
             len(made.args) == 2 and _const(made.fn, plan) is operator.mul:

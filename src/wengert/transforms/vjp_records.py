@@ -18,6 +18,7 @@ from wengert.ir.clone import substitute
 from wengert.ir.uses import free_uses, replace_uses
 from wengert.objects import hashable
 from wengert.rules import registry, shapes
+from wengert.transforms.base import IMMUTABLE
 
 #: Calls that read only the shape of their argument.
 SHAPE_READERS = frozenset({shapes.shape, numpy.shape, numpy.ndim})
@@ -224,6 +225,8 @@ class LoopRecords:
         chain: list[n.Call] = []
 
         def visit(v: n.Value, top: bool) -> bool:
+            if not top and v.id in kept and self.changes_later(v):
+                return False  # (its contents when the pullback runs are not those read)
             if not top and (v.id in kept or v.id in computed or v.id in consts):
                 return True
             op = defs.get(v.id)
@@ -238,6 +241,15 @@ class LoopRecords:
             return len(chain) <= 3
 
         return chain if visit(f, True) else None
+
+    def changes_later(self, v: n.Value) -> bool:
+        """Whether the program may change the object ``v`` after it is made (a list whose
+        slot is written through another read of it included): what is computed from it
+        must be saved, not computed again by the pullback."""
+        if self.type_of(v) in IMMUTABLE:
+            return False
+        d = self.defs.get(v.id)
+        return self.mutated_after(v, d) if d is not None else self.is_mutated(v)
 
     def prune_records(self, vjp_fn: n.Function) -> None:
         """Drop the fields of loop records that the cleaned-up pullback no longer reads
