@@ -511,3 +511,74 @@ def test_a_list_filled_after_it_is_stored_is_right_when_the_container_is_known()
     check_grads(_list_filled_after_it_is_stored_known, (1.5,), modes=("rev", "fwd"))
     check_grads(_list_filled_after_it_is_stored, (1.5, 2), modes=("rev", "fwd"),
                 argnums=(0,))
+
+
+# --------------------------------------------------------- writes into one of several objects
+
+
+def _chosen_by_if(xs, c):
+    if len(xs) > 100:
+        ys = [0.0]
+    else:
+        ys = xs
+    ys[0] = ys[0] * c  # MARK-if
+    return xs[0] * c + sum(xs)
+
+
+def _chosen_by_expression(xs, c):
+    ys = xs if len(xs) < 100 else [0.0]
+    ys[0] = ys[0] * c  # MARK-ifexp
+    return xs[0] * c
+
+
+def _rebound_by_a_loop(xs, c):
+    cur = [0.0, 0.0]
+    for i in range(len(xs)):
+        if i == 1:
+            cur = xs
+        cur[0] = cur[0] + c  # MARK-loop
+    return xs[0] * c + cur[1]
+
+
+def _pick(xs, k):
+    if k > 100:
+        return [0.0]
+    return xs
+
+
+def _returned_by_a_helper(xs, c):
+    ys = _pick(xs, len(xs))
+    ys[0] = ys[0] * c  # MARK-helper
+    return xs[0] * c + sum(xs)
+
+
+@pytest.mark.parametrize(("f", "marker"), [
+    (_chosen_by_if, "MARK-if"), (_chosen_by_expression, "MARK-ifexp"),
+    (_rebound_by_a_loop, "MARK-loop"), (_returned_by_a_helper, "MARK-helper"),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_write_into_one_of_several_objects_is_refused_in_reverse_mode(f, marker):
+    """A write into ``ys`` that may be the argument ``xs`` (an ``if``, a loop rebinding it, a
+    helper returning its argument, inlined or not) went into an adjoint of its own, lost:
+    reverse mode gave wrong numbers. Refused at the write; forward mode is right."""
+    with pytest.raises(NonDifferentiableError, match="one of several") as info:
+        wengert.grad(f, argnums=(0, 1))([0.5, 0.2], 1.3)
+    assert info.value.loc is not None and info.value.loc.lineno == line_of(f, marker)
+    check_grads(f, ([0.5, 0.2], 1.3), modes=("fwd",))
+
+
+def _new_lists_chosen(x, c, n):
+    cur = [0.0] * n if c > 0 else [1.0] * n  # both new, held by nothing else
+    cur[0] = x * c
+    u = [x, 2.0 * x]
+    for _ in range(n):
+        new = [0.0, 0.0]
+        new[0] = u[1] * c
+        new[1] = u[0] + c
+        u = new  # a new list each step
+        u[0] = u[0] * x
+    return cur[0] + u[0] * u[1]
+
+
+def test_a_write_into_one_of_several_new_objects_is_differentiated():
+    check_grads(_new_lists_chosen, (0.7, 1.3, 3), modes=("rev", "fwd"), argnums=(0, 1),
+                order=2)

@@ -870,6 +870,21 @@ def _nested_writes(mk: n.MakeFunction, outer: _Analysis) -> frozenset[int] | Non
     return found
 
 
+def returned_params(fn: n.Function,
+                    callee_writes: Callable[[Any], frozenset[int] | None] | None = None
+                    ) -> frozenset[int]:
+    """Indices of ``fn``'s parameters whose objects (or a part of them) ``fn`` may return,
+    anywhere in what it returns (``return xs``, ``return m[0]``, ``return (p, 1.0)``):
+    a write into the result of a call is then a write into the argument. Over-approximates."""
+    analysis = _Analysis(fn, None, callee_writes)
+    returned: set[int] = set()
+    for op in analysis.ops:
+        if isinstance(op, n.Return):
+            returned |= analysis._content(op.value)
+    return frozenset(i for i, p in enumerate(fn.body.args)
+                     if analysis._eligible(p) and analysis._content(p) & returned)
+
+
 def written_params(fn: n.Function, scalar: Callable[[n.Value], bool] | None = None,
                    callee_writes: Callable[[Any], frozenset[int] | None] | None = None,
                    method_writes: Callable[[str, type | None],

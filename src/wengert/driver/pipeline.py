@@ -20,6 +20,7 @@ from typing import Any
 import numpy
 
 from wengert import runtime
+from wengert.analysis.activity import returned_params as params_returned_by
 from wengert.analysis.activity import written_params as params_written_in
 from wengert.analysis.types import infer_types, return_type
 from wengert.codegen.emit import generate, generate_split
@@ -216,6 +217,16 @@ class Linker:
             return range(10**9)
         self.deps.append(CodeDep(fn))
         return written
+
+    def returned_params(self, fn: Any) -> Any:
+        """The parameters of the user function ``fn`` whose objects (or parts) it may
+        return (all, if unknown)."""
+        try:
+            returned = params_returned_by(primal_entry(fn).ir)
+        except WengertError:
+            return range(10**9)
+        self.deps.append(CodeDep(fn))
+        return returned
 
     def callee_ir(self, fn: Any) -> n.Function | None:
         """The IR of a user function to inline (``None``: it has none)."""

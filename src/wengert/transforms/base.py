@@ -90,6 +90,9 @@ class Linker(Protocol):
     def written_params(self, fn: Any) -> Any:
         """The parameters ``fn`` may write into (a container of indices)."""
 
+    def returned_params(self, fn: Any) -> Any:
+        """The parameters whose objects (or parts) ``fn`` may return (indices)."""
+
     def direct(self, fn: Any, wrt: tuple[int, ...], arg_types: tuple[type, ...]) -> Any:
         """``fn``'s derived VJP (or a ``runtime.Later``), or ``None`` for the dispatcher."""
 

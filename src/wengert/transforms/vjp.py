@@ -184,6 +184,10 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         """
         self.loop_items = {op.body.args[0].id for op in n.walk(self.fn.body)
                            if isinstance(op, n.For)}
+        #: A loop's carried values, by id: the loop.
+        self.carried_args: dict[int, n.Op] = {
+            a.id: op for op in n.walk(self.fn.body) if isinstance(op, (n.For, n.While))
+            for a in op.carried_args}
         written = self.linker.written_params if self.linker is not None else None
         for op in n.walk(self.fn.body):
             c = self.consts.get(op.fn.id) if isinstance(op, n.Call) else None
@@ -193,6 +197,14 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
             for target in write_targets(op, self.defs, self.type_of, written):
                 if self.borrowed(target):
                     raise _borrowed_error(op.loc)
+                if self.joined(target):
+                    raise NonDifferentiableError(
+                        "this writes into an object that may be one of several (chosen by a "
+                        "branch, or rebound by a loop), which reverse mode does not support: "
+                        "each has an adjoint of its own", op.loc,
+                        hint="forward mode (wengert.jvp, wengert.jacfwd) handles it; in "
+                             "reverse mode write into each object under its own name, or "
+                             "make a new one (`ys = list(xs)`)")
 
     def borrowed(self, v: n.Value) -> bool:
         """Whether ``v`` is an active object read out of a container or another object:
@@ -204,7 +216,98 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         if isinstance(src, n.GetItem) and self.type_of(src.index) is slice and \
                 self.type_of(src.obj) in (list, tuple):
             return False  # a slice of a list is a new list
+        if isinstance(src, n.Call):
+            return self.may_return_an_argument(src)
         return isinstance(src, (n.GetItem, n.GetAttr, n.Unpack)) or v.id in self.loop_items
+
+    def joined(self, v: n.Value) -> bool:
+        """Whether ``v`` is an active object that may be one of several (``ys = xs if c else
+        [0.0]``, a list a loop rebinds), not all of them new objects made for it alone: each
+        has an adjoint of its own, which a write into ``v`` does not reach."""
+        if not self.active(v) or self.type_of(v) in IMMUTABLE:
+            return False
+        return self.join_sources(v) is not None and not self.fresh_join(v, set())
+
+    def join_sources(self, v: n.Value) -> list[n.Value] | None:
+        """The values ``v`` may be, where it is an ``If``'s result or a loop's carried
+        value (its first value and the one each iteration gives), else ``None``."""
+        src = self.defs.get(v.id)
+        if isinstance(src, n.If):
+            k = src.results.index(v)
+            return [r.terminator.values[k] for r in (src.then, src.orelse)
+                    if isinstance(r.terminator, n.Yield)]
+        loop = src if isinstance(src, (n.For, n.While)) else self.carried_args.get(v.id)
+        if loop is None:
+            return None
+        k = loop.results.index(v) if v in loop.results else loop.carried_args.index(v)
+        out = [loop.inits[k]]
+        if isinstance(loop.body.terminator, n.Yield):
+            out.append(loop.body.terminator.values[k])
+        return out
+
+    def fresh_join(self, v: n.Value, seen: set[int]) -> bool:
+        """Whether every object the join ``v`` may be is a new one (a display, a copy) made
+        for it alone: its only use is to be yielded into ``v``."""
+        if v.id in seen:
+            return True
+        seen.add(v.id)
+        sources = self.join_sources(v)
+        if sources is None:
+            return False
+        for s in sources:
+            if s is v or s.id in seen:
+                continue
+            if self.join_sources(s) is not None:
+                if not self.fresh_join(s, seen):
+                    return False
+                continue
+            made = self.defs.get(s.id)
+            new = isinstance(made, (n.Build, n.BuildDict)) or \
+                isinstance(made, n.GetItem) and self.type_of(made.index) is slice and \
+                self.type_of(made.obj) in (list, tuple) or \
+                isinstance(made, n.Call) and self.makes_new(made)
+            # Held by nothing but the join: given only to primitives, which keep nothing.
+            uses = [o for o in n.walk(self.fn.body) if s in o.operands()]
+            if not new or not all(isinstance(o, (n.Yield, n.For, n.While)) or
+                                  isinstance(o, n.Call) and o.fn is not s and
+                                  self.makes_new(o) for o in uses):
+                return False
+        return True
+
+    def makes_new(self, call: n.Call) -> bool:
+        """Whether ``call`` is of a primitive with a rule or of ``list``/``dict``/``sorted``
+        (``[0.0] * n``, ``a + b`` included): a new object, holding no argument of it that
+        could be written into."""
+        f = getattr(self.consts.get(call.fn.id), "value", None)
+        if call.starred or not hashable(f):
+            return False
+        if f in (list, dict, sorted, operator.mul, operator.add):
+            return True
+        # (an in-place operator returns the object it changed)
+        return registry.lookup(f) is not None and not isinstance(f, type) and f not in INPLACE
+
+    def may_return_an_argument(self, call: n.Call) -> bool:
+        """Whether ``call`` may return (a part of) an object it is given that has an
+        adjoint of its own (``ys = pick(xs)`` returning ``xs``): a write into its result is
+        then one into that object, whose adjoint the write's reverse never sees."""
+        c = self.consts.get(call.fn.id)
+        fn = c.value if c is not None else None
+        given = [a for a in (*call.args, *(v for _, v in call.kwargs))
+                 if self.active(a) and self.type_of(a) not in IMMUTABLE]
+        if not given:
+            return False
+        if c is not None and (isinstance(fn, type) or
+                              hashable(fn) and registry.lookup(fn) is not None):
+            return False  # a constructor, or a primitive: a new object
+        if isinstance(fn, types.FunctionType) and self.linker is not None and \
+                not call.starred and not call.kwargs:
+            returned = self.linker.returned_params(fn)
+            return any(i in returned for i, a in enumerate(call.args) if a in given)
+        method = self.defs.get(call.fn.id)
+        if isinstance(method, n.GetAttr) and method.name in ("copy", "__copy__") and \
+                not call.args:
+            return False  # ``xs.copy()``: a new list
+        return True
 
     def check_stored_then_changed(self) -> None:
         """Refuse a list or dict changed after it was stored in another container: the
