@@ -550,6 +550,13 @@ def test_an_argument_held_by_another_one_written_is_refused():
             with pytest.raises(wengert.WengertError, match=marker) as info:
                 call()
             assert info.value.loc is not None and "hold the same" in str(info.value)
+    # One row at two places of one argument: the same.
+    row = [0.5, 0.2]
+    for call in (lambda: wengert.grad(scale_rows_then_sum, 2)([row, row], [1.0], 1.3),
+                 lambda: wengert.jvp(scale_rows_then_sum, ([row, row], [1.0], 1.3),
+                                     ([[0.0, 0.0], [0.0, 0.0]], [0.0], 1.0))):
+        with pytest.raises(wengert.WengertError, match="more than once"):
+            call()
     # Copies that share nothing are differentiated.
     both_modes(scale_rows_then_sum, ([list(r) for r in m], list(m[0]), 1.3), order=1)
 

@@ -387,7 +387,15 @@ def check_unaliased(fn: Any, args: tuple, written: frozenset[int]) -> None:
     # two of them (two lists sharing a row).
     inner: dict[int, int] = {}
     for i, a in enumerate(args):
+        mine: set[int] = set()
         for x in _held(a):
+            if id(x) in mine and i in written:
+                raise NonDifferentiableError(
+                    f"argument {i} holds one {type(x).__name__} more than once, and "
+                    f"{describe(fn)} writes into it: a derivative with respect to each "
+                    "place cannot be told apart", primal_entry(fn).ir.loc,
+                    hint="pass a copy that shares nothing ([list(row) for row in m])")
+            mine.add(id(x))
             j = seen.get(id(x), inner.setdefault(id(x), i))
             if j != i and (i in written or j in written):
                 raise NonDifferentiableError(
