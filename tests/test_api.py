@@ -90,6 +90,17 @@ def test_show_rejects_unknown_mode(mod):
         wengert.show(mod.f, mode="nope")
 
 
+def test_show_says_how_many_examples_it_wants(mod):
+    def two(x, y):
+        return x * y
+
+    assert "def two_vjp" in wengert.show(two, mode="vjp", like=(1.0, 2.0))
+    with pytest.raises(TypeError, match="takes 2 arguments, but 1 examples"):
+        wengert.show(two, mode="vjp", like=((1.0, 2.0),))  # (the arguments wrapped once more)
+    with pytest.raises(TypeError, match="takes 2 arguments, but 3 types"):
+        wengert.show(two, mode="jvp", arg_types=(float, float, float))
+
+
 # ----------------------------------------------------- grad of one float runs forward mode
 
 

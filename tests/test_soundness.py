@@ -574,6 +574,46 @@ def _aliased_inside(x):
     return write_first_read_second(ys, ys)
 
 
+@dataclasses.dataclass
+class _Ball:
+    x: float
+    v: float
+
+    def energy(self):
+        return 0.5 * self.v ** 2 + self.x
+
+    def kick(self, dv):
+        self.v = self.v + dv
+
+
+def _reads_through_methods(p, q, c):
+    # ``p.energy()`` reads; ``dataclasses.replace`` and a named tuple's ``_replace`` copy
+    return (p.energy() + dataclasses.replace(q, x=q.x * c).x) * c + \
+        _Pair2(c, q.v)._replace(b=q.x).b
+
+
+def _writes_through_a_method(p, q, c):
+    p.kick(c)
+    return p.v * q.v
+
+
+class _Pair2(NamedTuple):
+    a: float
+    b: float
+
+
+def test_one_object_passed_twice_to_a_function_calling_its_methods():
+    """What a method called on an argument writes is its class's method's (``p.energy()``
+    writes nothing; ``p.kick(c)`` writes ``p``): the same object given twice is refused
+    only where one is written. (Every unknown method was a write: refused.)"""
+    b = _Ball(0.3, 1.2)
+    check_grads(_reads_through_methods, (b, b, 1.3), modes=("rev", "fwd"), order=2)
+    with pytest.raises(wengert.NonDifferentiableError, match="are the same _Ball"):
+        wengert.grad(_writes_through_a_method, argnums=(0, 1, 2))(b, b, 1.3)
+    check_grads(_writes_through_a_method, (_Ball(0.3, 1.2), _Ball(0.5, 0.7), 1.3),
+                modes=("rev", "fwd"), order=2)
+
+
 # --------------------------------------------------------------------- writes to globals
 
 GLOBAL_LIST = [1.0, 2.0]
@@ -906,3 +946,104 @@ def test_hessians_by_batched_forward_mode_are_right(f):
     both_modes(f, (0.3, 0.7), order=2)
     h = np.array(wengert.hessian(f, argnums=(0, 1))(0.3, 0.7))
     np.testing.assert_allclose(h, h.T, rtol=1e-9, atol=1e-12)
+
+
+# --------------------------------------------------------------------------
+# A parameter that is not differentiated, holding an object that a value being
+# differentiated is written into: its later reads see that value, so the derivative flows
+# through them (forward mode gave such a parameter no tangent, so what was written was lost:
+# ``grad(f, argnums=1)`` gave 1.29 where the derivative is 1.68).
+# --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _Hist:
+    k: float
+    hist: list
+
+
+class _PlainHist:
+    def __init__(self, k, xs):
+        self.k = k
+        self.xs = xs
+
+
+def _into_dict(d, c, s):
+    d["w"][0] = d["w"][0] * c
+    return sum(d["w"]) * c + s
+
+
+def _append_to_field(h, c, s):
+    h.hist.append(c * s)
+    return sum(h.hist) * c
+
+
+def _into_plain_field(h, c, s):
+    h.xs[0] = h.xs[0] * c * h.k
+    return sum(h.xs) * c * s
+
+
+def _into_tuple(t, c, s):
+    t[1][0] += c * s
+    return t[0] * sum(t[1])
+
+
+def _into_row(m, c, s):
+    row = m[1]
+    row[0] = row[0] * c + s
+    return sum(m[1]) * c
+
+
+def _into_object_of_list(ps, c, s):
+    ps[0].k = ps[0].k * c
+    return ps[0].k * s + ps[1].k
+
+
+def _into_dict_of_dicts(cfg, c, s):
+    cfg["a"]["w"] = c * s
+    return cfg["a"]["w"] * cfg["b"]["w"] + cfg["a"]["h"]
+
+
+def _helper_writes(d, c):
+    d["w"].append(c * c)
+
+
+def _through_a_helper(d, c, s):
+    _helper_writes(d, c)
+    return sum(d["w"]) * s
+
+
+_UNDIFFERENTIATED_HOLDERS = [
+    (_into_dict, lambda: {"w": [0.3, 0.9]}),
+    (_append_to_field, lambda: _Hist(0.5, [0.3, 0.9])),
+    (_into_plain_field, lambda: _PlainHist(0.5, [0.3, 0.9])),
+    (_into_tuple, lambda: (0.5, [0.3, 0.9])),
+    (_into_row, lambda: [[0.5], [0.3, 0.9]]),
+    (_into_object_of_list, lambda: [_Hist(0.5, []), _Hist(0.7, [])]),
+    (_into_dict_of_dicts, lambda: {"a": {"w": 0.3, "h": 0.4}, "b": {"w": 0.9, "h": 0.1}}),
+    (_through_a_helper, lambda: {"w": [0.3, 0.9]}),
+]
+
+
+@pytest.mark.parametrize(("f", "make"), _UNDIFFERENTIATED_HOLDERS,
+                         ids=[f.__name__ for f, _ in _UNDIFFERENTIATED_HOLDERS])
+def test_a_parameter_not_differentiated_holding_what_is_written_carries_its_derivative(f, make):
+    c, s, h = 1.3, 0.7, 1e-6
+    dc = (f(make(), c + h, s) - f(make(), c - h, s)) / (2 * h)
+    ds = (f(make(), c, s + h) - f(make(), c, s - h)) / (2 * h)
+    got = []
+    # ``grad`` of one float (a forward pass), ``jvp`` with no tangent for the holder, and
+    # reverse mode over both floats: each either right or refused at a line, never wrong.
+    for way in (lambda: [wengert.grad(f, argnums=1)(make(), c, s), None],
+                lambda: [wengert.jvp(f, (make(), c, s), (None, 1.0, 0.0))[1],
+                         wengert.jvp(f, (make(), c, s), (None, 0.0, 1.0))[1]],
+                lambda: list(wengert.grad(f, argnums=(1, 2))(make(), c, s))):
+        try:
+            got.append(way())
+        except wengert.NonDifferentiableError as e:
+            assert e.loc is not None
+    assert got, "every way refused"
+    for g_c, g_s in got:
+        assert g_c == pytest.approx(dc, rel=1e-5, abs=1e-6)
+        if g_s is not None:
+            assert g_s == pytest.approx(ds, rel=1e-5, abs=1e-6)

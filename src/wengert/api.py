@@ -14,7 +14,7 @@ from typing import Any
 
 from wengert import runtime, tangents
 from wengert.codegen.emit import generate
-from wengert.diagnostics import NonDifferentiableError, WengertError
+from wengert.diagnostics import NonDifferentiableError, WengertError, describe
 from wengert.driver.binding import (
     arg_type,
     call_vjp,
@@ -31,7 +31,7 @@ from wengert.driver.binding import (
 )
 from wengert.driver.cache import GRADIENT_IRS, JVPS, PRIMALS, RESULT_TYPES, VJPS, DerivedEntry
 from wengert.driver.callables import OPERATORS, Gradient, fixed_arity, wrt_indices
-from wengert.driver.dispatch import dispatch_jvp, dispatch_vjp, recomputable
+from wengert.driver.dispatch import definition, dispatch_jvp, dispatch_vjp, recomputable
 from wengert.driver.pipeline import (
     function_of,
     ir_entry,
@@ -86,6 +86,12 @@ def show(f: Any, mode: str = "ir", argnums: int | Sequence[int] = 0,
     fn, bound, _ = function_of(f)
     if like is not None:
         arg_types = [arg_type(a) for a in like]
+    if arg_types is not None and mode in ("vjp", "jvp") and \
+            len(arg_types) != param_count(fn) - len(bound):
+        raise TypeError(
+            f"show: {describe(fn)} takes {param_count(fn) - len(bound)} arguments, but "
+            f"{len(arg_types)} {'examples (like=)' if like is not None else 'types'} were "
+            "given: pass one per argument (like=(x, 3), not like=((x, 3),))")
     if mode == "ir":
         if type(fn) is Gradient:  # the gradient's IR, for float arguments
             return print_function(ir_entry(fn, (float,) * param_count(fn)).ir)
@@ -163,7 +169,7 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
             fn = fixed_arity(fn, len(full), kw)
             nparams = param_count(fn)
             wrt = wrt_indices(argnums, len(bound), nparams)
-            written = writes_arguments(fn)
+            written = writes_arguments(fn, full)
             if written:
                 check_unaliased(fn, full, written)
             before = shapes_of(full, key, len(bound), wrt, written)
@@ -389,6 +395,7 @@ def _jvp_of_vjp(f: Any, f_dot: Any, args: tuple, g: Any, dots: tuple, g_dot: Any
 
 
 runtime.install_dispatch(dispatch_vjp, dispatch_jvp, recomputable=recomputable,
+                         definition=definition,
                          jvp_of_vjp=_jvp_of_vjp)
 
 

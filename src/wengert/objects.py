@@ -8,6 +8,7 @@ transforms and the run-time helpers ask here.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import types
 from typing import Any
@@ -104,3 +105,18 @@ def hashable(v: Any) -> bool:
     except TypeError:
         return False
     return True
+
+
+#: The code of every named tuple class's ``_replace``, ``_asdict`` and ``_make`` (the
+#: factory gives each class its own functions of one code).
+_NAMEDTUPLE_CODES = frozenset(
+    {(_nt := collections.namedtuple("_Any", "a"))._replace.__code__, _nt._asdict.__code__,
+     _nt._make.__func__.__code__})  # type: ignore[attr-defined]
+
+
+def namedtuple_method(f: Any) -> bool:
+    """Whether ``f`` is a named tuple's ``_replace``, ``_asdict`` or ``_make`` (bound or
+    not): each makes a new tuple or dict and writes into nothing it is given (``_replace``
+    pops the keywords of a dict of its own)."""
+    return getattr(f, "__code__", None) in _NAMEDTUPLE_CODES or \
+        getattr(getattr(f, "__func__", None), "__code__", None) in _NAMEDTUPLE_CODES

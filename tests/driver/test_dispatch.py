@@ -4,6 +4,9 @@ pullback; one that writes into them is refused, never differentiated wrongly."""
 
 from __future__ import annotations
 
+import statistics
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 
@@ -118,11 +121,62 @@ def _replaced_item(items, c):
     return q._replace(u=c).u * c
 
 
+def _called_item(items, c):
+    f = items[0]  # a function known only at run time
+    return f([c, 0.3, 0.2]) * c
+
+
 def test_an_error_inside_the_standard_library_is_reported_at_the_users_call():
     """A callee met at run time whose code in the standard library cannot be differentiated
-    (a named tuple's ``_replace`` pops a dict of changes in a loop) is refused at the user's
-    call, with the library's place as a note, not at a line of ``collections``."""
+    (``statistics.harmonic_mean`` has a ``try``) is refused at the user's call, with the
+    library's place as a note, not at a line of ``statistics``."""
     with pytest.raises(wengert.WengertError) as info:
-        wengert.grad(_replaced_item, argnums=1)([_Pair(0.5, 1.0), (1, 2)], 0.7)
+        wengert.grad(_called_item, argnums=1)([statistics.harmonic_mean, 1], 0.7)
     assert info.value.loc.filename == __file__
     assert any("standard library" in note for note in info.value.notes)
+    # (a named tuple's ``_replace``, whose library code pops a dict in a loop, is
+    # differentiated from a definition of what it does: ``python_defs``)
+    assert wengert.grad(_replaced_item, argnums=1)([_Pair(0.5, 1.0), (1, 2)], 0.7) == \
+        pytest.approx(2 * 0.7)
+
+
+class _Pt(NamedTuple):
+    u: float
+    w: float = 0.5
+
+
+def _named_tuple_methods_on_items_of_a_grown_list(qs, c):
+    qs.append(_Pt(c))
+    e = qs[-1]._asdict()["u"] * c
+    for i, q in enumerate(qs):
+        e += q._replace(w=c).w * q.u * (i + 1)
+    return e
+
+
+def _named_tuple_methods_on_items_of_unknown_class(qs, c):
+    # (``qs`` holds items of two classes: each call's method is known only when it runs)
+    e = 0.0
+    for q in qs:
+        e += q._replace(u=q.u * c).u + q._asdict()["w"] * c
+    return e
+
+
+class _Other(NamedTuple):
+    u: float
+    w: float
+
+
+@pytest.mark.parametrize(("f", "args", "order"), [
+    (_named_tuple_methods_on_items_of_a_grown_list, ([_Pt(0.489, -1.02), _Pt(1.032, 1.25)],
+                                                     0.4), 2),
+    # (to the second order, a callee known only at run time given an item of a list is
+    # refused: it may write into it)
+    (_named_tuple_methods_on_items_of_unknown_class, ([_Pt(0.489, -1.02), _Other(1.03, 1.2)],
+                                                      0.4), 1),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_named_tuple_methods_dispatched_or_known_differentiate(f, args, order):
+    """``_replace`` and ``_asdict`` of a named tuple whose class is known only at run time
+    are differentiated from Python definitions of what they do (the library's ``_replace``
+    pops a dict in a loop: refused before, "Pt._fields is computed by a descriptor"); a
+    list of them appended to keeps its items' types, so they are known there."""
+    check_grads(f, args, modes=("rev", "fwd"), order=order)

@@ -8,6 +8,7 @@ write-back ``c[i] = row`` after each). Rows that may be shared are refused at th
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -271,3 +272,242 @@ def counted(xs, w):
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_a_table_of_int_zeros_holds_floats_written_into_it(f, args, order):
     check_grads(f, args, modes=("rev", "fwd"), order=order)
+
+
+# --------------------------------------------------------------------------
+# Objects a parameter holds, written into: a dataclass's list field, a dict's lists, a
+# tuple's list, a table passed in, beside other parameters (each written through the
+# holder's adjoint, guarded when it runs by ``runtime.check_held_alone``).
+# --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Trail:
+    k: float
+    hist: list
+
+
+@dataclasses.dataclass
+class Body:
+    x: float
+    v: float
+    m: float = 1.0
+
+
+class Log:
+    """A plain class holding a list (no tangent of its own at the API)."""
+
+    def __init__(self, scale, xs):
+        self.scale = scale
+        self.xs = xs
+
+
+def trail_append(tr, c):
+    tr.hist.append(tr.k * c)
+    tr.hist[0] = tr.hist[0] * c
+    return sum(v * v for v in tr.hist)
+
+
+def trail_loop(tr, c):
+    for i in range(len(tr.hist)):
+        tr.hist[i] = tr.hist[i] * c + tr.k
+    h = tr.hist
+    h.append(math.sin(c))
+    return sum(h) * tr.k + h[-1] * h[0]
+
+
+def dict_of_lists(d, c):
+    d["w"][0] = c * 2
+    d["h"].append(c)
+    ws = d["w"]
+    ws[-1] = ws[-1] * c
+    e = sum(s * s for s in d["h"])
+    for a, b in zip(d["w"], d["h"]):
+        e += a * math.sin(b)
+    return e
+
+
+def tuple_of_list(xt, c):
+    xt[1][0] = c * 2
+    xt[1].append(c)
+    return xt[0] * sum(xt[1])
+
+
+def trail_and_body(tr, b, c):
+    tr.hist[0] = c * b.x
+    b.v = b.v * c
+    tr.k = tr.k * c  # a number written into a field of the holder itself
+    return tr.hist[0] * tr.k + b.v * b.m
+
+
+def dict_beside_list(d, xs, c):
+    d["w"][0] = xs[1] * c
+    return sum(d["w"]) * xs[0]
+
+
+def dict_of_dicts(cfg, c):
+    cfg["a"]["w"] = cfg["a"]["w"] * c
+    cfg["b"]["w"] = cfg["a"]["w"] + c
+    return cfg["a"]["w"] * cfg["b"]["h"] + cfg["b"]["w"]
+
+
+def two_tables(m, n, c):
+    for i in range(len(m)):
+        m[i][i] = m[i][i] * c + n[i][0]
+    return sum(sum(r) for r in m) * n[1][1]
+
+
+def plain_log(lg, c):
+    lg.xs[0] = lg.xs[0] * c * lg.scale
+    lg.xs.append(c)
+    return sum(lg.xs) * c
+
+
+def unpacked_tuple(xt, c):
+    x0, xs = xt
+    xs[1] = xs[1] * x0
+    return sum(xt[1]) * c + sum(s * xt[0] for s in xt[1][1:])
+
+
+def unpacked_around_a_write(xt, c):
+    x0, xs = xt
+    e = x0 * sum(xs) * c
+    for s in xs:
+        e += x0 * math.sin(s)
+    xt[1][0] = c * 2.0
+    x0, xs = xt  # (the same list, as written)
+    return e + x0 * sum(xs) * c + sum(xt[1]) * xt[0]
+
+
+def dict_keys_iterated(d, c):
+    ws = d["w"]
+    ws[-1] = ws[-1] * c
+    e = sum(d["w"])
+    for key in d:
+        e += sum(d[key]) * c
+    for key in d.keys():
+        e += d[key][0] * c
+    return e
+
+
+def items_of_a_dict_in_a_list(ds, ts, c):
+    for dd in ds:
+        dd["w"] += c
+    ts[0] = (ts[0][1], c)  # (a list of tuples of numbers beside it: nothing to share)
+    e = sum(dd["w"] * dd["h"] for dd in ds)
+    for _k, val in ds[-1].items():
+        e += val * math.cos(c)
+    return e + ts[0][0] * ts[0][1]
+
+
+HELD = [
+    (unpacked_tuple, lambda: ((0.973, [1.109, -0.662, 0.4]), 0.267)),
+    (unpacked_around_a_write, lambda: ((1.1, [-0.766, -1.367, 0.993]), 0.585)),
+    (dict_keys_iterated, lambda: ({"w": [0.3, 0.5, 0.8], "h": [0.4, 1.1, 0.6]}, 1.3)),
+    (items_of_a_dict_in_a_list, lambda: ([{"w": 0.3, "h": 0.7}, {"w": -0.5, "h": 1.1}],
+                                         [(0.4, 0.6), (1.1, 0.9)], 1.3)),
+    (trail_append, lambda: (Trail(0.7, [0.3, 0.9]), 1.3)),
+    (trail_loop, lambda: (Trail(0.7, [0.3, 0.9, -0.4]), 1.3)),
+    (dict_of_lists, lambda: ({"w": [0.3, 0.5, 0.8], "h": [0.4, 1.1, 0.6]}, 1.3)),
+    (tuple_of_list, lambda: ((0.7, [0.3, 0.9]), 1.3)),
+    (trail_and_body, lambda: (Trail(0.7, [0.3, 0.9]), Body(0.5, 0.8), 1.3)),
+    (dict_beside_list, lambda: ({"w": [0.3, 0.5, 0.8]}, [0.4, 0.6], 1.3)),
+    (dict_of_dicts, lambda: ({"a": {"w": 0.3, "h": 0.6}, "b": {"w": 0.5, "h": 1.1}}, 1.3)),
+    (two_tables, lambda: ([[0.3, 0.5], [0.8, -0.2]], [[0.4, 0.6], [1.1, 0.9]], 1.3)),
+    (plain_log, lambda: (Log(0.5, [0.3, 0.9]), 1.3)),
+]
+
+
+@pytest.mark.parametrize(("f", "make"), HELD, ids=[f.__name__ for f, _ in HELD])
+def test_writes_into_objects_a_parameter_holds_in_both_modes_to_second_order(f, make):
+    check_grads(f, make(), modes=("rev", "fwd"), order=2)
+    # (reverse mode itself: refused before, so ``check_grads`` may not fall back to forward)
+    wengert.vjp(f, *make())
+
+
+def test_a_list_field_of_a_parameter_gives_the_gradient_a_person_writes():
+    # f = k * sum(h'^2) with h' = [h0 * c, h1, k * c]: each partial written out by hand.
+    tr, c = Trail(0.7, [0.3, 0.9]), 1.3
+    (g_tr, g_c) = wengert.grad(trail_append, argnums=(0, 1))(tr, c)
+    h0, h1, k = 0.3, 0.9, 0.7
+    assert g_tr.hist == pytest.approx([2 * h0 * c * c, 2 * h1])
+    assert g_tr.k == pytest.approx(2 * k * c * c)
+    assert g_c == pytest.approx(2 * h0 * h0 * c + 2 * k * k * c)
+    # The call ran the function, as calling it does; the gradient is of its arguments as
+    # they were when the call began.
+    assert tr.hist == pytest.approx([h0 * c, h1, k * c])
+
+
+def push(m, xs, c):
+    e = 0.0
+    for i in range(len(xs)):
+        e += xs[i] * math.sin(c + i) + math.cos(xs[i]) * m[1][0]
+        e += math.exp(-xs[i] * xs[i]) * c + math.tanh(xs[i] * c) * m[1][1]
+        e += math.log(1.0 + xs[i] * xs[i]) * math.sqrt(1.0 + c * c)
+    m[0][0] = c * 2.0
+    return e + m[0][0] * xs[0] + sum(m[0])
+
+
+def shares_the_list(c, xs, helper):
+    return helper([xs, [0.5, 0.25]], xs, c)  # m[0] is xs
+
+
+def shares_nothing(c, xs, helper):
+    return helper([list(xs), [0.5, 0.25]], xs, c)
+
+
+@pytest.mark.parametrize("call", [
+    lambda xs: dict_beside_list({"w": xs}, xs, 1.3),
+    lambda xs: dict_of_lists({"w": xs, "h": xs}, 1.3),
+    lambda xs: trail_append(Trail(0.7, xs), 1.3) if False else
+    trail_and_body(Trail(0.7, xs), Body(0.5, 0.8), 1.3) and two_tables([xs, [1.0, 2.0]],
+                                                                        [xs, [3.0, 4.0]], 1.3),
+], ids=["another_argument", "two_keys", "a_row_of_two_tables"])
+def test_objects_a_holder_shares_are_refused_before_the_call(call):
+    with pytest.raises(wengert.NonDifferentiableError,
+                       match="same list|more than once|hold the same"):
+        call_with_vjp(call)
+
+
+def call_with_vjp(call):
+    """Run ``call`` with ``wengert.vjp`` in place of each function called (as a user would
+    differentiate each)."""
+    xs = [0.3, 0.5, 0.8]
+    originals = {f.__name__: f for f in (dict_beside_list, dict_of_lists, two_tables)}
+    g = globals()
+    try:
+        for name, f in originals.items():
+            g[name] = lambda *a, f=f: wengert.vjp(f, *a)[0]
+        call(xs)
+    finally:
+        g.update(originals)
+
+
+def test_a_callee_refuses_a_holder_sharing_a_list_when_it_runs():
+    """``helper`` (``push``) is known only when it runs: its VJP, derived for the types
+    of what it is given, checks that ``m[0]`` is not ``xs`` (``runtime.check_held_alone``),
+    which the caller cannot see."""
+    xs = [0.3, 0.5, 0.8]
+    check_grads(shares_nothing, (1.3, xs, push), modes=("rev", "fwd"),
+                argnums=(0, 1))
+    with pytest.raises(wengert.NonDifferentiableError, match="another argument"):
+        wengert.grad(shares_the_list, argnums=(0, 1))(1.3, xs, push)
+    check_grads(shares_the_list, (1.3, xs, push), modes=("fwd",), argnums=(0, 1))
+
+
+def test_check_held_alone_refuses_each_way_of_sharing():
+    from wengert import runtime
+
+    row = [1.0, 2.0]
+    runtime.check_held_alone({"a": row, "b": [3.0]}, None, 1, [4.0], Trail(0.1, [5.0]))
+    with pytest.raises(wengert.NonDifferentiableError, match="more than once"):
+        runtime.check_held_alone({"a": row, "b": row}, None, 0)
+    with pytest.raises(wengert.NonDifferentiableError, match="another argument"):
+        runtime.check_held_alone({"a": row}, None, 1, row)
+    with pytest.raises(wengert.NonDifferentiableError, match="held by another"):
+        runtime.check_held_alone({"a": row}, None, 0, Trail(0.1, row))
+    with pytest.raises(wengert.NonDifferentiableError, match="holding a list"):
+        runtime.check_held_alone({"a": [row]}, None, 0)
+    holder = Trail(0.1, [5.0])
+    with pytest.raises(wengert.NonDifferentiableError, match="another argument"):
+        runtime.check_held_alone(holder, None, 0, [holder])

@@ -44,6 +44,7 @@ Known limitations (all imprecisions, none unsound except the last two):
 from __future__ import annotations
 
 import builtins
+import copy
 import dataclasses
 import operator
 import types
@@ -54,6 +55,7 @@ from typing import Any, NamedTuple
 from wengert import runtime
 from wengert.ir import nodes as n
 from wengert.ir.uses import free_uses
+from wengert.objects import is_namedtuple, namedtuple_method
 from wengert.rules import registry  # importing the package registers the built-in rules
 
 #: Methods that store their arguments into the object they are called on.
@@ -72,6 +74,8 @@ READONLY_METHODS = frozenset({
     "count", "index", "get", "keys", "values", "items", "startswith", "endswith", "format",
     "join", "split", "strip", "lower", "upper", "replace", "real", "imag", "__getitem__",
     "__add__", "__sub__", "__mul__", "__truediv__", "__matmul__", "__pow__", "__neg__",
+    # (a named tuple's: a new tuple or dict, the tuple unchanged)
+    "_replace", "_asdict",
 })
 
 #: Methods whose result is a fresh object sharing nothing mutable with ``self`` or the arguments
@@ -166,7 +170,9 @@ def _plain_dataclass(fn: Any) -> bool:
 _ITEM_RETURNING = frozenset({max, min, next, getattr})
 #: Builtins whose result is a new container of their arguments' items.
 _COPYING = frozenset({list, tuple, sorted, reversed, enumerate, zip, iter, filter, dict, set,
-                      frozenset})
+                      frozenset, copy.copy})
+#: Library functions whose result is new throughout, holding nothing they are given.
+_FRESH = frozenset({copy.deepcopy, dataclasses.asdict, dataclasses.astuple})
 
 
 def _hashable(fn: Any) -> bool:
@@ -232,8 +238,7 @@ class _Analysis:
     def __init__(self, fn: n.Function,
                  scalar: Callable[[n.Value], bool] | None = None,
                  callee_writes: Callable[[Any], frozenset[int] | None] | None = None,
-                 method_writes: Callable[[str, type | None],
-                                         tuple[Any, frozenset[int]] | None] | None = None,
+                 method_writes: Callable[..., tuple[Any, frozenset[int]] | None] | None = None,
                  vjp_operator: Callable[[Any], bool] | None = None) -> None:
         self.fn = fn
         self.scalar = scalar
@@ -277,7 +282,8 @@ class _Analysis:
         is_const, fn = _const_value(self.defs, op.fn)
         if self._applied_vjp(op) and self.callee_writes is not None:
             # ``wengert.vjp(f, *args)`` runs ``f``: it writes what ``f`` writes.
-            written = self.callee_writes(_const_value(self.defs, op.args[0])[1])
+            written = self.callee_writes(_const_value(self.defs, op.args[0])[1],
+                                         self._given(op.args[1:]))
             if written is not None:
                 return _Call(targets=tuple(a for i, a in enumerate(op.args[1:])
                                            if i in written),
@@ -300,6 +306,12 @@ class _Analysis:
             if _hashable(fn) and fn in _ITEM_RETURNING and not op.starred:
                 # ``max(a)`` and ``next(it)`` return one of ``a``'s items.
                 return _Call(read_from=args)
+            if _hashable(fn) and fn in _FRESH and not op.starred:
+                return _Call(read_from=())
+            if (namedtuple_method(fn) or fn is dataclasses.replace) and not op.starred:
+                # ``p._replace(x=v)``, ``dataclasses.replace(p, x=v)``, ``p._asdict()``: a
+                # new object holding ``p``'s other fields and the values given.
+                return _Call(shares=args[:1], holds=args[1:])
             if _hashable(fn) and fn in _COPYING and not op.starred:
                 # ``list(a)``, ``sorted(a)``, ``enumerate(a)``, ``zip(a, b)`` make new
                 # containers holding ``a``'s items (a write into an item read back out is a
@@ -318,11 +330,15 @@ class _Analysis:
             # An unregistered function (user code, a library function without a rule) may
             # write any argument into any other, at any depth, and return any part of them
             # (unless a summary of the function says which arguments it may write into).
+            if isinstance(fn, type) and is_namedtuple(fn):
+                # A named tuple holds its arguments and writes into nothing.
+                return _Call(holds=args)
             if _plain_dataclass(fn) and not op.starred:
                 # A dataclass's generated ``__init__`` stores its arguments in the new
                 # object and writes into nothing else.
                 return _Call(holds=args)
-            written = self.callee_writes(fn) if self.callee_writes is not None and \
+            written = self.callee_writes(fn, self._given(op.args)) \
+                if self.callee_writes is not None and \
                 not op.starred else None
             if written is not None:
                 slots = [*(_param_slot(fn, i, None) for i in range(len(op.args))),
@@ -337,10 +353,14 @@ class _Analysis:
             read_from = () if name in FRESH_METHODS else (obj, *args)
             if name in READONLY_METHODS:
                 return _Call(read_from=read_from)
-            summary = self.method_writes(name, self._super_of_self(obj)) \
-                if self.method_writes is not None and self.fn.body.args and \
-                (obj is self.fn.body.args[0] or self._super_of_self(obj) is not None) and \
-                not op.starred else None
+            summary = None
+            if self.method_writes is not None and self.fn.body.args and not op.starred:
+                params = self.fn.body.args
+                if obj is params[0] or self._super_of_self(obj) is not None:
+                    summary = self.method_writes(name, self._super_of_self(obj))
+                elif obj in params:
+                    # ``p.kinetic()`` on a parameter whose class is known: that method.
+                    summary = self.method_writes(name, None, params.index(obj))
             if summary is not None:
                 # ``self.m(args)`` in a method of a known class: ``m``'s own summary.
                 return self._method_call(summary, obj, op)
@@ -373,6 +393,12 @@ class _Analysis:
         # arguments and, at any depth, into the function object (a closure's captures).
         everything = (op.fn, *args)
         return _Call(targets=everything, stored=everything, deep=True, read_from=everything)
+
+    def _given(self, args: Sequence[n.Value]) -> tuple[int | None, ...]:
+        """For each argument of a call, which parameter of this function it is (``None``
+        for another value): a callee's writes may depend on the classes they have."""
+        params = self.fn.body.args
+        return tuple(params.index(a) if a in params else None for a in args)
 
     def _method_call(self, summary: tuple[Any, frozenset[int]], receiver: n.Value,
                      op: n.Call) -> _Call:
@@ -886,16 +912,18 @@ def returned_params(fn: n.Function,
 
 
 def written_params(fn: n.Function, scalar: Callable[[n.Value], bool] | None = None,
-                   callee_writes: Callable[[Any], frozenset[int] | None] | None = None,
-                   method_writes: Callable[[str, type | None],
-                                           tuple[Any, frozenset[int]] | None] | None = None,
+                   callee_writes: Callable[..., frozenset[int] | None] | None = None,
+                   method_writes: Callable[..., tuple[Any, frozenset[int]] | None]
+                   | None = None,
                    vjp_operator: Callable[[Any], bool] | None = None) -> frozenset[int]:
     """Indices of ``fn``'s parameters whose objects (or anything inside them) ``fn`` may
     change: a write into them, into a part of them, or a call that may write into them
     (an unknown callee, at any depth; ``callee_writes(f)`` may say which parameters a
     known function ``f`` writes into, and ``method_writes(name, after)`` which function
     ``self.name`` is, or ``super(after, self).name``, and which of its parameters it writes
-    into, where ``fn`` is a method of a known class; ``vjp_operator(v)`` whether ``v`` is
+    into, where ``fn`` is a method of a known class (``method_writes(name, None, k)``:
+    ``p.name`` for the ``k``-th parameter ``p``, where its class is known);
+    ``vjp_operator(v)`` whether ``v`` is
     ``wengert.vjp``, whose call writes what the function it runs writes, and whose pullback
     writes nothing). Over-approximates, never misses a write."""
     analysis = _Analysis(fn, scalar, callee_writes, method_writes, vjp_operator)

@@ -20,6 +20,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from wengert import runtime
 from wengert.ir import nodes as n
 from wengert.ir.uses import free_uses
 
@@ -28,7 +29,10 @@ Fields = dict[tuple[type, str], list[Type]]
 
 #: Functions that may be handed an object without writing into it.
 _READ_ONLY = frozenset({isinstance, type, id, len, repr, str, print, hasattr, bool, hash,
-                        callable, format})
+                        callable, format,
+                        # (checks generated code makes of what objects hold: they raise,
+                        # or return nothing, and keep nothing)
+                        runtime.check_held_alone, runtime.check_distinct_items})
 
 
 def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
@@ -108,7 +112,7 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
                 poisoned.add(c)  # made elsewhere (a callee, a container read)
         if not _written_back(op, defs):
             _uses(op, kind, consts, poisoned)
-        if isinstance(op, n.SetAttr):
+        if isinstance(op, n.SetAttr) and not _written_back(op, defs):
             c = kind(op.obj)
             if c is None and type_of(op.obj) is None:
                 poisoned.update(made | {k for k, _ in found})  # it may be any of them
@@ -186,10 +190,14 @@ def _constructor(c: type, op: n.Call, type_of: Callable[[n.Value], Type],
 
 
 def _written_back(op: n.Op, defs: Mapping[int, n.Op]) -> bool:
-    """Whether ``op`` is ``xs[i] = p`` for ``p`` read as ``xs[i]`` (reverse mode's write-back,
-    ``transforms/vjp_items.py``): the object goes back where it was, seen by no one new."""
-    d = defs.get(op.value.id) if isinstance(op, n.SetItem) else None
-    return isinstance(d, n.GetItem) and d.obj is op.obj and d.index is op.index  # type: ignore
+    """Whether ``op`` is ``xs[i] = p`` for ``p`` read as ``xs[i]``, or ``o.f = p`` for ``p``
+    read as ``o.f`` (reverse mode's write-back, ``transforms/vjp_items.py``): the object
+    goes back where it was, seen by no one new."""
+    d = defs.get(op.value.id) if isinstance(op, (n.SetItem, n.SetAttr)) else None
+    if isinstance(d, n.GetAttr):
+        return isinstance(op, n.SetAttr) and d.obj is op.obj and d.name == op.name
+    return isinstance(d, n.GetItem) and isinstance(op, n.SetItem) and d.obj is op.obj and \
+        d.index is op.index
 
 
 def _uses(op: n.Op, kind: Callable[[n.Value], type | None], consts: Mapping[int, Any],

@@ -404,7 +404,8 @@ def _reshapes(body: n.Region, writes: Callable[[Any], Any] | None) -> bool:
 
 #: Callables that read a list they are given and never change it.
 _READERS = frozenset({len, sum, min, max, enumerate, zip, reversed, sorted, iter, list,
-                      tuple, range, runtime.check_distinct_items})
+                      tuple, range, runtime.check_distinct_items,
+                      runtime.check_held_alone, dict.keys, dict.values, dict.items})
 
 
 def _read_only(body: n.Region, writes: Callable[[Any], Any] | None = None,
@@ -656,8 +657,12 @@ _LIST_READERS = frozenset({reversed, sum, len, max, min, zip, enumerate, sorted,
                            iter, runtime.snapshot, operator.contains, runtime.contained_in,
                            # (a list whose items are written into, in a gradient: its
                            # structure read, transforms/vjp_items.py)
-                           runtime.check_distinct_items, runtime.structure,
-                           runtime.getitem_adjoint, runtime.entry_adjoint_of_list})
+                           runtime.check_distinct_items, runtime.check_held_alone,
+                           runtime.structure,
+                           runtime.getitem_adjoint, runtime.entry_adjoint_of_list,
+                           runtime.nonzero, runtime.reversed_adjoint,
+                           # (``d.keys()`` as a call of the method of ``dict``)
+                           dict.keys, dict.values, dict.items})
 
 
 #: Methods of a list or a dict that read it or only remove items (no item of another type
@@ -702,8 +707,17 @@ def _item_writes(body: n.Region, writes: Callable[[Any], Any] | None = None
                     all(v.id != vid for v in op.inits) or \
                     isinstance(op, n.Return):
                 continue
+            if isinstance(op, n.GetAttr) and op.obj.id == vid and op.name == "append":
+                # ``xs.append(v)`` read as a method first: what each call appends.
+                calls = uses.get(op.result.id, [])
+                if not all(isinstance(c, n.Call) and c.fn is op.result and
+                           len(c.args) == 1 and not c.kwargs and not c.starred
+                           for c in calls):
+                    break
+                found.extend((c.args[0], None) for c in calls)  # type: ignore[attr-defined]
+                continue
             if isinstance(op, n.GetAttr) and op.obj.id == vid and \
-                    op.name in ("append", *_ITEM_KEEPING_METHODS):
+                    op.name in _ITEM_KEEPING_METHODS:
                 continue
             if isinstance(op, n.SetItem) and op.obj.id == vid and op.index.id != vid:
                 found.append((op.value, op.index))
@@ -738,7 +752,8 @@ def _writes_agree(inf: _Inference, vid: int, found: list[tuple[n.Value, n.Value 
     were assumed to have (under any key), or nothing was assumed of its items."""
     if vid in inf.values:
         value = inf.values[vid]
-        return all(k is not None and inf.full_type(w) == value for w, k in found)
+        return all(k is not None and (inf.full_type(w) == value or _read_from(inf, w, vid))
+                   for w, k in found)
     item = inf.items.get(vid)
     if item is None:
         return True
@@ -747,8 +762,8 @@ def _writes_agree(inf: _Inference, vid: int, found: list[tuple[n.Value, n.Value 
 
 
 def _read_from(inf: _Inference, w: n.Value, vid: int) -> bool:
-    """Whether ``w`` is an item read out of the list ``vid`` itself (``ps[i] = p`` for
-    ``p = ps[j]``, ``transforms/vjp_items.py``): it has the type its items have."""
+    """Whether ``w`` is an item read out of the list (or dict) ``vid`` itself (``ps[i] = p``
+    for ``p = ps[j]``, ``transforms/vjp_items.py``): it has the type its items have."""
     d = inf.defs.get(w.id)
     return isinstance(d, n.GetItem) and d.obj.id == vid
 
@@ -757,7 +772,9 @@ def _read_from(inf: _Inference, w: n.Value, vid: int) -> bool:
 #: structure of the list at a position: they neither keep nor change it.
 _STRUCTURE_READERS = ((runtime.getitem_adjoint, 1), (runtime.getitem_adjoint_owned, 1),
                       (runtime.entry_adjoint_of_list, 1), (runtime.nonzero, 1),
-                      (runtime.structure, 0), (runtime.check_distinct_items, 0))
+                      (runtime.structure, 0), (runtime.check_distinct_items, 0),
+                      (runtime.check_held_alone, 0), (runtime.reversed_adjoint, 1),
+                      (runtime.unpack_adjoint, 1))
 
 
 def _structure_read(op: n.Op, lst: int, consts: Mapping[int, Any]) -> bool:
@@ -1430,6 +1447,17 @@ class _Inference:
                 if fn is runtime.make_namedtuple and len(op.args) == 2 and \
                         op.args[1].id in self.entries:
                     self.entries[op.result.id] = self.entries[op.args[1].id]
+            if isinstance(fn, type) and is_namedtuple(fn) and not op.starred and \
+                    all(k is not None for k, _ in op.kwargs):
+                # ``Pt(c)``: its entries, given or defaults (read by index, unpacked)
+                given = dict(zip(fn._fields, op.args))
+                given.update(op.kwargs)
+                defaults = getattr(fn, "_field_defaults", {})
+                if len(op.args) <= len(fn._fields) and \
+                        all(f in given or f in defaults for f in fn._fields):
+                    self.entries[op.result.id] = [
+                        self.full_type(given[f]) if f in given else type(defaults[f])
+                        for f in fn._fields]
             if fn is reversed and len(op.args) == 1 and op.args[0].id in self.appended:
                 self.reversed_of[op.result.id] = op.args[0].id
             if fn is operator.add and len(op.args) == 2 and t is list and \
@@ -1643,8 +1671,9 @@ class _Inference:
         return part(0, self.get(index))
 
     def getattr(self, op: n.GetAttr) -> None:
-        self.set(op.result, self.fields.get((self.get(op.obj), op.name)) if self.fields
-                 else None)
+        # (a field passed in holding a list or dict of known items: ``ListOf``, ``DictOf``)
+        self.set_full(op.result, self.fields.get((self.get(op.obj), op.name)) if self.fields
+                      else None)
 
     def make_function(self, op: n.MakeFunction) -> None:
         self.set(op.result, types.FunctionType)
@@ -1741,6 +1770,10 @@ class _Inference:
             return ListOf(item)  # (a list only appended to: what every append puts there)
         if t is numpy.ndarray and v.id in self.arrays:
             return self.arrays[v.id]
+        if (t is tuple or is_namedtuple(t)) and v.id in self.entries and \
+                all(e is not None for e in self.entries[v.id]):
+            # (``Pt(c)`` appended to a list of ``Pt``: a tuple of the entries it was made of)
+            return TupleOf(tuple(self.entries[v.id]), cls=None if t is tuple else t)
         return t
 
     def set_full(self, v: n.Value, t: Any) -> None:

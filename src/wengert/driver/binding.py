@@ -109,13 +109,24 @@ def arg_type(a: Any) -> Any:
         if 0 < len(d) <= _MAX_FIELDS:
             # The types of its attributes (a particle's ``x`` and ``v``): what a read of one
             # gives until the function writes another.
-            key = (t, tuple(d), tuple(map(type, d.values())))
+            key = (t, tuple(d), tuple(map(_field_type, d.values())))
             o = _OBJECTS.get(key)
             if o is None:
                 if len(_OBJECTS) >= 1024:
                     _OBJECTS.clear()
                 o = _OBJECTS[key] = ObjectOf(t, tuple(zip(key[1], key[2])))
             return o
+    return t
+
+
+def _field_type(v: Any) -> Any:
+    """The type of an object's attribute: its own, or a :class:`ListOf` or :class:`DictOf`
+    for a list or dict of known items (``hist: list`` of floats), so that reading and
+    writing those items is arithmetic on floats."""
+    t = type(v)
+    if t is list or t is dict:
+        a = arg_type(v)
+        return a if type(a) is ListOf or type(a) is DictOf else t
     return t
 
 
@@ -143,6 +154,8 @@ def _all_like(items: list[Any], like: ObjectOf) -> bool:
     if all(t is float for t in kinds):
         values = [v for d in dicts for v in d.values()]
         return countOf(map(type, values), float) == len(values)
+    if any(type(t) is ListOf or type(t) is DictOf for t in kinds):
+        return all(kinds == tuple(map(_field_type, d.values())) for d in dicts)
     return all(kinds == tuple(map(type, d.values())) for d in dicts)
 
 
@@ -237,7 +250,8 @@ def shapes_of(args: tuple, types: tuple[Any, ...] = (), first: int = 0,
               wrt: tuple[int, ...] | None = None, written: frozenset[int] | None = None
               ) -> tuple:
     """Copies of container arguments the function may change the length of (``append``),
-    and of dataclasses it may write into (``p.v = 3`` leaves no float there): their
+    also inside a tuple or an object, and of objects it may write into (``p.v = 3``
+    leaves no float there): their
     cotangents take the structure the arguments had when the call began. ``types``: the
     :func:`arg_type` of the arguments from ``first`` on, if known; ``wrt``: the arguments
     whose cotangents are wanted (``None``: all); ``written``: the arguments the function
@@ -246,8 +260,8 @@ def shapes_of(args: tuple, types: tuple[Any, ...] = (), first: int = 0,
     for k, a in enumerate(args):
         if written is None and isinstance(a, (list, dict)) or k in lists or \
                 written is not None and k in written and \
-                (isinstance(a, (list, dict)) or dataclasses.is_dataclass(a) and
-                 not isinstance(a, type)):
+                (isinstance(a, (list, dict, tuple)) or
+                 type(arg_type(a)) is ObjectOf):
             # (a list of floats is its length: its cotangent is checked in C, see ``finish``)
             return tuple(a if wrt is not None and k not in wrt else
                          FloatItems(len(a)) if k in lists else
@@ -635,7 +649,7 @@ def jvp_run(f: Any, primals: tuple, dots: tuple, batch: tuple[int, ...], has_aux
     fn, bound, bound_kw = function_of(f, len(primals))
     full = (*bound, *primals)
     fn = fixed_arity(fn, len(full), bound_kw)
-    written = writes_arguments(fn)
+    written = writes_arguments(fn, full)
     if written:
         check_unaliased(fn, full, written)
     full_dots = (*([None] * len(bound)), *dots)
@@ -657,7 +671,7 @@ def run_vjp(f: Any, primals: tuple, has_aux: bool = False) -> Any:
     fn, bound, bound_kw = function_of(f, len(primals))
     full = (*bound, *primals)
     fn = fixed_arity(fn, len(full), bound_kw)
-    written = writes_arguments(fn)
+    written = writes_arguments(fn, full)
     if written:
         check_unaliased(fn, full, written)
     nparams = param_count(fn)

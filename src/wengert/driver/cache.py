@@ -26,8 +26,9 @@ class Entry:
     source: str | None = None
     #: Parameters the function may write into (computed when first asked).
     written: frozenset[int] | None = None
-    #: The same for the function as a method of a known class (``pipeline.written_params``).
-    written_for: dict[type, frozenset[int]] = field(default_factory=dict)
+    #: The same for the function called with objects of known classes (as a method of
+    #: one, or given them), by the class of each parameter (``pipeline.written_params``).
+    written_for: dict[tuple, frozenset[int]] = field(default_factory=dict)
     #: Whether its body takes derivatives itself (computed when first asked).
     nested: bool | None = None
 

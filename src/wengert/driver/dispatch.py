@@ -19,10 +19,11 @@ from wengert.diagnostics import (
     describe,
 )
 from wengert.driver.binding import call_jvp, call_vjp
-from wengert.driver.pipeline import function_of, written_params
+from wengert.driver.pipeline import function_of, receiver_class, written_params
 from wengert.frontend.source import is_generated
 from wengert.locate import in_standard_library
-from wengert.rules import registry
+from wengert.objects import namedtuple_method
+from wengert.rules import python_defs, registry
 
 
 def _at_site(site: Any, derive: Any, *args: Any) -> Any:
@@ -61,7 +62,7 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,
         def method_pullback(g: Any, inouts: Any = None) -> tuple[Any, ...]:
             return pb(g, None if inouts is None else (None, *inouts))[1:]
         return value, method_pullback
-    f = _definition(f, kwargs)
+    f = definition(f, kwargs)
     rule = registry.lookup(f) if hashable(f) else None
     nk = len(kwargs)
     if rule is not None and rule.vjp is not None:
@@ -108,7 +109,7 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,
         raise _hidden_arguments_error(f, site)
     if borrowed:
         _check_borrowed(fn, plan, borrowed, nb, has_obj, len(args), site,
-                        _receiver_class(bound[0]) if has_obj else None)
+                        receiver_class(bound[0]) if has_obj else None)
     out, pb, _ = _at_site(site, call_vjp, fn, None, full, kw)
     # A pullback of numbers only takes no adjoints in (they are added here, as for floats).
     # (A split VJP's pullback is its pullback function with the residuals bound first.)
@@ -182,7 +183,7 @@ def _method_target(f: Any) -> Any:
     return rule.python or method
 
 
-def _definition(f: Any, kwargs: dict) -> Any:
+def definition(f: Any, kwargs: dict) -> Any:
     """A library function with a Python definition (``statistics.variance``) is derived from
     the definition, as where its call is seen when transforming, never from the library's
     own source (which may compute with fractions or exceptions no derivative follows)."""
@@ -190,6 +191,12 @@ def _definition(f: Any, kwargs: dict) -> Any:
     if rule is not None and rule.python is not None and \
             registry.takes_keywords(rule, kwargs):
         return rule.python
+    if namedtuple_method(f):
+        defined = python_defs.NAMEDTUPLE_METHODS.get(f.__name__)
+        if defined is not None and isinstance(f, types.MethodType):
+            return types.MethodType(defined, f.__self__)  # (``q._replace(w=c)``)
+        if defined is not None:
+            return defined  # (``Pt._replace(q, w=c)``: the object given first)
     return f
 
 
@@ -213,18 +220,6 @@ def _hidden_arguments_error(f: Any, site: Any) -> NonDifferentiableError:
         "cannot be followed through a variable", site,
         hint="call the method on its object directly (`obj.method(x)`), or pass what it "
              "carries as arguments")
-
-
-def _receiver_class(obj: Any) -> type | None:
-    """The class whose methods ``obj.m(...)`` calls, for summarising a method's writes
-    (``None`` where an attribute of ``obj`` itself hides a method of its class)."""
-    cls = type(obj)
-    if cls.__getattribute__ is not object.__getattribute__:
-        return None  # (attribute reads the class decides itself)
-    own = getattr(obj, "__dict__", None) or {}
-    if any(isinstance(getattr(cls, k, None), types.FunctionType) for k in own):
-        return None
-    return cls
 
 
 def _check_borrowed(fn: Any, plan: list, borrowed: tuple[int, ...], nb: int, has_obj: bool,
@@ -319,7 +314,7 @@ def dispatch_jvp(f: Any, args: tuple, dots: tuple, kwargs: dict, kw_dots: Any, o
     if target is not None:
         return dispatch_jvp(target, (f.__self__, *args), (obj_dot, *dots), kwargs, kw_dots,
                             None, None, site, callee)
-    f = _definition(f, kwargs)
+    f = definition(f, kwargs)
     rule = registry.lookup(f) if hashable(f) else None
     if rule is not None and rule.nondifferentiable:
         return f(*args, **kwargs), None
@@ -414,9 +409,9 @@ def recomputable(f: Any, site: Any, args: tuple = ()) -> None:
     ``obj`` first), so that its calls of its class's methods, itself included, are known."""
     target = _method_target(f)
     try:
-        fn, bound, _ = function_of(_definition(f if target is None else target, {}))
+        fn, bound, _ = function_of(definition(f if target is None else target, {}))
         receiver = bound[:1] if len(bound) == 1 else args[:1] if not bound else ()
-        cls = _receiver_class(receiver[0]) if receiver and \
+        cls = receiver_class(receiver[0]) if receiver and \
             type(fn) is types.FunctionType and \
             getattr(type(receiver[0]), fn.__name__, None) is fn else None
         written = written_params(fn, cls) if type(fn) is types.FunctionType else ()
@@ -429,4 +424,5 @@ def recomputable(f: Any, site: Any, args: tuple = ()) -> None:
             hint="return new values from it instead of changing its arguments")
 
 
-runtime.install_dispatch(dispatch_vjp, dispatch_jvp, recomputable=recomputable)
+runtime.install_dispatch(dispatch_vjp, dispatch_jvp, recomputable=recomputable,
+                         definition=definition)

@@ -51,6 +51,7 @@ from wengert.frontend.lower import lower_with_deps as lower_source
 from wengert.frontend.source import Dependency, unwrap
 from wengert.ir import nodes as n
 from wengert.ir.verify import VerifyError, verify
+from wengert.objects import namedtuple_method
 from wengert.rules import registry
 from wengert.transforms.cleanup import cleanup
 from wengert.transforms.gradient import grad_ir
@@ -404,21 +405,37 @@ def derive(fn: Any, arg_types: tuple[Any, ...], key: Any, mode: str, cache: dict
     return entry
 
 
-def writes_arguments(fn: Any) -> frozenset[int]:
-    """The parameters ``fn`` may write into (none for what is not a plain function)."""
+def writes_arguments(fn: Any, args: Sequence[Any] = ()) -> frozenset[int]:
+    """The parameters ``fn`` may write into (none for what is not a plain function), called
+    with ``args`` (a method called on one of them is its class's: ``p.kinetic()``)."""
     if type(fn) is not types.FunctionType:
         return frozenset()
     try:
-        return written_params(fn)
+        return written_params(fn, classes=tuple(map(receiver_class, args)))
     except WengertError:
         return frozenset()
+
+
+def receiver_class(obj: Any) -> type | None:
+    """The class whose methods ``obj.m(...)`` calls, for summarising a method's writes
+    (``None`` for a builtin's object, or where an attribute of ``obj`` itself hides a method
+    of its class)."""
+    cls = type(obj)
+    if cls.__module__ in ("builtins", "numpy") or \
+            cls.__getattribute__ is not object.__getattribute__:
+        return None  # (attribute reads the class decides itself)
+    own = getattr(obj, "__dict__", None) or {}
+    if any(isinstance(getattr(cls, k, None), types.FunctionType) for k in own):
+        return None
+    return cls
 
 
 #: Summaries being computed, with the one assumed for recursive calls meanwhile.
 _WRITTEN_GUESS: dict[Any, frozenset[int]] = {}
 
 
-def written_params(fn: Any, self_class: type | None = None) -> frozenset[int]:
+def written_params(fn: Any, self_class: type | None = None,
+                   classes: tuple[type | None, ...] = ()) -> frozenset[int]:
     """The parameters ``fn`` may write into (:func:`~wengert.analysis.activity.
     written_params`), with the callees it calls summarised the same way. A recursive call
     is first assumed to write nothing, then what the body under that assumption writes,
@@ -426,32 +443,48 @@ def written_params(fn: Any, self_class: type | None = None) -> frozenset[int]:
     function it differentiates writes (it calls it with the same arguments). With
     ``self_class``, ``fn`` is a method called on an instance of that class (one whose own
     attributes hide none of its methods): its calls ``self.m(...)`` are of ``m`` as the
-    class defines it, summarised for the class in turn."""
+    class defines it, summarised for the class in turn; ``classes`` gives the class of each
+    parameter so (``None`` where unknown), for calls ``p.m(...)`` of methods of any of
+    them."""
+    if self_class is not None:
+        classes = (self_class,)
+    if not any(classes):
+        classes = ()
     made = getattr(fn, "__wengert_grad__", None)
     if made is not None and isinstance(made[0], types.FunctionType):
         return written_params(made[0])
+    if namedtuple_method(fn):
+        return frozenset()  # (``p._replace(x=v)``: a new tuple; ``_asdict``: a new dict)
     if type(fn) is Gradient:
         return written_params(fn.base)
     entry = primal_entry(fn)
-    if self_class is None and entry.written is not None:
+    if not classes and entry.written is not None:
         return entry.written
-    if self_class is not None and self_class in entry.written_for:
-        return entry.written_for[self_class]
-    key = (cache_key(fn), self_class)
+    if classes and classes in entry.written_for:
+        return entry.written_for[classes]
+    key = (cache_key(fn), classes)
     if key in _WRITTEN_GUESS:
         return _WRITTEN_GUESS[key]
 
-    def callee(f: Any) -> frozenset[int] | None:
+    def callee(f: Any, given: tuple[int | None, ...] = ()) -> frozenset[int] | None:
+        # (``given``: which of this function's parameters each argument is; their classes,
+        # where known, are the callee's parameters' too)
         if not isinstance(f, types.FunctionType) or registry.lookup(f) is not None:
             return None
+        known = tuple(classes[k] if k is not None and k < len(classes) else None
+                      for k in given)
         try:
-            return written_params(f)
+            return written_params(f, classes=known)
         except WengertError:
             return None
 
-    def method(name: str, after: type | None) -> tuple[Any, frozenset[int]] | None:
+    def method(name: str, after: type | None, param: int = 0
+               ) -> tuple[Any, frozenset[int]] | None:
         # (As the class holds it: a static or class method is not called with ``self``.)
-        mro = self_class.__mro__
+        cls = classes[param] if param < len(classes) else None
+        if cls is None:
+            return None
+        mro = cls.__mro__
         if after is not None:
             if after not in mro:
                 return None
@@ -460,7 +493,7 @@ def written_params(fn: Any, self_class: type | None = None) -> frozenset[int]:
         if type(f) is not types.FunctionType or registry.lookup(f) is not None:
             return None
         try:
-            return f, written_params(f, self_class)
+            return f, written_params(f, cls)
         except WengertError:
             return None
 
@@ -469,17 +502,17 @@ def written_params(fn: Any, self_class: type | None = None) -> frozenset[int]:
         while True:
             _WRITTEN_GUESS[key] = guess
             found = params_written_in(entry.ir, callee_writes=callee,
-                                      method_writes=method if self_class is not None else None,
+                                      method_writes=method if classes else None,
                                       vjp_operator=lambda v: v is OPERATORS.get("vjp"))
             if found <= guess:
                 break
             guess = guess | found
     finally:
         del _WRITTEN_GUESS[key]
-    if self_class is None:
+    if not classes:
         entry.written = guess
     else:
-        entry.written_for[self_class] = guess
+        entry.written_for[classes] = guess
     return guess
 
 

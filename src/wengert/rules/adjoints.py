@@ -435,12 +435,15 @@ nondifferentiable(runtime.check_list, pure=False)
 nondifferentiable(runtime.structure)
 # Checks that raise or return nothing: kept, carrying no derivative.
 nondifferentiable(runtime.check_rebinding, runtime.check_view, runtime.check_plain_setattr,
-                  runtime.check_distinct_items, pure=False)
+                  runtime.check_distinct_items, runtime.check_held_alone, pure=False)
 # A gradient's seed: 1 in the precision of the result, whatever the result's value.
 nondifferentiable(runtime.unit_like)
 # Which item max/min picks by key, the order sorted puts items in: piecewise constant.
 nondifferentiable(runtime.first_extreme, runtime.keyed_extreme, runtime.keyed_order,
-                  runtime.field_index)
+                  runtime.field_index, runtime.namedtuple_fields)
+# The function a method call dispatched at run time calls: a callee, not a value with a
+# derivative (``dispatch_value`` differentiates the call with respect to its arguments).
+nondifferentiable(runtime.method_function)
 mark_result_type(lambda ts, cs: int, runtime.first_extreme, runtime.keyed_extreme)
 
 

@@ -236,3 +236,22 @@ def stdev_(data, xbar=None):
 @defpython(statistics.pstdev, keywords=("mu",))
 def pstdev_(data, mu=None):
     return math.sqrt(pvariance_(data, mu))
+
+
+# -- named tuples' methods, called on an object whose class is known only at run time (one
+# known when transforming is spelled out by ``transforms.devirtualize``); the library's own
+# ``_replace`` pops a dict of changes in a loop no derivative follows.
+
+def namedtuple_replace(self, **changes):
+    fields = runtime.namedtuple_fields(self, changes)
+    return runtime.make_namedtuple(type(self), tuple(
+        [changes[f] if f in changes else self[i] for i, f in enumerate(fields)]))
+
+
+def namedtuple_asdict(self):
+    fields = runtime.namedtuple_fields(self, {})
+    return {f: self[i] for i, f in enumerate(fields)}
+
+
+#: The definitions above by the name of the method they define.
+NAMEDTUPLE_METHODS = {"_replace": namedtuple_replace, "_asdict": namedtuple_asdict}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from wengert.runtime.checks import (  # noqa: F401
     check_distinct_items,
+    check_held_alone,
     check_plain_setattr,
     check_rebinding,
     check_view,
@@ -19,6 +20,7 @@ from wengert.runtime.checks import (  # noqa: F401
     keyed_order,
     make_namedtuple,
     name_error,
+    namedtuple_fields,
     not_contained_in,
     plain_attr,
     unbound_local,

@@ -111,6 +111,70 @@ def check_distinct_items(items: list, site: Any) -> None:
                  "forward mode (wengert.jvp, wengert.jacfwd)")
 
 
+#: Values that hold no object a write could reach (what a held object may hold).
+_FLAT = (float, int, bool, str, bytes, complex, type(None))
+
+
+def _held_values(x: Any) -> Any:
+    """What ``x`` holds one level down: a list's or tuple's items, a dict's values, an
+    object's attributes (``None`` for anything else, which is not looked into)."""
+    t = type(x)
+    if t is list or t is tuple or isinstance(x, tuple):
+        return x
+    if t is dict:
+        return x.values()
+    d = getattr(x, "__dict__", None)
+    return d.values() if type(d) is dict else None
+
+
+def _held_objects(x: Any) -> list:
+    """The objects (not numbers or strings, nor tuples of them) ``x`` holds one level
+    down."""
+    values = _held_values(x)
+    if values is None:
+        return []
+    return [v for v in values if not isinstance(v, _FLAT) and not callable(v) and
+            not (isinstance(v, tuple) and _flat(v))]
+
+
+def _flat(x: Any) -> bool:
+    """Whether everything ``x`` holds is a number or a string (nothing to write into)."""
+    values = _held_values(x)
+    return values is not None and all(isinstance(v, _FLAT) for v in values)
+
+
+def check_held_alone(holder: Any, site: Any, n_tops: int, *others: Any) -> None:
+    """Before a function writes into the objects ``holder`` (a parameter) holds
+    (``tr.hist[0] = c``, ``d["w"].append(c)``: ``transforms/vjp_items.py``): refused
+    unless each of them is reached through its own place in ``holder`` alone. They must
+    be distinct, hold only numbers and strings, and be neither ``holder`` nor another
+    parameter (``others``: first ``n_tops`` that hold no objects, lists of numbers or
+    arrays, then those that may) nor held by one (whose objects must hold only numbers and
+    strings too): a write through one place is not seen by the reverse of a read through
+    another."""
+    held = _held_objects(holder)
+    mine = {id(x) for x in held}
+    why = None
+    if len(mine) != len(held) or id(holder) in mine:
+        why = "in the object it was read out of more than once"
+    elif not all(_flat(x) for x in held):
+        why = "holding a list, dict or object itself"
+    else:
+        mine.add(id(holder))
+        for k, o in enumerate(others):
+            if id(o) in mine:
+                why = "also another argument"
+            for x in _held_objects(o) if k >= n_tops else ():
+                if id(x) in mine or not _flat(x):
+                    why = "also held by another argument, or holding objects"
+    if why is not None:
+        raise NonDifferentiableError(
+            f"this writes into an object {why}, which reverse mode does not support: a "
+            "write through one place is not seen through the other", site,
+            hint="pass objects that share nothing (copy.deepcopy(x)), or use forward mode "
+                 "(wengert.jvp, wengert.jacfwd)")
+
+
 def keyed_extreme(items: Any, key: Any, extreme: Any, has_default: bool) -> int:
     """The index of the item ``extreme`` (``max`` or ``min``) returns for ``key=``: the first
     of equal extremes, as Python keeps; ``-1`` for no items when a default was given."""
@@ -143,6 +207,16 @@ def keyed_order(items: Any, key: Any, reverse: bool) -> list[int]:
 def make_namedtuple(cls: Any, items: tuple) -> Any:
     """``cls(*items)`` for a named tuple class (its fields bound in order)."""
     return cls._make(items)
+
+
+def namedtuple_fields(obj: Any, changes: Any) -> tuple:
+    """The fields of the named tuple ``obj``, raising what ``obj._replace(**changes)``
+    raises for a name that is not one of them."""
+    fields = type(obj)._fields
+    unknown = [k for k in changes if k not in fields]
+    if unknown:
+        raise ValueError(f"Got unexpected field names: {unknown!r}")
+    return fields
 
 
 def field_index(obj: Any, name: str) -> int | None:

@@ -130,6 +130,13 @@ def real_tangent(t: Any, x: Any, like_dot: Any = None, like: Any = None) -> Any:
     batched forward mode ``like_dot`` is the tangent of a number or array ``like`` passed
     in: an array's zero tangent gets its leading batch axes, so that batched tangents can be
     written into it."""
+    if isinstance(x, tuple) and (t is None or type(t) is tuple and len(t) == len(x)) and \
+            any(type(v) in (list, dict) or hasattr(v, "__dict__") and not callable(v)
+                for v in x):
+        # A tuple holding lists, dicts or objects written into: their tangents made real
+        # now (the tuple's tangent, a tuple too, cannot take them in later).
+        ts = (None,) * len(x) if t is None else t
+        return tuple(real_tangent(u, v) if u is None else u for u, v in zip(ts, x))
     if t is not None:
         return t
     if type(x) is list:

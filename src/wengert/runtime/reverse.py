@@ -11,7 +11,7 @@ from types import FunctionType as _FunctionType
 from typing import Any
 
 from wengert.diagnostics import NonDifferentiableError, OutputNotScalarError
-from wengert.objects import is_namedtuple, namedtuple_field
+from wengert.objects import is_namedtuple, namedtuple_field, namedtuple_method
 
 # ------------------------------------------------------------------------------------------
 # Adjoint helpers called by generated pullbacks.  ``None`` is a zero adjoint everywhere;
@@ -647,7 +647,8 @@ def setitem_adjoint(prev: Any, index: Any) -> tuple[Any, Any]:
         return out, item
     item = out[index]
     out[index] = None
-    return out, item
+    # (a tuple's adjoint stays a tuple: reverse mode's write-back into a tuple passed in)
+    return (tuple(out) if type(prev) is tuple else out), item
 
 
 def slice_write_adjoint(prev: Any, index: Any, n: int | None) -> tuple[Any, Any]:
@@ -973,6 +974,8 @@ def method_function(site: Any, obj: Any, name: str) -> Any:
     if type(f) is _FunctionType and name not in getattr(obj, "__dict__", ()) and \
             cls.__getattribute__ is object.__getattribute__:
         return f
+    if namedtuple_method(f) and "definition" in _DISPATCH:
+        return _DISPATCH["definition"](f, {})  # (a named tuple's ``_replace``, as defined)
     raise NonDifferentiableError(
         f"{type(obj).__name__}.{name} is not a method defined in its class, and this call of "
         "it, dispatched at run time, differentiates to the first order only", site,
@@ -1135,6 +1138,13 @@ def structure(a: Any) -> Any:
         out = object.__new__(t)
         for f in dataclasses.fields(a):
             object.__setattr__(out, f.name, structure(getattr(a, f.name)))
+        return out
+    d = getattr(a, "__dict__", None)
+    if type(d) is dict and not isinstance(a, type) and not callable(a) and \
+            t.__module__ not in ("builtins", "numpy") and t.__new__ is object.__new__:
+        # A plain object's attributes (a list it holds may be appended to).
+        out = object.__new__(t)
+        out.__dict__.update({k: structure(v) for k, v in d.items()})
         return out
     return a
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from wengert import runtime
-from wengert.analysis.types import plain
+from wengert.analysis.types import ObjectOf, TupleOf, plain
 from wengert.ir import nodes as n
 
 
@@ -54,7 +54,11 @@ def grad_ir(vjp_ir: n.Function, wrt: tuple[int, ...], single: bool, seeded: bool
     for i in wrt:
         kind = plain(types_[i])
         if kind in (list, dict) or kind is None or \
-                isinstance(kind, type) and dataclasses.is_dataclass(kind):
+                isinstance(kind, type) and dataclasses.is_dataclass(kind) or \
+                isinstance(types_[i], ObjectOf) or kind is tuple and not (
+                    isinstance(types_[i], TupleOf) and
+                    all(e in (float, int, bool, str) for e in types_[i].entries)):
+            # (a tuple or an object holding lists: one may be appended to)
             fc = n.Const(runtime.structure, [n.Value()], origin="structure")
             call = n.Call(fc.result, [body.args[i]], [], [n.Value(f"{body.args[i].hint}_shape")])
             entry_ops += [fc, call]

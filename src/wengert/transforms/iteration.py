@@ -48,6 +48,7 @@ from wengert.diagnostics import NonDifferentiableError
 from wengert.ir import nodes as n
 from wengert.ir.clone import substitute
 from wengert.ir.uses import expand_ops
+from wengert.objects import namedtuple_method
 from wengert.rules import registry
 
 #: Methods that change which items a list holds.
@@ -82,6 +83,11 @@ def index_changed_iterations(fn: n.Function, arg_types: Sequence[Any]) -> bool:
         if lists is None:
             # Not a list (a range, a tuple, ...), or an iterable we cannot index.
             source = state.iterated_object(op)
+            if source is not None and types.of(source) is dict and \
+                    _keys_of(op.iterable, source, state):
+                # A dict yields its keys, which writes into its values leave as they are
+                # (adding or removing a key while iterating raises in Python itself).
+                continue
             if source is not None and state.changes(op.body, source):
                 raise NonDifferentiableError(
                     "this loop changes the object it iterates over, which is not supported "
@@ -92,6 +98,20 @@ def index_changed_iterations(fn: n.Function, arg_types: Sequence[Any]) -> bool:
             _rewrite(op, lists, state)
             changed = True
     return changed
+
+
+def _keys_of(it: n.Value, d: n.Value, state: _State) -> bool:
+    """Whether iterating ``it`` yields the keys of the dict ``d``: ``d`` itself, or
+    ``d.keys()``."""
+    if it is d:
+        return True
+    made = state.defs.get(it.id)
+    if not isinstance(made, n.Call) or made.kwargs or made.starred:
+        return False
+    method = state.defs.get(made.fn.id)
+    if isinstance(method, n.GetAttr):
+        return method.obj is d and method.name == "keys" and not made.args
+    return isinstance(method, n.Const) and method.value is dict.keys and made.args == [d]
 
 
 class _State:
@@ -166,6 +186,8 @@ class _State:
             if is_c and f in (builtins.reversed, builtins.enumerate, builtins.zip, iter):
                 return next((a for a in d.args if self.types.of(a) not in (tuple, range)),
                             None)
+            if is_c and f in (dict.items, dict.keys, dict.values) and len(d.args) == 1:
+                return d.args[0]  # (``d.keys()`` made a call of the method of ``dict``)
         if isinstance(d, n.Call) and not d.args and not d.kwargs:
             m = self.defs.get(d.fn.id)
             if isinstance(m, n.GetAttr) and m.name in ("items", "keys", "values"):
@@ -412,7 +434,8 @@ class _State:
                     if self.may_alias(op.args[0], xs):
                         return True
                     continue
-                if registry.lookup(f) is not None or (_hashable(f) and f in _READERS):
+                if registry.lookup(f) is not None or (_hashable(f) and f in _READERS) or \
+                        namedtuple_method(f):
                     continue  # primitives leave their arguments alone
                 written = [*op.args, *(v for _, v in op.kwargs)]
             else:

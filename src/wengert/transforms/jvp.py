@@ -117,8 +117,11 @@ class JVP(Transform):
         out: set[int] = set()
         work: list[n.Value] = []
 
-        def mark(v: n.Value) -> None:
-            if v.id not in out and self.active(v) and self.type_of(v) not in IMMUTABLE:
+        def mark(v: n.Value, holder: bool = False) -> None:
+            # (a tuple is never written into, but one holding what is gets a real tangent
+            # where it is made, a tuple of real tangents: ``xt[1][0] = c``)
+            if v.id not in out and self.active(v) and (
+                    self.type_of(v) not in IMMUTABLE or holder and self.type_of(v) is tuple):
                 out.add(v.id)
                 work.append(v)
 
@@ -142,7 +145,7 @@ class JVP(Transform):
             v = work.pop()
             d = self.defs.get(v.id)
             if isinstance(d, (n.GetItem, n.GetAttr, n.Unpack)):
-                mark(d.obj if not isinstance(d, n.Unpack) else d.value)
+                mark(d.obj if not isinstance(d, n.Unpack) else d.value, holder=True)
             elif isinstance(d, n.Build):
                 # Its items are what is written into: one tangent each, shared by every
                 # place that holds the item (a row appended twice, ``[row] * n``).
@@ -296,6 +299,12 @@ class JVP(Transform):
                 self.float_lists.add(r.id)
                 self.set_tan(p, r)
             self.make_real(p, eb)
+        for k, p in enumerate(body.args):
+            if k not in self.wrt:
+                # Not differentiated, but written into with values that are (``d["w"][0] =
+                # c * x``, ``lg.xs.append(c)``): a zero tangent to hold what is written, or
+                # a later read of the same place would find none.
+                self.make_real(p, eb)
         self.region(body)
         body.ops[:0] = entry
         body.ops.pop()

@@ -63,11 +63,16 @@ from wengert.transforms.iteration import index_extremes, index_float_iterations
 from wengert.transforms.nested_grad import check_second_order_only
 from wengert.transforms.vjp_containers import (
     ReverseContainers,
+    is_writeback,
     own_field_containers,
     write_targets,
 )
 from wengert.transforms.vjp_control import ReverseControlFlow
-from wengert.transforms.vjp_items import index_item_loops, is_writeback, own_written_items
+from wengert.transforms.vjp_items import (
+    index_item_loops,
+    own_written_items,
+    read_unpacked_entries,
+)
 from wengert.transforms.vjp_records import LoopRecords
 from wengert.transforms.vjp_scope import Action, Scope, _bar, _no_adjoint
 
@@ -115,6 +120,17 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
             if target is not None:
                 self.mutated.add(target.id)
                 self.mutations.setdefault(target.id, []).append(op)
+        # The reads of one holder's items (``transforms/vjp_items.py``) may be one object:
+        # a change through one (``h.append(x)`` for ``h = tr.hist``) is a change of each.
+        groups: dict[int, list[int]] = {}
+        for r, holder in getattr(self, "item_reads", {}).items():
+            groups.setdefault(holder, []).append(r)
+        for reads in groups.values():
+            changes = [m for r in reads for m in self.mutations.get(r, ())]
+            if changes:
+                for r in reads:
+                    self.mutated.add(r)
+                    self.mutations[r] = changes
         self.check_stored_then_changed()
         self.check_nested_writes()
 
@@ -130,6 +146,8 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         #: Reads of a field's list that stand for every read of it (not borrowed).
         self.field_lists = own_field_containers(self.fn, self.types.of, written)
         items = index_item_loops(self.fn, self.types, written)
+        if read_unpacked_entries(self.fn, self.types, self.act.is_active, written):
+            items = True
         if items:
             self.analyse()
         #: Reads of a list's items whose writes go through the list's adjoint (not
@@ -332,7 +350,8 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
                         stores.append((op.value.id, order, enclosing))
                     changes.append((op.obj.id, order, enclosing, op))
                 elif isinstance(op, n.SetAttr):
-                    stores.append((op.value.id, order, enclosing))
+                    if not is_writeback(op, self.defs):
+                        stores.append((op.value.id, order, enclosing))
                 elif isinstance(op, n.Call) and self.constructs(op):
                     # A user class's constructor keeps its arguments (a dataclass's fields).
                     stores.extend((v.id, order, enclosing)

@@ -71,6 +71,17 @@ def write_targets(op: n.Op, defs: Mapping[int, n.Op], type_of: Callable[[n.Value
     return []
 
 
+def is_writeback(op: n.Op, defs: Mapping[int, n.Op]) -> bool:
+    """Whether ``op`` is ``xs[i] = p`` for a ``p`` read as ``xs[i]`` (or ``o.f = p`` for a
+    ``p`` read as ``o.f``): it puts back the object the place holds, storing nothing new
+    (a write-back, or the user's own)."""
+    d = defs.get(op.value.id) if isinstance(op, (n.SetItem, n.SetAttr)) else None
+    if isinstance(d, n.GetAttr):
+        return isinstance(op, n.SetAttr) and d.obj is op.obj and d.name == op.name
+    return isinstance(d, n.GetItem) and isinstance(op, n.SetItem) and d.obj is op.obj and \
+        d.index is op.index
+
+
 def own_field_containers(fn: n.Function, type_of: Callable[[n.Value], Any],
                          written: Callable[[Any], Any] | None) -> set[int]:
     """Make the reads ``p.f`` of a list or dict some of which the function writes into
@@ -546,6 +557,12 @@ class ReverseContainers:
 
     def on_SetItem(self, op: n.SetItem, b: Builder) -> Action:
         index = op.index
+        if self.type_of(op.obj) is tuple and is_writeback(op, self.defs):
+            # Reverse mode's write-back into a tuple passed in (``transforms/vjp_items.py``):
+            # the slot holds that object still, so the program has nothing to run; the
+            # reverse takes the slot's adjoint into the object's.
+            return self.overwrite(op.obj, op.value, runtime.setitem_adjoint,
+                                  lambda scope: [scope.res(index)], op.loc)
         if self.type_of(op.obj) is list and self.type_of(index) is slice:
             # A slice written into a list may change its length: the length before is kept.
             n_before = b.call(len, op.obj, hint=f"{op.obj.hint or 'n'}_len")

@@ -1,35 +1,48 @@
-"""Reverse mode of writes into the items of a list: ``for p in ps: p.x = p.x + dt * p.v``.
+"""Reverse mode of writes into what a holder holds: the items of a list (``for p in ps:
+p.x = p.x + dt * p.v``), the values of a dict (``d["w"][0] = c``), the fields of an object
+(``tr.hist.append(x)``), the entries of a tuple (``xt[1][0] = c``).
 
-Each read ``p = ps[i]`` has an adjoint of its own, added into ``ps``'s slot ``i`` where
-it was read. A write ``p.x = v`` then clears the field in ``p``'s adjoint only, and the
-reads of the same object made through another read of ``ps[i]`` after the write (a later
-iteration, a later loop over ``ps``) keep theirs in ``ps``'s adjoint, where the write's
-reverse never looks: they would flow to the field's value before the write, a wrong
-number (hence :meth:`~wengert.transforms.vjp.VJP.borrowed`).
+Each read ``p = ps[i]`` (``d[k]``, ``o.f``, ``t[i]``) has an adjoint of its own, added into
+the holder's slot where it was read. A write ``p.x = v`` then clears the field in ``p``'s
+adjoint only, and the reads of the same object made through another read of ``ps[i]``
+after the write (a later iteration, a later loop over ``ps``) keep theirs in ``ps``'s
+adjoint, where the write's reverse never looks: they would flow to the field's value
+before the write, a wrong number (hence :meth:`~wengert.transforms.vjp.VJP.borrowed`).
 
-:func:`own_written_items` makes every write go through the list's own adjoint slot: a write
-into an item ``p = ps[i]`` is followed by ``ps[i] = p``, writing back the object it already
-is (nothing changes in the program), whose reverse takes the adjoint of slot ``i`` out of
-``ps``'s into ``p``'s before the write's reverse runs, and the read's reverse puts it back.
-A use of ``p`` after a write into *any* item of ``ps`` through another read (which may be
-the same object) reads ``ps[i]`` again just before it, so that no write stands between a
-read and its uses. The adjoint of the object is then always the slot's plus what the
-reads since the last write hold, in the order the program ran them.
+:func:`own_written_items` makes every write go through the holder's own adjoint slot: a
+write into an item ``p = ps[i]`` is followed by ``ps[i] = p`` (``o.f = p``), writing back
+the object it already is (nothing changes in the program; into a tuple, the write-back is
+the reverse's alone), whose reverse takes the adjoint of slot ``i`` out of ``ps``'s into
+``p``'s before the write's reverse runs, and the read's reverse puts it back. A use of ``p``
+after a write into *any* item of ``ps`` through another read (which may be the same object)
+reads ``ps[i]`` again just before it, so that no write stands between a read and its uses.
+The adjoint of the object is then always the slot's plus what the reads since the last write
+hold, in the order the program ran them; and a change of length through one read
+(``h.append(x)``) is one of every read of that holder (``VJP.analyse`` groups them).
 
-That is only sound where the items are reached through ``ps`` alone, so a list is treated
-so only when all of this holds (else nothing changes and the write stays refused):
+That is only sound where the items are reached through the holder alone, so a holder is
+treated so only when all of this holds (else nothing changes and the write stays refused):
 
-* every loop over it reads its items by index (:func:`index_item_loops` rewrites them),
-  and it is otherwise only indexed by ints and measured (``len``): never changed, sliced,
-  unpacked, passed on, stored, returned or captured;
-* its items are only read and written field by field (``p.x``, ``row[j]``, ``len(row)``),
-  with numbers and strings only: never passed on, stored, returned or captured;
-* it is a parameter whose items are objects of a plain class whose attributes all hold
-  numbers or strings, or lists or dicts of these (the types a call is checked for), the
-  other parameters hold no objects at all, the function reads no list, dict or object of
-  a global or closure, and (checked when it runs, ``runtime.check_distinct_items``) no
-  object is twice in the list; or it is a display of new objects of such a class, each
-  made for it from numbers and strings and held by nothing else.
+* every loop over a list holder reads its items by index (:func:`index_item_loops`
+  rewrites them), and the holder is otherwise only read at places (an int index, a dict's
+  key, a field it was passed in with), measured, its keys iterated, given numbers at its
+  own places (``d["z"] = c``, ``tr.k = c``): never changed otherwise, sliced, unpacked,
+  passed on, stored, returned or captured;
+* its items are only read and written entry by entry (``p.x``, ``row[j]``, ``len(row)``,
+  ``row.append(x)``, ``sum(row)``, a loop over ``row`` that writes into nothing the
+  holder holds), with numbers and strings only: never passed on, stored, returned or
+  captured;
+* it is a parameter whose type says it holds objects holding only numbers and strings (a
+  list or dict of such objects, lists or dicts; an object of a plain class writing
+  attributes as Python does, whose fields are numbers, strings, lists or dicts; a tuple of
+  numbers and such), the function reads no list, dict or object of a global or closure,
+  and, checked when it runs: no object is twice in the list
+  (``runtime.check_distinct_items``, where it holds objects of a class and the other
+  parameters can hold none), or (``runtime.check_held_alone``, beside other parameters
+  holding objects one level down at most) what it holds is distinct, holds only numbers
+  and strings, and is no other parameter nor held by one; or it is a display of new
+  objects of a plain class, each made for it from numbers and strings and held by nothing
+  else.
 """
 
 from __future__ import annotations
@@ -59,7 +72,12 @@ from wengert.ir import nodes as n
 from wengert.ir.uses import free_uses
 from wengert.objects import attribute_kind, hashable, plain_class
 from wengert.transforms.iteration import _index_for, _State
-from wengert.transforms.vjp_containers import _made_class, reads_structure, write_targets
+from wengert.transforms.vjp_containers import (
+    _made_class,
+    is_writeback,
+    reads_structure,
+    write_targets,
+)
 
 #: Types of values that hold no object (what an item's field may hold).
 _INERT = frozenset({float, int, bool, str, bytes, complex, type(None), numpy.float64,
@@ -70,7 +88,9 @@ _INERT = frozenset({float, int, bool, str, bytes, complex, type(None), numpy.flo
 _STRUCTURE_READERS = ((runtime.getattr_adjoint, 1), (runtime.getattr_adjoint_owned, 1),
                       (runtime.getitem_adjoint, 1), (runtime.entry_adjoint_of_list, 1),
                       (runtime.nonzero, 1),
-                      (runtime.structure, 0), (runtime.check_distinct_items, 0))
+                      (runtime.structure, 0), (runtime.check_distinct_items, 0),
+                      (runtime.check_held_alone, 0), (runtime.reversed_adjoint, 1),
+                      (runtime.unpack_adjoint, 1))
 
 
 def index_item_loops(fn: n.Function, types: Types,
@@ -156,83 +176,281 @@ class _Plan:
 def own_written_items(fn: n.Function, types: Types, arg_types: Sequence[Any],
                       active: Callable[[n.Value], bool],
                       written: Callable[[Any], Any] | None
-                      ) -> tuple[set[int], set[int]]:
-    """Make the writes into items of a list go through the list's adjoint (see the module's
-    docstring), in place; return the ids of the item reads whose writes are so (not
-    borrowed), and of the lists."""
+                      ) -> tuple[dict[int, int], set[int]]:
+    """Make the writes into items of a list, values of a dict or fields of an object go
+    through the holder's adjoint (see the module's docstring), in place; return the ids of
+    the reads whose writes are so (not borrowed), each with its holder's, and the ids of
+    the holders."""
     plan = _Plan(fn)
-    # The lists some of whose items, read by index, are written into.
-    lists: dict[int, n.Value] = {}
+    # The holders some of whose items, read at a place, are written into.
+    holders: dict[int, n.Value] = {}
     for op in list(n.walk_local(fn.body)):
         for t in write_targets(op, plan.defs, types.of, written):
             d = plan.defs.get(t.id)
-            if isinstance(d, n.GetItem) and active(t) and types.of(d.obj) is list and \
-                    types.of(d.index) is int:
-                lists.setdefault(d.obj.id, d.obj)
-    if not lists or not _no_shared_globals(fn):
-        return set(), set()
-    owned: set[int] = set()
+            if active(t) and _place_read(d, types):
+                holders.setdefault(d.obj.id, d.obj)  # type: ignore[union-attr]
+    if not holders or not _no_shared_globals(fn):
+        return {}, set()
+    owned: dict[int, int] = {}
     writebacks: set[int] = set()
     done: set[int] = set()
-    for xs in lists.values():
+    for xs in holders.values():
         items = _items(xs, plan, types, arg_types, fn)
         if items is None:
             continue
-        reads, checked = items
+        reads, checked, others = items
         done.add(xs.id)
         _rewrite(fn, xs, reads, types, written, owned, writebacks)
         if xs in fn.body.args:
             site = n.Const(checked, [n.Value()], origin="site")
-            check = n.Const(runtime.check_distinct_items, [n.Value("check_distinct_items")])
-            call = n.Call(check.result, [xs, site.result], [], [n.Value()], loc=checked)
-            fn.body.ops[0:0] = [site, check, call]
+            if others is None:
+                check = n.Const(runtime.check_distinct_items,
+                                [n.Value("check_distinct_items")])
+                args = [xs, site.result]
+                extra: list[n.Op] = []
+            else:
+                check = n.Const(runtime.check_held_alone, [n.Value("check_held_alone")])
+                count = n.Const(others[0], [n.Value()])
+                args = [xs, site.result, count.result, *others[1]]
+                extra = [count]
+            call = n.Call(check.result, args, [], [n.Value()], loc=checked)
+            fn.body.ops[0:0] = [site, *extra, check, call]
     return owned, done
 
 
+def read_unpacked_entries(fn: n.Function, types: Types, active: Callable[[n.Value], bool],
+                          written: Callable[[Any], Any] | None) -> bool:
+    """Make each entry of a tuple parameter unpacked (``x0, xs = xt``) that is a list, dict
+    or object a read of the tuple at its index (``xs = xt[1]``), where something writes
+    into an entry of that tuple, so that the holder's write-backs handle every way to it;
+    return whether anything changed."""
+    defs = {r.id: op for op in n.walk(fn.body) for r in op.results}
+    holders: set[int] = set()
+    for op in n.walk_local(fn.body):
+        for t in write_targets(op, defs, types.of, written):
+            d = defs.get(t.id)
+            source = d.value if isinstance(d, n.Unpack) else \
+                d.obj if isinstance(d, n.GetItem) else None
+            if source is not None and active(t) and types.of(source) is tuple and \
+                    source in fn.body.args:
+                holders.add(source.id)
+    mapping: dict[int, n.Value] = {}
+    for region in _regions(fn.body):
+        for unpack in [op for op in region.ops if isinstance(op, n.Unpack)]:
+            if unpack.value.id not in holders or unpack.star is not None:
+                continue
+            at = region.ops.index(unpack) + 1
+            for k, entry in enumerate(unpack.results):
+                if types.of(entry) in _INERT:
+                    continue
+                index = n.Const(k, [n.Value()], loc=unpack.loc)
+                read = n.GetItem(unpack.value, index.result, [n.Value(entry.hint)],
+                                 loc=unpack.loc)
+                region.ops[at:at] = [index, read]
+                at += 2
+                mapping[entry.id] = read.result
+    if not mapping:
+        return False
+    for op in n.walk(fn.body):
+        if not isinstance(op, n.Unpack):
+            op.set_operands([mapping.get(v.id, v) for v in op.operands()])
+    return True
+
+
+def _regions(region: n.Region) -> list[n.Region]:
+    """``region`` and every region inside it (not nested functions')."""
+    out = [region]
+    for op in region.ops:
+        if not isinstance(op, n.MakeFunction):
+            for r in op.regions():
+                out.extend(_regions(r))
+    return out
+
+
+def _place_read(d: n.Op | None, types: Types) -> bool:
+    """Whether ``d`` reads an object at one place of its holder: ``xs[i]`` of a list,
+    ``d[k]`` of a dict, ``o.f`` of an object of a plain class that leaves writing
+    attributes to Python."""
+    if isinstance(d, n.GetItem):
+        t = types.of(d.obj)
+        return t in (list, tuple) and types.of(d.index) is int or t is dict
+    if isinstance(d, n.GetAttr):
+        return _writable_class(types.of(d.obj)) and \
+            attribute_kind(types.of(d.obj), d.name) == "field"
+    return False
+
+
+def _writable_class(cls: Any) -> bool:
+    """Whether ``cls`` is a plain class whose instances' attributes are written as Python
+    writes them (a write-back ``o.f = o.f`` changes nothing)."""
+    return isinstance(cls, type) and plain_class(cls) and \
+        cls.__setattr__ is object.__setattr__
+
+
+def _holder_type(t: Any) -> bool:
+    """Whether a parameter of this type holds, one level down, objects that hold only
+    numbers and strings (as types know, or checked when it runs:
+    ``runtime.check_held_alone``): a list or dict of such, or an object whose fields are
+    numbers, strings, lists and dicts."""
+    if isinstance(t, ListOf):
+        return _inert_item(t.item)
+    if isinstance(t, DictOf):
+        return _inert_item(t.value)
+    if isinstance(t, ObjectOf):
+        return _writable_class(t.cls) and all(
+            ft in _INERT or ft in (list, dict) or _inert_item(ft) for _, ft in t.fields)
+    if isinstance(t, TupleOf):
+        return t.cls is None and all(e in _INERT or _inert_item(e) for e in t.entries)
+    return False
+
+
 def _items(xs: n.Value, plan: _Plan, types: Types, arg_types: Sequence[Any],
-           fn: n.Function) -> tuple[list[n.GetItem], Any] | None:
-    """The reads ``xs[i]`` of the list ``xs`` and the place to report a list passed in
-    holding one object twice at (its first write into an item), where the conditions of
-    the module's docstring hold of ``xs``; else ``None``."""
+           fn: n.Function) -> tuple[list[n.Op], Any, tuple[int, list[n.Value]] | None] | None:
+    """The reads of the holder ``xs`` at a place (``xs[i]``, ``xs[k]``, ``xs.f``) giving
+    objects, the place to report a holder passed in that shares what it holds at (its first
+    write into one), and, for a holder passed in beside parameters that may hold objects,
+    those parameters for ``runtime.check_held_alone`` (the count of those that hold none,
+    and all of them; ``None`` where ``runtime.check_distinct_items`` is check enough),
+    where the conditions of the module's docstring hold of ``xs``; else ``None``."""
     params = fn.body.args
     made = plan.defs.get(xs.id)
+    kind = types.of(xs)
+    others: tuple[int, list[n.Value]] | None = None
     if xs in params:
         k = params.index(xs)
-        if not isinstance(arg_types[k], ListOf) or not _inert_item(arg_types[k].item):
+        if not _holder_type(arg_types[k]):
             return None
-        if not all(_holds_no_objects(t) for j, t in enumerate(arg_types) if j != k):
-            return None
-    elif not (isinstance(made, n.Build) and made.kind == "list" and not made.starred and
+        rest = [(p, t) for j, (p, t) in enumerate(zip(params, arg_types)) if j != k]
+        if not (isinstance(arg_types[k], ListOf) and isinstance(arg_types[k].item, ObjectOf)
+                and all(_holds_no_objects(t) for _, t in rest)):
+            # (Objects of a class in a list, beside parameters that can hold none: that no
+            # object is twice in the list is check enough.)
+            if not all(_flat_type(t) or _shallow(t) for _, t in rest):
+                return None
+            tops = [p for p, t in rest if t not in _INERT and _flat_type(t)]
+            deep = [p for p, t in rest if not _flat_type(t)]
+            others = (len(tops), tops + deep)
+    elif not (kind is list and isinstance(made, n.Build) and made.kind == "list" and
+              not made.starred and
               all(_new_inert_object(v, made, plan, types) for v in made.items)):
         return None
-    reads: list[n.GetItem] = []
+    given = arg_types[params.index(xs)] if xs in params else None
+    fields = dict(given.fields) if isinstance(given, ObjectOf) else {}
+    reads: list[n.Op] = []
     first_write = None
     for use in plan.uses.get(xs.id, []):
-        if isinstance(use, n.GetItem) and use.obj is xs and use.index is not xs and \
-                types.of(use.index) is int:
-            reads.append(use)
-        elif xs not in params and not made.items and _appends_new_row(use, xs, plan, types):
+        if _held_read(use, xs, kind, fields, types):
+            if types.of(use.results[0]) not in _INERT:
+                reads.append(use)
+        elif kind is list and xs not in params and not made.items and \
+                _appends_new_row(use, xs, plan, types):
             continue  # (a table made row by row: ``[[0.0] * n for _ in range(m)]``)
-        elif _measures(use, xs, plan) or _reads_structure(use, xs, plan):
+        elif _measures(use, xs, plan) or _reads_structure(use, xs, plan) or \
+                _checks_alone(use, plan) or kind is dict and _iterates_keys(use, xs, plan):
             continue
+        elif isinstance(use, n.Unpack) and use.value is xs and kind is tuple and \
+                use.star is None and all(types.of(r) in _INERT or not plan.uses.get(r.id)
+                                         for r in use.results):
+            continue  # (its numbers; an entry written into is read by index instead)
         elif isinstance(use, n.GetItem) and use.obj is xs and all(
                 _reads_structure(u, use.result, plan) or _measures(u, use.result, plan)
                 for u in plan.uses.get(use.result.id, [])):
             continue  # (a pullback's read of an item's structure: its values are not read)
-        elif isinstance(use, n.SetItem) and use.obj is xs and use.index is not xs and \
-                _writeback(use, plan):
+        elif isinstance(use, (n.SetItem, n.SetAttr)) and use.obj is xs and \
+                use.value is not xs and (_writeback(use, plan) or
+                                         _number_write(use, xs, kind, fields, types)):
             continue
         elif use is not made:
             return None
     for read in reads:
-        p = read.result
+        p = read.results[0]
         for use in plan.uses.get(p.id, []):
             if not _item_use(use, p, read, types, plan):
                 return None
             if first_write is None and isinstance(use, (n.SetAttr, n.SetItem)) and \
                     use.obj is p:
                 first_write = use.loc
-    return reads, first_write
+    return reads, first_write, others
+
+
+def _held_read(use: n.Op, xs: n.Value, kind: Any, fields: Mapping[str, Any],
+               types: Types) -> bool:
+    """Whether ``use`` reads what the holder ``xs`` holds at one place: ``xs[i]`` of a
+    list (an int), ``xs[k]`` of a dict (a string or an int), ``xs.f`` of one of the fields
+    ``xs`` was passed in with (a class's attribute may be shared by all its objects)."""
+    if isinstance(use, n.GetItem):
+        # (a dict's key may be of any type: what is read there is written back there)
+        return use.obj is xs and use.index is not xs and (
+            kind in (list, tuple) and types.of(use.index) is int or kind is dict)
+    if isinstance(use, n.GetAttr):
+        return use.obj is xs and use.name in fields and \
+            attribute_kind(kind, use.name) == "field"
+    return False
+
+
+def _iterates_keys(use: n.Op, xs: n.Value, plan: _Plan) -> bool:
+    """Whether ``use`` iterates over the keys of the dict ``xs`` (``for k in d``, ``for k in
+    d.keys()``): writes into its values leave its keys as they are."""
+    if isinstance(use, n.For):
+        return use.iterable is xs and xs not in use.inits
+    if isinstance(use, n.Call) and use.args == [xs] and not use.kwargs and \
+            not use.starred and _const(use.fn, plan) is dict.keys:
+        calls = [use]  # (``d.keys()`` made a call of the method of ``dict``)
+    elif isinstance(use, n.GetAttr) and use.obj is xs and use.name == "keys":
+        calls = plan.uses.get(use.result.id, [])
+        if not all(isinstance(c, n.Call) and c.fn is use.result and not c.args and
+                   not c.kwargs for c in calls):
+            return False
+    else:
+        return False
+    return bool(calls) and all(
+        all(isinstance(u, n.For) and u.iterable is c.results[0] and
+            c.results[0] not in u.inits for u in plan.uses.get(c.results[0].id, []))
+        for c in calls)
+
+
+def _number_write(op: n.Op, xs: n.Value, kind: Any, fields: Mapping[str, Any],
+                  types: Types) -> bool:
+    """Whether ``op`` writes a number or a string at one place of the holder ``xs`` (a
+    dict's key, an object's field it was passed in with): the holder's own write, which
+    reverse mode follows on the holder's adjoint."""
+    if types.of(op.value) not in _INERT:  # type: ignore[attr-defined]
+        return False
+    if isinstance(op, n.SetItem):
+        return kind is dict
+    return isinstance(op, n.SetAttr) and op.name in fields and \
+        attribute_kind(kind, op.name) == "field"
+
+
+def _checks_alone(use: n.Op, plan: _Plan) -> bool:
+    """Whether ``use`` is the run-time check ``check_held_alone`` (which reads what the
+    parameters it is given hold, changing nothing)."""
+    return isinstance(use, n.Call) and _const(use.fn, plan) is runtime.check_held_alone
+
+
+def _flat_type(t: Any) -> bool:
+    """Whether a parameter of this type holds no object at all (a number, a list or dict of
+    numbers, a numeric array, a function): only the object it is could be shared."""
+    if t in _INERT or isinstance(t, (pytypes.FunctionType, pytypes.BuiltinFunctionType)):
+        return True
+    if isinstance(t, (ListOf, DictOf)):
+        item = t.item if isinstance(t, ListOf) else t.value
+        return item in _INERT or isinstance(item, TupleOf) and _flat_type(item)
+    if isinstance(t, TupleOf):
+        return all(e in _INERT for e in t.entries)
+    return isinstance(t, ArrayOf) and t.dtype is not object and \
+        numpy.dtype(t.dtype).kind in "biufc"
+
+
+def _shallow(t: Any) -> bool:
+    """Whether a parameter of this type holds objects one level down at most, those
+    holding only numbers and strings (checked when it runs where types do not say): a
+    list, dict or tuple of such, an object whose fields are numbers, strings, lists or
+    dicts."""
+    if isinstance(t, TupleOf):
+        return all(_flat_type(e) or _inert_item(e) for e in t.entries)
+    # (a list, dict or tuple of items of several types: what it holds is checked then)
+    return t in (list, dict, tuple) or _holder_type(t)
 
 
 def _item_use(use: n.Op, p: n.Value, read: n.GetItem, types: Types, plan: _Plan) -> bool:
@@ -241,19 +459,55 @@ def _item_use(use: n.Op, p: n.Value, read: n.GetItem, types: Types, plan: _Plan)
     index."""
     t = types.of(p)
     if isinstance(use, n.GetAttr):
+        if t is list:
+            return _appends_numbers(use, p, plan, types)
         return use.obj is p and plain_class(t) and attribute_kind(t, use.name) == "field"
     if isinstance(use, n.SetAttr):
-        return use.obj is p and use.value is not p and plain_class(t) and \
+        if use.value is p:
+            return is_writeback(use, plan.defs) and use.obj is read.obj
+        return use.obj is p and plain_class(t) and \
             attribute_kind(t, use.name) == "field" and types.of(use.value) in _INERT
     if isinstance(use, n.GetItem):
         return use.obj is p and use.index is not p and t in (list, dict)
     if isinstance(use, n.SetItem):
         if use.value is p:
-            return use.obj is read.obj and use.index is read.index
+            return is_writeback(use, plan.defs) and use.obj is read.obj
         return use.obj is p and use.index is not p and t in (list, dict) and \
             types.of(use.value) in _INERT and types.of(use.index) in _INERT
     return _measures(use, p, plan) or _reads_structure(use, p, plan) or \
-        t is list and _row_read(use, p, plan) or _recorded(use, p, plan)
+        _checks_alone(use, plan) or \
+        t is list and _row_read(use, p, plan) or \
+        t in (list, dict) and _iterated(use, p, read, plan, types) or _recorded(use, p, plan)
+
+
+#: Calls whose result iterates over the lists (or dicts) they are given (read, not kept).
+_ITERATORS = frozenset({zip, enumerate, reversed, dict.keys, dict.values, dict.items})
+
+
+def _iterated(use: n.Op, p: n.Value, read: n.Op, plan: _Plan, types: Types) -> bool:
+    """Whether ``use`` iterates over the item ``p`` (``for v in p``, a generator over it,
+    or through ``zip``/``enumerate``/``reversed``, a dict's keys, values or items, iterated
+    at once) in a loop that writes into nothing its holder holds: the loop reads its
+    numbers."""
+    loops: list[n.Op] = [use]
+    if isinstance(use, n.Call) and p not in use.kwargs and not use.starred and \
+            use.fn is not p and _const(use.fn, plan) in _ITERATORS:
+        loops = plan.uses.get(use.results[0].id, [])
+        if not loops:
+            return False
+        it = use.results[0]
+    else:
+        it = p
+    holder = read.obj  # type: ignore[attr-defined]
+    for loop in loops:
+        if not (isinstance(loop, n.For) and loop.iterable is it and it not in loop.inits):
+            return False
+        for op in n.walk(loop.body):
+            for t in write_targets(op, plan.defs, types.of, None):
+                d = plan.defs.get(t.id)
+                if t is p or getattr(d, "obj", None) is holder:
+                    return False
+    return True
 
 
 def _recorded(use: n.Op, v: n.Value, plan: _Plan) -> bool:
@@ -341,18 +595,19 @@ def _numbers_list(v: n.Value, types: Types) -> bool:
     return types.of(v) in (list, tuple) and types.items.get(v.id) in _INERT
 
 
-def _writeback(op: n.SetItem, plan: _Plan) -> bool:
+def _appends_numbers(use: n.Op, p: n.Value, plan: _Plan, types: Types) -> bool:
+    """Whether ``use`` is ``p.append`` (read as a method) whose every call appends a number
+    or a string."""
+    return isinstance(use, n.GetAttr) and use.obj is p and use.name == "append" and all(
+        isinstance(c, n.Call) and c.fn is use.result and len(c.args) == 1 and
+        not c.kwargs and not c.starred and types.of(c.args[0]) in _INERT
+        for c in plan.uses.get(use.result.id, []))
+
+
+def _writeback(op: n.SetItem | n.SetAttr, plan: _Plan) -> bool:
     """Whether ``op`` is ``xs[i] = p`` for a ``p`` read as ``xs[i]`` (a write-back made by
     an earlier pass, in a gradient differentiated again)."""
     return is_writeback(op, plan.defs)
-
-
-def is_writeback(op: n.Op, defs: Mapping[int, n.Op]) -> bool:
-    """Whether ``op`` is ``xs[i] = p`` for a ``p`` read as ``xs[i]``: it puts back the object
-    the slot holds, storing nothing new (a write-back, or the user's own)."""
-    d = defs.get(op.value.id) if isinstance(op, n.SetItem) else None
-    return isinstance(d, n.GetItem) and d.obj is op.obj and \
-        d.index is op.index  # type: ignore[attr-defined]
 
 
 def _const(v: n.Value, plan: _Plan) -> Any:
@@ -444,12 +699,26 @@ def _no_shared_globals(fn: n.Function) -> bool:
 
 
 def _rewrite(fn: n.Function, xs: n.Value, reads: list[n.GetItem], types: Types,
-             written: Callable[[Any], Any] | None, owned: set[int],
+             written: Callable[[Any], Any] | None, owned: dict[int, int],
              writebacks: set[int]) -> None:
     """Write back every write into an item of ``xs`` and read an item again where a write
     into another may stand between its read and a use (the module's docstring)."""
-    index = {r.result.id: r.index for r in reads}
-    owned.update(index)
+    # Each read's place: the index or key it was read at, or the field's name.
+    index: dict[int, n.Value | str] = {
+        r.results[0].id: r.name if isinstance(r, n.GetAttr) else r.index  # type: ignore
+        for r in reads}
+
+    def read_at(place: n.Value | str, hint: str | None, loc: Any) -> n.Op:
+        if isinstance(place, str):
+            return n.GetAttr(xs, place, [n.Value(hint)], loc=loc)
+        return n.GetItem(xs, place, [n.Value(hint)], loc=loc)
+
+    def write_at(place: n.Value | str, value: n.Value, loc: Any) -> n.Op:
+        if isinstance(place, str):
+            return n.SetAttr(xs, place, value, loc=loc)
+        return n.SetItem(xs, place, value, loc=loc)
+
+    owned.update(dict.fromkeys(index, xs.id))
 
     def item_write(op: n.Op, defs: Mapping[int, n.Op]) -> n.Value | None:
         # (An item of this list: another list's, rewritten in its turn, is another object.)
@@ -477,11 +746,11 @@ def _rewrite(fn: n.Function, xs: n.Value, reads: list[n.GetItem], types: Types,
                 if v.id in index and v.id not in mapping:
                     cur = current.get(v.id)
                     if cur is None:
-                        again = n.GetItem(xs, index[v.id], [n.Value(v.hint)], loc=op.loc)
+                        again = read_at(index[v.id], v.hint, op.loc)
                         out.append(again)
                         plan_defs[again.result.id] = again
                         index[again.result.id] = index[v.id]
-                        owned.add(again.result.id)
+                        owned[again.result.id] = xs.id
                         cur = current[v.id] = again.result
                     mapping[v.id] = cur
             if mapping:
@@ -491,7 +760,7 @@ def _rewrite(fn: n.Function, xs: n.Value, reads: list[n.GetItem], types: Types,
                 current[op.results[0].id] = op.results[0]
             target = item_write(op, plan_defs)
             if target is not None:
-                back = n.SetItem(xs, index[target.id], target, loc=op.loc)
+                back = write_at(index[target.id], target, op.loc)
                 writebacks.add(id(back))
                 out.append(back)
                 # Another read may be the same object: it is read again after this.

@@ -99,12 +99,12 @@ class Scope:
     def remakeable(self, d: n.Op | None) -> bool:
         """Whether the forward op ``d`` is cheap, pure and made only of values from outside
         this region's forward iteration: a slice, or int arithmetic; or, in a gradient
-        differentiated again, an item read out of a list whose items are written through
-        it (``transforms/vjp_items.py``): its slots always hold the same objects, so it is
+        differentiated again, an item read out of a list (a dict, an object) whose items are
+        written through it (``transforms/vjp_items.py``): its slots hold the same objects, so it is
         read again at its index rather than kept (a loop's record holding the object would
         be, to the pass differentiating the gradient, the object stored away)."""
-        if isinstance(d, n.GetItem) and d.result.id in self.vjp.item_reads and \
-                getattr(self.vjp.linker, "differentiated_again", False):
+        if isinstance(d, (n.GetItem, n.GetAttr)) and d.results[0].id in self.vjp.item_reads \
+                and getattr(self.vjp.linker, "differentiated_again", False):
             return True
         if isinstance(d, n.BuildSlice):
             parts = [x for x in (d.lower, d.upper, d.step) if x is not None]
@@ -129,6 +129,9 @@ class Scope:
             return self.b.emit(n.BuildSlice(*bounds, [n.Value(v.hint)], loc=d.loc)).result
         if isinstance(d, n.GetItem):
             return self.b.emit(n.GetItem(self.res(d.obj), self.res(d.index), [n.Value(v.hint)],
+                                         loc=d.loc)).result
+        if isinstance(d, n.GetAttr):
+            return self.b.emit(n.GetAttr(self.res(d.obj), d.name, [n.Value(v.hint)],
                                          loc=d.loc)).result
         assert isinstance(d, n.Call)
         args = [self.res(a) for a in d.args]
