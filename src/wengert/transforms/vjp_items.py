@@ -18,7 +18,9 @@ after a write into *any* item of ``ps`` through another read (which may be the s
 reads ``ps[i]`` again just before it, so that no write stands between a read and its uses.
 The adjoint of the object is then always the slot's plus what the reads since the last write
 hold, in the order the program ran them; and a change of length through one read
-(``h.append(x)``) is one of every read of that holder (``VJP.analyse`` groups them).
+(``h.append(x)``) is one of every read of that holder (``VJP.analyse`` groups them). A
+tuple's entries unpacked (``x0, xs = xt``) are read by index first
+(:func:`read_unpacked_entries`), so that every way to them is a read of a place.
 
 That is only sound where the items are reached through the holder alone, so a holder is
 treated so only when all of this holds (else nothing changes and the write stays refused):
