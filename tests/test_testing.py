@@ -299,6 +299,19 @@ def test_check_grads_catches_a_wrong_value(monkeypatch):
         check_grads(_poly, (1.5, -0.7))
 
 
+def test_a_value_is_the_same_up_to_rounding_at_the_scale_of_its_largest_number():
+    from wengert.testing import _assert_same_value
+
+    # ``x - x`` summed in two orders: 0.0 and 5.6e-17 beside numbers near 1 (a pullback's
+    # value differentiated again, found by the NumPy program generator, seed 24178).
+    _assert_same_value((numpy.full(5, 0.78), 5.551115123125783e-17), (numpy.full(5, 0.78), 0.0),
+                       "v")
+    with pytest.raises(AssertionError, match="not the function's value"):
+        _assert_same_value((numpy.full(5, 0.78), 1e-9), (numpy.full(5, 0.78), 0.0), "v")
+    with pytest.raises(AssertionError, match="not the function's value"):
+        _assert_same_value(1e-20, 0.0, "v")  # (alone, a number is held to itself)
+
+
 def test_check_grads_catches_a_pullback_of_the_wrong_arity(monkeypatch):
     def factory(x, y):
         return lambda z_bar: (z_bar * 2.0 * x * y,)
