@@ -1013,6 +1013,34 @@ def _through_a_helper(d, c, s):
     return sum(d["w"]) * s
 
 
+@dataclasses.dataclass
+class _Log:
+    k: float
+    hist: list
+
+    def push(self, c, s):
+        self.hist.append(c * s)
+
+    def scale(self, c):
+        self.hist[0] *= c
+
+
+def _through_a_method(h, c, s):
+    h.push(c, s)
+    return sum(h.hist) * c
+
+
+def _in_place_through_a_method(h, c, s):
+    h.scale(c)
+    return sum(h.hist) * s
+
+
+def _by_tuple_assignment(d, c, s):
+    a, b = d["w"], d["h"]
+    a[0], b[0] = a[0] * c, b[0] + s
+    return sum(d["w"]) * sum(d["h"])
+
+
 _UNDIFFERENTIATED_HOLDERS = [
     (_into_dict, lambda: {"w": [0.3, 0.9]}),
     (_append_to_field, lambda: _Hist(0.5, [0.3, 0.9])),
@@ -1022,6 +1050,9 @@ _UNDIFFERENTIATED_HOLDERS = [
     (_into_object_of_list, lambda: [_Hist(0.5, []), _Hist(0.7, [])]),
     (_into_dict_of_dicts, lambda: {"a": {"w": 0.3, "h": 0.4}, "b": {"w": 0.9, "h": 0.1}}),
     (_through_a_helper, lambda: {"w": [0.3, 0.9]}),
+    (_through_a_method, lambda: _Log(0.5, [0.3, 0.9])),
+    (_in_place_through_a_method, lambda: _Log(0.5, [0.3, 0.9])),
+    (_by_tuple_assignment, lambda: {"w": [0.3, 0.9], "h": [0.2, 0.4]}),
 ]
 
 
