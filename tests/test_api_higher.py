@@ -115,6 +115,36 @@ def test_grad_of_grad_against_finite_differences(f):
     check_grads(grad(grad(f)), (0.7,), modes=("rev", "fwd"))
 
 
+# Library functions over lists whose derivatives' own helpers are dispatched at run time
+# (``list(xs)``'s pullback builds the list's adjoint from its items'): at the third order a
+# zero adjoint of an adjoint that was itself zero reached them as ``0.0`` for a list (a
+# TypeError from inside wengert, seen on ``statistics.variance(xs) + math.prod(xs)``).
+def _copied_and_read(a, b):
+    xs = [a, b]
+    items = list(xs)
+    return items[0] * xs[0] * b * a
+
+
+def _copied_and_summed(a, b):
+    xs = [a, b, a * b]
+    items = list(xs)
+    return sum(items) * xs[0] * xs[2]
+
+
+def _library_over_one_list(a, b):
+    import statistics
+
+    xs = [a, b, a * b, 1.0]
+    return statistics.variance(xs) + math.prod(xs) + sum(sorted(xs)) * a
+
+
+@pytest.mark.parametrize("f", [_copied_and_read, _copied_and_summed, _library_over_one_list])
+def test_third_derivative_through_copies_of_a_list(f):
+    for i in range(2):
+        second = grad(grad(f, argnums=i), argnums=i)
+        check_grads(lambda a, b: second(a, b), (0.7, 0.3), modes=("rev", "fwd"))
+
+
 def two(x, y):
     return x * x * y + math.sin(x * y)
 
@@ -604,3 +634,94 @@ def test_dispatched_calls_past_the_second_order_or_writing_arguments_are_refused
     with pytest.raises(wengert.NonDifferentiableError, match="writes into its arguments"):
         hessian(calls_writer)(0.7, [writes_into])
     assert grad(calls_writer)(0.7, [writes_into]) == pytest.approx(4 * 0.7)
+
+
+# --- calls dispatched at run time given keyword arguments, or leaving defaults -------------
+# A callee read out of a dict or list (known only at run time) called with keywords
+# (``table["poly"](x, b=x * x)``, ``o.val(x, p=3.0)``, ``layer(x, scale=x)``) or with
+# parameters left to their defaults, in a gradient differentiated again: its derivatives
+# are derived at run time for the types met, as for positional calls (it was refused, "this
+# call cannot be differentiated to a higher order", or reported as a write).
+def _poly(x, a=1.0, b=0.5, c=0.0):
+    return a * x * x + b * x ** 3 + c * math.sin(x)
+
+
+def _keyword_only(x, *, s=1.0):
+    return s * math.exp(x)
+
+
+@dataclasses.dataclass
+class _Lin:
+    w: float
+
+    def __call__(self, x, scale=1.0):
+        return self.w * x * x * scale
+
+    def val(self, x, p=2.0):
+        return self.w * x ** p
+
+
+_TABLE = {"poly": _poly, "kw": _keyword_only, "lam": lambda x, k=2.0: x ** k}
+_LINS = [_Lin(2.0), _Lin(0.5)]
+
+
+def _kw_skipping_defaults(x):
+    return _TABLE["poly"](x, c=x)
+
+
+def _kw_out_of_order(x):
+    return _TABLE["poly"](x, b=x * x, a=2.0)
+
+
+def _defaults_left(x):
+    return _TABLE["poly"](x, 2.0, x * x) + _TABLE["poly"](x)
+
+
+def _kw_of_callable_objects(x):
+    return sum(o(x, scale=x) for o in _LINS)
+
+
+def _kw_of_methods(x):
+    return sum(o.val(x, p=3.0) for o in _LINS)
+
+
+def _kw_of_a_lambda(x):
+    return _TABLE["lam"](x * 2, k=3.0)
+
+
+def _kw_of_objects_made_inside(x, w):
+    return sum(o(x, scale=2.0) * o.val(w, p=3.0) for o in [_Lin(w), _Lin(2.0 * w)])
+
+
+def _builtin_method_of_unknown(x, things):
+    s = 0.0
+    for t in things:
+        if isinstance(t, dict):
+            for _, v in t.items():
+                s += v * x * x
+        else:
+            s += t * x
+    return s
+
+
+@pytest.mark.parametrize("f, args", [
+    (_kw_skipping_defaults, (0.7,)), (_kw_out_of_order, (0.7,)), (_defaults_left, (0.7,)),
+    (_kw_of_callable_objects, (0.7,)), (_kw_of_methods, (0.7,)), (_kw_of_a_lambda, (0.7,)),
+    (_kw_of_objects_made_inside, (0.7, 1.3)),
+    (_builtin_method_of_unknown, (0.7, [{"a": 1.0, "b": 2}, 3.0, {"c": 0.5}])),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_dispatched_calls_with_keywords_or_defaults_differentiate_to_the_second_order(f, args):
+    check_grads(f, args, modes=("rev", "fwd"), order=2, argnums=0)
+    h = hessian(f)(*args)
+    assert jacfwd(jacfwd(f))(*args) == pytest.approx(h, rel=1e-12)
+    assert wengert.jacrev(jacfwd(f))(*args) == pytest.approx(h, rel=1e-12)
+
+
+def test_a_dispatched_keyword_only_argument_is_refused_at_the_second_order():
+    def f(x):
+        return _TABLE["kw"](x, s=x)
+
+    check_grads(f, (0.7,), modes=("rev", "fwd"))
+    with pytest.raises(wengert.NonDifferentiableError, match="keyword-only") as info:
+        hessian(f)(0.7)
+    assert info.value.loc is not None and info.value.loc.filename == __file__

@@ -147,3 +147,16 @@ def test_a_jacobian_differentiated_otherwise_is_refused_clearly():
 def test_nested_jacobians_take_int_argnums():
     with pytest.raises(TypeError, match="int argnums"):
         wengert.jacfwd(wengert.jacrev(two_args, argnums=(0, 1)))
+
+
+def test_an_int_held_by_an_argument_has_no_jacobian_block():
+    # An int among an argument's numbers is a constant: its block is None, as its
+    # cotangent is (it was the int itself, ``[1, 4.0]``, read as a derivative of 1).
+    def f(xs, c):
+        return xs[0] * xs[1] * c + sum(xs)
+
+    for jac in (wengert.jacfwd, wengert.jacrev):
+        block = jac(f)([1, 2.0], 3.0)
+        assert block[0] is None
+        assert block[1] == pytest.approx(1 * 3.0 + 1)
+    assert wengert.hessian(f)([1, 2.0], 3.0)[0] is None

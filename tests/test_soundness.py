@@ -614,6 +614,39 @@ def test_one_object_passed_twice_to_a_function_calling_its_methods():
                 modes=("rev", "fwd"), order=2)
 
 
+def _reads_items_through_methods(ps, qs, c):
+    e = sum(p.x * p.v for p in ps) * c
+    for q in qs:
+        e += q.energy() * c
+    for i, q in enumerate(qs):
+        e += (i + 1) * q.x * c + qs[i].energy()
+    return e
+
+
+def _writes_items_through_a_method(ps, qs, c):
+    for q in qs:
+        q.kick(c)
+    return sum(p.v * p.x for p in ps) * c
+
+
+def _writes_an_item_by_index_through_a_method(ps, qs, c):
+    qs[1].kick(c)
+    return sum(p.v * p.x for p in ps) * c
+
+
+def test_one_list_passed_twice_to_a_function_calling_methods_of_its_items():
+    """The same for the items of a list of one class (``for q in qs: q.energy()``): the
+    same list given twice is refused only where one of its items is written."""
+    balls = [_Ball(0.3, 1.2), _Ball(-0.4, 0.5)]
+    check_grads(_reads_items_through_methods, (balls, balls, 1.3), modes=("rev", "fwd"),
+                order=2)
+    for f in (_writes_items_through_a_method, _writes_an_item_by_index_through_a_method):
+        with pytest.raises(wengert.NonDifferentiableError, match="are the same list"):
+            wengert.grad(f, argnums=(0, 1, 2))(balls, balls, 1.3)
+        check_grads(f, ([_Ball(0.3, 1.2), _Ball(-0.4, 0.5)], [_Ball(0.5, 0.7), _Ball(1, 2.0)],
+                        1.3), modes=("rev", "fwd"), order=2)
+
+
 # --------------------------------------------------------------------- writes to globals
 
 GLOBAL_LIST = [1.0, 2.0]

@@ -8,6 +8,7 @@ live in :mod:`wengert.jacobians`.
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 from collections.abc import Sequence
 from typing import Any
@@ -315,6 +316,10 @@ def _call3(f: Any, x1: Any, x2: Any, x3: Any) -> Any:
     return f(x1, x2, x3)
 
 
+def _call4(f: Any, x1: Any, x2: Any, x3: Any, x4: Any) -> Any:
+    return f(x1, x2, x3, x4)
+
+
 def _pullback_at1(f: Any, x1: Any, g: Any) -> Any:
     _, pullback = vjp(_call1, f, x1)
     return pullback(g)
@@ -330,7 +335,12 @@ def _pullback_at3(f: Any, x1: Any, x2: Any, x3: Any, g: Any) -> Any:
     return pullback(g)
 
 
-_PULLBACKS_AT = {1: _pullback_at1, 2: _pullback_at2, 3: _pullback_at3}
+def _pullback_at4(f: Any, x1: Any, x2: Any, x3: Any, x4: Any, g: Any) -> Any:
+    _, pullback = vjp(_call4, f, x1, x2, x3, x4)
+    return pullback(g)
+
+
+_PULLBACKS_AT = {1: _pullback_at1, 2: _pullback_at2, 3: _pullback_at3, 4: _pullback_at4}
 
 
 # For a plain function, its own pullback: derived from its IR (the applied VJP), where the
@@ -351,7 +361,13 @@ def _own_pullback_at3(f: Any, x1: Any, x2: Any, x3: Any, g: Any) -> Any:
     return (None, *pullback(g))
 
 
-_OWN_PULLBACKS_AT = {1: _own_pullback_at1, 2: _own_pullback_at2, 3: _own_pullback_at3}
+def _own_pullback_at4(f: Any, x1: Any, x2: Any, x3: Any, x4: Any, g: Any) -> Any:
+    _, pullback = vjp(f, x1, x2, x3, x4)
+    return (None, *pullback(g))
+
+
+_OWN_PULLBACKS_AT = {1: _own_pullback_at1, 2: _own_pullback_at2, 3: _own_pullback_at3,
+                     4: _own_pullback_at4}
 
 
 #: The calls :func:`_jvp_of_vjp` is working on (function, arguments and cotangent, by
@@ -364,12 +380,22 @@ def _jvp_of_vjp(f: Any, f_dot: Any, args: tuple, g: Any, dots: tuple, g_dot: Any
     """The tangent of the adjoints ``(f's, *args')`` that ``f``'s pullback at ``args``
     gives ``g``, for tangents ``f_dot`` of ``f`` (a callable object's fields), ``dots`` of
     ``args`` and ``g_dot`` of ``g`` (generated code's forms, ``None`` for zeros)."""
-    apply = (_OWN_PULLBACKS_AT if type(f) is types.FunctionType and f_dot is None
-             else _PULLBACKS_AT).get(len(args))
+    own = type(f) is types.FunctionType and f_dot is None
+    if type(site) is runtime.KeywordSite or own and len(args) < f.__code__.co_argcount:
+        # (A call given keyword arguments, or leaving parameters to their defaults: the
+        # same call with each by position, a function's defaults given.)
+        full, back = _by_position(f, site, args, own)
+        full_dots = [None] * len(full)
+        for i, d in enumerate(dots):
+            full_dots[back[i]] = d
+        out = _jvp_of_vjp(f, f_dot, full, g, tuple(full_dots), g_dot,
+                          site.plain() if type(site) is runtime.KeywordSite else site)
+        return None if out is None else (out[0], *(out[1 + back[i]] for i in range(len(args))))
+    apply = (_OWN_PULLBACKS_AT if own else _PULLBACKS_AT).get(len(args))
     if apply is None:
         raise NonDifferentiableError(
             f"a call dispatched at run time with {len(args)} arguments is differentiated "
-            "to the second order with at most 3", site,
+            "to the second order with at most 4", site,
             hint="call a function known where the call is written")
     key = (id(f), *map(id, args), id(g))
     if key in _JVPS_OF_VJPS:
@@ -392,6 +418,36 @@ def _jvp_of_vjp(f: Any, f_dot: Any, args: tuple, g: Any, dots: tuple, g_dot: Any
         return None
     # The API's cotangents (a dataclass's is one) in the form generated code adds up.
     return tuple(internal(x, t) for x, t in zip((f, *args), out))
+
+
+def _by_position(f: Any, site: Any, args: tuple, every: bool) -> tuple[tuple, list[int]]:
+    """For a call of ``f`` at ``site`` (a :class:`~wengert.runtime.KeywordSite` if some are
+    by keyword) given ``args``: the arguments it gives ``f`` by position (defaults filled
+    in before the last one given, or, ``every``, for each positional parameter), and where
+    each of ``args`` is among them."""
+    positional, keywords = runtime.by_keyword(site, args)
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    ordered = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = [p.name for p in ordered]
+    if any(k not in names[len(positional):] for k in keywords):
+        raise NonDifferentiableError(
+            f"{getattr(f, '__name__', 'this callee')} is given a keyword argument that is "
+            "not one of its positional parameters (keyword-only, or taken by **kwargs), and "
+            "this call, dispatched at run time, differentiates to the first order only", site,
+            hint="pass the argument by position, or call a function known where the call "
+                 "is written")
+    last = max((names.index(k) for k in keywords), default=len(positional) - 1)
+    if every:
+        last = max(last, max((j for j, p in enumerate(ordered) if p.default is not p.empty),
+                             default=-1))
+    full = list(positional)
+    for p in ordered[len(positional):last + 1]:
+        full.append(keywords[p.name] if p.name in keywords else p.default)
+    back = list(range(len(positional))) + [names.index(k) for k in keywords]
+    return tuple(full), back
 
 
 runtime.install_dispatch(dispatch_vjp, dispatch_jvp, recomputable=recomputable,

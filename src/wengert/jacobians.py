@@ -40,7 +40,7 @@ def layout(out: Any, parts: list[tuple[list[Any], Any, list[int]]], single: bool
                                                                           plain):
             if floats and type(ol) is float and x_leaves:
                 per_x = numpy.asarray(rows[j])[cols].tolist()
-                per_arg.append(per_x if is_plain else tangents.unflatten(x_def, per_x))
+                per_arg.append(per_x if is_plain else replace_leaves(x_def, per_x))
                 continue
             per_x = []
             for xl, o in zip(x_leaves, cols):
@@ -55,7 +55,7 @@ def layout(out: Any, parts: list[tuple[list[Any], Any, list[int]]], single: bool
                     part = part.astype(numpy.result_type(*kinds), copy=False)
                 per_x.append(float(part) if part.ndim == 0 and not isinstance(
                     xl, numpy.ndarray) and not isinstance(ol, numpy.ndarray) else part)
-            per_arg.append(tangents.unflatten(x_def, per_x) if x_leaves else None)
+            per_arg.append(replace_leaves(x_def, per_x) if x_leaves else None)
         blocks.append(per_arg[0] if single else tuple(per_arg))
     return replace_leaves(out_def, blocks)
 

@@ -402,9 +402,11 @@ def _fd(f, args, i, h=1e-6):
     return (f(*a) - f(*b)) / (2 * h)
 
 
-def check_program(source: str, seed: int, hessian: bool = True) -> Outcome:
-    """Run ``source``'s ``f`` through the regenerated primal, reverse mode, forward mode
-    and (``hessian``) forward over reverse, against central differences."""
+def check_program(source: str, seed: int, hessian: bool = True,
+                  third: bool = False) -> Outcome:
+    """Run ``source``'s ``f`` through the regenerated primal, reverse mode, forward mode,
+    (``hessian``) forward over reverse and (``third``) the derivatives of ``f_xx`` in both
+    modes, against central differences."""
     import wengert
     from wengert import api
 
@@ -454,6 +456,21 @@ def check_program(source: str, seed: int, hessian: bool = True) -> Outcome:
                     if not close(h[:, j], col, gscale * 10):
                         return Outcome("wrong", f"hessian column {j} {h[:, j]!r} vs "
                                                 f"differences of grad {col!r}")
+            if third:
+                stage = "third"
+                # The third derivatives through f_xx (reverse over reverse over reverse, and
+                # forward over reverse over reverse) against central differences of f_xx.
+                fxx = wengert.grad(wengert.grad(f, argnums=0), argnums=0)
+                d3 = wengert.grad(fxx, argnums=(0, 1, 2))(*copy.deepcopy(args))
+                want3 = [_fd(fxx, args, j, 1e-4) for j in range(3)]
+                s3 = max(1.0, abs(fxx(*copy.deepcopy(args))))
+                if all(numpy.isfinite(want3)) and not close(d3, want3, s3 * 10):
+                    return Outcome("wrong", f"third derivatives {d3!r} vs differences of "
+                                            f"f_xx {want3!r}")
+                _, t3 = wengert.jvp(fxx, copy.deepcopy(args), u)
+                w3 = sum(ui * wi for ui, wi in zip(u, want3))
+                if numpy.isfinite(w3) and not close(t3, w3, s3 * 10):
+                    return Outcome("wrong", f"jvp of f_xx {t3!r} vs differences {w3!r}")
         except wengert.WengertError as e:
             if e.loc is None:
                 return Outcome("unlocated", f"{stage}: {e}")
@@ -471,6 +488,7 @@ def main(argv: list[str]) -> int:
     count = int(argv[argv.index("--count") + 1]) if "--count" in argv else 200
     # ``--seed S``: another sequence of programs than the default derandomised one.
     fresh = int(argv[argv.index("--seed") + 1]) if "--seed" in argv else None
+    third = "--third" in argv  # (also the third derivatives: slower)
     tally: Counter[str] = Counter()
     refusals: Counter[str] = Counter()
     failures: list[str] = []
@@ -479,7 +497,7 @@ def main(argv: list[str]) -> int:
               suppress_health_check=list(HealthCheck))
     @given(source=adversarial_programs(), seed=st.integers(0, 2**32 - 1))
     def run(source: str, seed: int) -> None:
-        out = check_program(source, seed)
+        out = check_program(source, seed, third=third)
         tally[out.kind] += 1
         if out.kind == "refused":
             refusals[out.detail.split(":", 1)[0] + ": " +

@@ -250,6 +250,8 @@ class _Analysis:
         for op in self.ops:
             for r in op.results:
                 self.defs[r.id] = op
+        #: A ``for`` loop's item, by id: the loop (made when first needed).
+        self._loop_items: dict[int, n.For] | None = None
         self.calls: dict[int, _Call] = {id(op): self._classify(op)
                                         for op in self.ops if isinstance(op, n.Call)}
         self.parent: dict[int, int] = {}
@@ -361,6 +363,9 @@ class _Analysis:
                 elif obj in params:
                     # ``p.kinetic()`` on a parameter whose class is known: that method.
                     summary = self.method_writes(name, None, params.index(obj))
+                elif (k := self._item_of_param(obj)) is not None:
+                    # ``q.kinetic()`` for ``q`` an item of a list parameter of known items.
+                    summary = self.method_writes(name, None, k, True)
             if summary is not None:
                 # ``self.m(args)`` in a method of a known class: ``m``'s own summary.
                 return self._method_call(summary, obj, op)
@@ -411,6 +416,29 @@ class _Analysis:
         return _Call(targets=tuple(a for a, k in zip(every, slots)
                                    if k is None or k in written),
                      stored=every, deep=True, read_from=every)
+
+    def _item_of_param(self, v: n.Value) -> int | None:
+        """The parameter ``v`` is an item of (``ps[i]``, ``for q in ps``, ``for i, q in
+        enumerate(ps)``), or ``None``."""
+        params = self.fn.body.args
+        if self._loop_items is None:
+            self._loop_items = {op.body.args[0].id: op for op in n.walk(self.fn.body)
+                                if isinstance(op, n.For)}
+        d = self.defs.get(v.id)
+        if isinstance(d, n.GetItem):
+            return params.index(d.obj) if d.obj in params else None
+        if isinstance(d, n.Unpack) and len(d.results) == 2 and v is d.results[1]:
+            loop = self._loop_items.get(d.value.id)
+            made = self.defs.get(loop.iterable.id) if loop is not None else None
+            if isinstance(made, n.Call) and len(made.args) == 1 and not made.kwargs and \
+                    not made.starred and _const_value(self.defs, made.fn)[1] is enumerate \
+                    and made.args[0] in params:
+                return params.index(made.args[0])
+            return None
+        loop = self._loop_items.get(v.id)
+        if loop is not None and loop.iterable in params:
+            return params.index(loop.iterable)
+        return None
 
     def _super_of_self(self, v: n.Value) -> type | None:
         """``C`` where ``v`` is ``super(C, self)`` of this method's first parameter."""

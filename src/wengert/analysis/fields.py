@@ -38,19 +38,26 @@ _READ_ONLY = frozenset({isinstance, type, id, len, repr, str, print, hasattr, bo
 def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
                   consts: Mapping[int, Any],
                   given: Mapping[int, tuple[tuple[str, type], ...]] | None = None,
-                  given_items: Mapping[int, tuple[tuple[str, type], ...]] | None = None
-                  ) -> Fields:
+                  given_items: Mapping[int, tuple[tuple[str, type], ...]] | None = None,
+                  same: Mapping[int, n.Value] | None = None,
+                  records: set[int] | None = None) -> Fields:
     """Per class and field, the types of the values the function's constructor calls and
     attribute assignments put in fields of instances of classes whose every instance it
     makes and keeps to itself, or is given as a parameter whose fields' types the caller
     checks (``given``: parameter id -> (name, type) of each of its instance's attributes;
     ``given_items``: the same for the items of a list parameter nothing changes)
-    (``None`` in the list: a value of unknown type)."""
+    (``None`` in the list: a value of unknown type). ``same`` maps values that are the
+    object another value is (a generated gradient's loop record, unpacked by its reverse
+    loop: ``types.record_copies``) to that value, and ``records`` are the ops (by ``id``)
+    pushing those onto records: storing it there and reading it back hands it to nothing
+    else."""
     found: dict[tuple[type, str], list[Type]] = {}
     made: set[type] = set()
     poisoned: set[type] = set()
     given = given or {}
     given_items = given_items or {}
+    same = same or {}
+    records = records or set()
 
     def kind(v: n.Value) -> type | None:
         t = type_of(v)
@@ -88,6 +95,8 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
     for op in n.walk(fn.body):
         for a in n.region_args(op):
             if isinstance(op, n.For) and a is op.body.args[0] and (c := kind(a)):
+                if a.id in same:
+                    continue  # (a record's copy of an instance kept)
                 if op.iterable.id in given_items:
                     seed(c, given_items[op.iterable.id])  # an item of a list passed in
                 else:
@@ -95,6 +104,8 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
         for r in op.results:
             if (c := kind(r)) is None:
                 continue
+            if r.id in same:
+                continue  # (a record's copy of an instance kept)
             if isinstance(op, n.GetItem) and op.obj.id in given_items:
                 seed(c, given_items[op.obj.id])
             elif isinstance(op, n.Unpack) and \
@@ -111,7 +122,7 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
             elif not isinstance(op, (n.If, n.For, n.While, n.With)):
                 poisoned.add(c)  # made elsewhere (a callee, a container read)
         if not _written_back(op, defs):
-            _uses(op, kind, consts, poisoned)
+            _uses(op, kind, consts, poisoned, id(op) in records)
         if isinstance(op, n.SetAttr) and not _written_back(op, defs):
             c = kind(op.obj)
             if c is None and type_of(op.obj) is None:
@@ -201,9 +212,12 @@ def _written_back(op: n.Op, defs: Mapping[int, n.Op]) -> bool:
 
 
 def _uses(op: n.Op, kind: Callable[[n.Value], type | None], consts: Mapping[int, Any],
-          poisoned: set[type]) -> None:
+          poisoned: set[type], record: bool = False) -> None:
     """Poison the classes of instances ``op`` may store away or hand to code that may
-    write into them."""
+    write into them (a ``record``, pushing values onto a loop's record that its reverse
+    loop alone unpacks, stores nothing away)."""
+    if record:
+        return
     if isinstance(op, n.MakeFunction):
         for v in free_uses(op.func.body):
             if (c := kind(v)) is not None:

@@ -45,6 +45,12 @@ class OneOf:
 FLOAT_OR_FLOAT64 = OneOf((float, numpy.float64))
 
 
+#: An item of a container passed in holding ints and floats both (a dict ``{"w": 1, "h":
+#: 0.5}``, particles whose ``x`` is ``0`` in one and ``0.3`` in another): a number, which
+#: is differentiated where it is a float (an int's derivative is no derivative).
+INT_OR_FLOAT = OneOf((int, float))
+
+
 def subclass(t: Type, classes: Any) -> bool | None:
     """``issubclass(t, classes)`` for a type of the lattice; ``None`` when unknown (``t``
     unknown, or members of a union that disagree)."""
@@ -167,9 +173,10 @@ class Constant:
 
 
 #: Functions passed in that a derivative of a derivative takes as constants: Python
-#: functions and builtins (``math.sin``). (A bound method or a ``functools.partial`` is
-#: still dispatched.)
-FUNCTION_VALUES = (types.FunctionType, types.BuiltinFunctionType)
+#: functions, builtins (``math.sin``) and built-in types' methods (``dict.items``). (A
+#: bound method or a ``functools.partial`` is still dispatched.)
+FUNCTION_VALUES = (types.FunctionType, types.BuiltinFunctionType, types.MethodDescriptorType,
+                   types.WrapperDescriptorType)
 
 
 def bind_constants(fn: n.Function, param_types: Sequence[Any]) -> list[Any]:
@@ -234,10 +241,13 @@ def join(a: Type, b: Type) -> Type:
         return a
     if a in _FLOAT_KINDS and b in _FLOAT_KINDS:
         return FLOAT_OR_FLOAT64
+    if (a is INT_OR_FLOAT or b is INT_OR_FLOAT) and a in _INT_FLOAT and b in _INT_FLOAT:
+        return INT_OR_FLOAT  # (a float written where ints and floats both were)
     return None
 
 
 _FLOAT_KINDS = (float, numpy.float64, FLOAT_OR_FLOAT64)
+_INT_FLOAT = (int, float, INT_OR_FLOAT)
 
 
 def infer_types(fn: n.Function, param_types: Sequence[Type],
@@ -345,9 +355,17 @@ def _infer(fn: n.Function, param_types: Sequence[Type], free_types: Mapping[int,
         assumed: dict[tuple[type, str], type] = {}
         dropped: set[tuple[type, str]] = set()
         trial = inf
+        # (what a generated gradient's loop records keep for its reverse loop are the
+        # same objects there)
+        copies = record_copies(fn.body)
+        records = [op for op in n.walk(fn.body) if _recorded_values(op, copies)]
+        same = {u: x for op in records for x in _recorded_values(op, copies)
+                for u in copies.of(op, x) or ()}
         for _ in range(8):
-            found = object_fields(fn, trial.get, trial.consts, given, given_items)
-            wrong = {k for k, t in assumed.items() if any(u is not t for u in found.get(k, ()))}
+            found = object_fields(fn, trial.get, trial.consts, given, given_items, same,
+                                  {id(op) for op in records})
+            wrong = {k for k, t in assumed.items()
+                     if any(u is not t and not fits(u, t) for u in found.get(k, ()))}
             if assumed and not wrong and all(k in assumed for k, ts in found.items()
                                              if k not in dropped and _one_known(ts)):
                 inf = trial
@@ -484,6 +502,15 @@ class RecordCopies:
         if id(op) in self.pushes and op.args == [v]:  # type: ignore[attr-defined]
             return self.pushes[id(op)]
         return None
+
+
+def _recorded_values(op: n.Op, copies: RecordCopies) -> list[n.Value]:
+    """The values the record ``op`` (a pushed display, or a push) keeps."""
+    if id(op) in copies.entries:
+        return list(op.items)  # type: ignore[attr-defined]
+    if id(op) in copies.pushes:
+        return list(op.args)  # type: ignore[attr-defined]
+    return []
 
 
 def record_copies(body: n.Region) -> RecordCopies:
@@ -752,13 +779,19 @@ def _writes_agree(inf: _Inference, vid: int, found: list[tuple[n.Value, n.Value 
     were assumed to have (under any key), or nothing was assumed of its items."""
     if vid in inf.values:
         value = inf.values[vid]
-        return all(k is not None and (inf.full_type(w) == value or _read_from(inf, w, vid))
-                   for w, k in found)
+        return all(k is not None and (fits(inf.full_type(w), value) or
+                                      _read_from(inf, w, vid)) for w, k in found)
     item = inf.items.get(vid)
     if item is None:
         return True
-    return all((inf.full_type(w) == item or _read_from(inf, w, vid)) and
+    return all((fits(inf.full_type(w), item) or _read_from(inf, w, vid)) and
                (k is None or inf.get(k) is int) for w, k in found)
+
+
+def fits(t: Type, assumed: Type) -> bool:
+    """Whether a value of type ``t`` may stand where ``assumed`` was (a float or an int
+    written where numbers of either kind are)."""
+    return t == assumed or assumed is INT_OR_FLOAT and t in (int, float, INT_OR_FLOAT)
 
 
 def _read_from(inf: _Inference, w: n.Value, vid: int) -> bool:
@@ -1093,6 +1126,8 @@ def _builtin(fn: Any, args: list[Type], simple: bool) -> Type:
 def _one_known(ts: list[Type]) -> Type:
     """The one type among ``ts`` other than unknown, or ``None``."""
     known = {t for t in ts if t is not None}
+    if len(known) > 1 and known <= set(_INT_FLOAT):
+        return INT_OR_FLOAT  # (a field holding ints and floats both: a number)
     return known.pop() if len(known) == 1 else None
 
 

@@ -24,6 +24,7 @@ from wengert import runtime, tangents
 from wengert.analysis.fields import instance_class
 from wengert.analysis.types import (
     FUNCTION_VALUES,
+    INT_OR_FLOAT,
     ArrayOf,
     Constant,
     DictOf,
@@ -80,17 +81,37 @@ def arg_type(a: Any) -> Any:
     if t is list and a:
         # Items of one typed kind (``[Particle(x, v), ...]``, ``[{'a': 1.0}, ...]``).
         first = arg_type(a[0])
+        kinds = None
         if type(first) is ObjectOf:
             if _all_like(a, first):
                 return _list_of(first)
-        elif type(first) in _NESTED and all(arg_type(v) == first for v in a):
-            return _list_of(first)
+        elif type(first) in _NESTED:
+            kinds = list(map(arg_type, a))
+            if all(k == first for k in kinds):
+                return _list_of(first)
+        # (Numbers some ints, some floats: ``[1, 0.5]``, ``[Body(x=0, ...), Body(x=0.3,
+        # ...)]``, ``[{"w": 1, "h": 0.5}, {"w": 0.2, "h": 0.1}]``.)
+        if first in _NUMBER_KINDS:
+            mixed = _numbers(a)
+            if mixed is not None:
+                return mixed
+        elif type(first) in _NESTED or first is dict:
+            mixed = _merged(first, list(map(arg_type, a)) if kinds is None else kinds, a)
+            if mixed is not None:
+                return _list_of(mixed)
     if t is dict and a and all(type(v) is float for v in a.values()):
         return DICT_OF_FLOAT
     if t is dict and a:
         first = arg_type(next(iter(a.values())))  # ``{'w': [..], 'b': [..]}``
-        if type(first) in _NESTED and all(arg_type(v) == first for v in a.values()):
-            return _dict_of(first)
+        if type(first) in _NESTED or first is dict:
+            kinds = list(map(arg_type, a.values()))
+            if first is not dict and all(k == first for k in kinds):
+                return _dict_of(first)
+            mixed = _merged(first, kinds, a.values())
+            if mixed is not None:
+                return _dict_of(mixed)
+        elif first in _NUMBER_KINDS and _numbers(a.values()) is not None:
+            return _dict_of(INT_OR_FLOAT)
     if isinstance(a, tuple) and a and (t is tuple or is_namedtuple(t)):
         cls = None if t is tuple else t
         if countOf(map(type, a), float) == len(a):
@@ -117,6 +138,62 @@ def arg_type(a: Any) -> Any:
                 o = _OBJECTS[key] = ObjectOf(t, tuple(zip(key[1], key[2])))
             return o
     return t
+
+
+_NUMBER_KINDS = (int, float, INT_OR_FLOAT)
+
+
+def _numbers(items: Any) -> ListOf | None:
+    """``ListOf(INT_OR_FLOAT)`` for ints and floats both, ``None`` for anything else."""
+    kinds = set(map(type, items))
+    return _list_of(INT_OR_FLOAT) if kinds == {int, float} else None
+
+
+def _merged(first: Any, kinds: list[Any], items: Any) -> Any:
+    """One type for items whose types differ only where one holds an int and another a
+    float (``INT_OR_FLOAT`` there): objects of one class with the same attributes, dicts
+    of numbers; ``None`` where they differ otherwise."""
+    if type(first) is ObjectOf:
+        if not all(type(k) is ObjectOf and k.cls is first.cls and
+                   len(k.fields) == len(first.fields) for k in kinds):
+            return None
+        fields = []
+        for j, (name, _) in enumerate(first.fields):
+            seen = {k.fields[j][1] for k in kinds}
+            if any(k.fields[j][0] != name for k in kinds):
+                return None
+            if len(seen) == 1:
+                fields.append((name, seen.pop()))
+            elif seen <= set(_NUMBER_KINDS):
+                fields.append((name, INT_OR_FLOAT))
+            else:
+                return None
+        key = (first.cls, tuple(name for name, _ in fields), tuple(t for _, t in fields))
+        o = _OBJECTS.get(key)
+        if o is None:
+            o = _OBJECTS[key] = ObjectOf(first.cls, tuple(fields))
+        return o
+    if type(first) is TupleOf and all(type(k) is TupleOf and k.cls is first.cls and
+                                      len(k.entries) == len(first.entries) for k in kinds):
+        entries = []
+        for j in range(len(first.entries)):
+            seen = {k.entries[j] for k in kinds}
+            if len(seen) > 1 and not seen <= set(_NUMBER_KINDS):
+                return None
+            entries.append(seen.pop() if len(seen) == 1 else INT_OR_FLOAT)
+        return _tuple_of(tuple(entries), first.cls)  # (``[Pt(3, 0.5), Pt(0.2, 1.5)]``)
+    if type(first) is ListOf and all(type(k) is ListOf and k.item in _NUMBER_KINDS
+                                     for k in kinds):
+        return _list_of(INT_OR_FLOAT)  # (``{"w": [0.5, 1.5], "h": [2, 0.3]}``)
+    if (type(first) is DictOf or first is dict) and all(
+            type(k) is DictOf and k.value in _NUMBER_KINDS or
+            k is dict and _numbers_only(v) for k, v in zip(kinds, items)):
+        return _dict_of(INT_OR_FLOAT)  # (a dict of ints among them too)
+    return None
+
+
+def _numbers_only(d: dict) -> bool:
+    return bool(d) and all(type(v) is int or type(v) is float for v in d.values())
 
 
 def _field_type(v: Any) -> Any:

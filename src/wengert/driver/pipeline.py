@@ -11,6 +11,7 @@ dispatched at run time). Derivatives differentiated again are built with
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import types
 import warnings
@@ -411,9 +412,28 @@ def writes_arguments(fn: Any, args: Sequence[Any] = ()) -> frozenset[int]:
     if type(fn) is not types.FunctionType:
         return frozenset()
     try:
-        return written_params(fn, classes=tuple(map(receiver_class, args)))
+        return written_params(fn, classes=tuple(map(_receiver_classes, args)))
     except WengertError:
         return frozenset()
+
+
+@dataclasses.dataclass(frozen=True)
+class ItemsOf:
+    """In a write summary's ``classes``: a list parameter whose items are all of ``cls``
+    (:func:`receiver_class`), so that ``q.m()`` for ``q`` read out of it is ``cls.m``."""
+
+    cls: type
+
+
+def _receiver_classes(obj: Any) -> Any:
+    """:func:`receiver_class` of ``obj``, or for a list of objects of one such class
+    (``[Body(...), ...]``) :class:`ItemsOf` it."""
+    if type(obj) is list and obj and type(obj[0]).__module__ not in ("builtins", "numpy"):
+        cls = receiver_class(obj[0])
+        if cls is not None and all(type(o) is cls and receiver_class(o) is cls for o in obj):
+            return ItemsOf(cls)
+        return None
+    return receiver_class(obj)
 
 
 def receiver_class(obj: Any) -> type | None:
@@ -478,10 +498,13 @@ def written_params(fn: Any, self_class: type | None = None,
         except WengertError:
             return None
 
-    def method(name: str, after: type | None, param: int = 0
+    def method(name: str, after: type | None, param: int = 0, item: bool = False
                ) -> tuple[Any, frozenset[int]] | None:
         # (As the class holds it: a static or class method is not called with ``self``.)
+        # (``item``: called on an item of the list parameter ``param``.)
         cls = classes[param] if param < len(classes) else None
+        if isinstance(cls, ItemsOf) or item:
+            cls = cls.cls if isinstance(cls, ItemsOf) and item else None
         if cls is None:
             return None
         mro = cls.__mro__

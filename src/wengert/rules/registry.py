@@ -66,6 +66,9 @@ class Rule:
     result_shape: Callable[[list[Any], list[Any]], Any] | None = None
     #: A check: it returns ``None`` or raises, and does nothing else (:func:`mark_check`).
     check: bool = False
+    #: Its result is a new list (or ``None``) that holds no slot of its arguments'
+    #: (:func:`mark_fresh`): what a loop over it changes is nothing of theirs.
+    fresh: bool = False
 
 
 _RULES: dict[int, Rule] = {}
@@ -172,6 +175,13 @@ def mark_pure(*fns: Any) -> None:
     """Declare callables free of side effects, so unused calls of them may be removed."""
     for fn in fns:
         _entry(fn).pure = True
+
+
+def mark_fresh(*fns: Any) -> None:
+    """Declare helpers that return a new list sharing no slot with their arguments (the
+    adjoints of a sequence's items, built for a rule's pullback)."""
+    for fn in fns:
+        _entry(fn).fresh = True
 
 
 def mark_array_result(*fns: Any) -> None:

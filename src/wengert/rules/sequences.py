@@ -26,7 +26,7 @@ from collections.abc import Iterator
 
 import numpy
 
-from wengert.rules.registry import mark_pure, nondifferentiable
+from wengert.rules.registry import mark_fresh, mark_pure, nondifferentiable
 from wengert.rules.shapes import shape as _shape
 
 _NO_DERIVATIVE_ITERABLES = (dict, str, bytes, bytearray, range)
@@ -178,5 +178,6 @@ def _pairs_tangent(y, x, pairs, last, x_dot):
 mark_pure(_length, _items_bar, _column, _stack_rows, _seq_adjoint, _item_dots, _zip_dots,
           _unsort, _dict_pairs, _mapping_adjoint, _pairs_adjoint, _mapping_tangent,
           _pairs_tangent)
+mark_fresh(_items_bar, _column)
 # The permutation of sorted() and the mapping test of dict() are piecewise constant.
 nondifferentiable(_sort_permutation, _is_mapping)

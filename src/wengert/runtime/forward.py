@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 
 from wengert.diagnostics import NonDifferentiableError
 from wengert.objects import namedtuple_field
-from wengert.runtime.reverse import _DISPATCH, Attrs, _ndarray, numbers_only
+from wengert.runtime.reverse import _DISPATCH, Attrs, _ndarray, by_keyword, numbers_only
 
 # ------------------------------------------------------------------------------------------
 # Tangent helpers called by generated JVPs (forward mode).  ``None`` is a zero tangent;
@@ -418,10 +418,12 @@ def dispatch_tangent(site: Any, f: Any, f_dot: Any, args: tuple, dots: Any) -> A
     """The tangent of :func:`~wengert.runtime.reverse.dispatch_value`'s ``f(*args)`` for
     the tangents ``f_dot`` of the callee (a callable object's fields) and ``dots`` of the
     arguments (``None``: zeros): its JVP found or derived at run time."""
-    dots = (None,) * len(args) if dots is None else tuple(dots)
+    dots = _dots_of(args, dots)
+    args, keywords = by_keyword(site, args)
+    dots, kw_dots = dots[:len(args)], dict(zip(keywords, dots[len(args):]))
     if f_dot is None:
-        return _DISPATCH["jvp"](f, args, dots, {}, None, None, None, site)[1]
-    return _DISPATCH["jvp"](f, args, dots, {}, None, f, f_dot, site, callee=True)[1]
+        return _DISPATCH["jvp"](f, args, dots, keywords, kw_dots, None, None, site)[1]
+    return _DISPATCH["jvp"](f, args, dots, keywords, kw_dots, f, f_dot, site, callee=True)[1]
 
 
 def dispatch_pullback_tangent(site: Any, f: Any, f_dot: Any, args: tuple, g: Any, dots: Any,
@@ -430,7 +432,7 @@ def dispatch_pullback_tangent(site: Any, f: Any, f_dot: Any, args: tuple, g: Any
     tangents ``f_dot`` of the callee, ``dots`` of the arguments and ``g_dot`` of the
     cotangent (``None``: zeros): the callee's forward-over-reverse derivative, derived at
     run time."""
-    dots = (None,) * len(args) if dots is None else tuple(dots)
+    dots = _dots_of(args, dots)
     if any(_plain_object_tangent(a, d) for a, d in zip(args, dots)):
         # (As for the callee below: a plain object given to it, holding values being
         # differentiated, gets no cotangent from the pullback at the API.)
@@ -451,6 +453,21 @@ def dispatch_pullback_tangent(site: Any, f: Any, f_dot: Any, args: tuple, g: Any
     if g is None or g_dot is None and all(d is None for d in dots):
         return None
     return _DISPATCH["jvp_of_vjp"](f, f_dot, args, g, dots, g_dot, site)
+
+
+def _dots_of(args: tuple, dots: Any) -> tuple:
+    """The tangents of a dispatched call's arguments from the adjoints a generated
+    pullback differentiated again gives them (``None``: zeros). A zero adjoint of an
+    adjoint that was itself zero (``None``) is materialised as ``0.0`` whatever the
+    structure it stands for (``runtime.nonzero`` has no primal to shape it by): for an
+    argument that is no number it is ``None``, the zero of any structure."""
+    if dots is None:
+        return (None,) * len(args)
+    return tuple(None if type(d) is float and d == 0.0 and not isinstance(a, _NUMBERS)
+                 else d for a, d in zip(args, dots))
+
+
+_NUMBERS = (float, int, complex)
 
 
 def _plain_object_tangent(x: Any, t: Any) -> bool:

@@ -8,9 +8,11 @@ import dataclasses
 import sys
 from operator import add as _add
 from types import FunctionType as _FunctionType
+from types import MethodDescriptorType as _MethodDescriptorType
+from types import WrapperDescriptorType as _WrapperDescriptorType
 from typing import Any
 
-from wengert.diagnostics import NonDifferentiableError, OutputNotScalarError
+from wengert.diagnostics import NonDifferentiableError, OutputNotScalarError, SourceLoc
 from wengert.objects import is_namedtuple, namedtuple_field, namedtuple_method
 
 # ------------------------------------------------------------------------------------------
@@ -349,6 +351,50 @@ def nested_entry_adjoint_owned(prev: Any, x: Any, i: Any, row: Any, j: int, g: A
             inner[j] = g if old is None else old + g
             return prev
     return getitem_adjoint_owned(prev, x, i, getitem_adjoint(None, row, j, g))
+
+
+def field_entry_adjoint_owned(prev: Any, obj: Any, name: str, row: Any, j: Any, g: Any,
+                              size: int | None = None) -> Any:
+    """``getattr_adjoint_owned(prev, obj, name, getitem_adjoint(None, row, j, g, size))``:
+    the float ``g`` read at ``row[j]`` of the list ``row = obj.name`` (``tr.hist[i]``; of
+    ``size`` items then, where it grows later) added into the field's own adjoint where
+    nothing but ``prev`` holds it (and nothing but the caller's dead local holds ``prev``),
+    instead of a list of one number added to it, a new list, per read."""
+    n = len(row) if size is None and type(row) is list else size
+    if g is not None and type(prev) is Attrs and _refs(prev) <= _SOLE and type(j) is int and \
+            type(row) is list and type(n) is int and getattr(obj, name, None) is row and \
+            -n <= j < n:
+        inner = prev.get(name)
+        if inner is None:
+            inner = [None] * n
+            inner[j] = g
+            prev[name] = inner
+            return prev
+        if type(inner) is list and len(inner) == n and _refs(inner) <= _SOLE_ITEM:
+            old = inner[j]
+            inner[j] = g if old is None else old + g
+            return prev
+    return getattr_adjoint_owned(prev, obj, name, getitem_adjoint(None, row, j, g, size))
+
+
+def field_entry_taken(prev: Any, obj: Any, name: str, j: Any) -> tuple[Any, Any]:
+    """The reverse of writing one item ``j`` of the list field ``obj.name`` (``tr.hist[i] =
+    v``, the field written back): ``prev`` (``obj``'s adjoint) with that item's adjoint
+    taken out, and the item's. In place where nothing but ``prev`` holds the field's
+    adjoint (and nothing but the caller's dead local holds ``prev``); else as the three
+    calls it stands for (the field's adjoint taken out, its item's, the field's put back)."""
+    if type(prev) is Attrs and _refs(prev) <= _SOLE and type(j) is int:
+        inner = prev.get(name)
+        if inner is None:
+            return prev, None  # (the field's adjoint is zero, and so its item's)
+        if type(inner) is list and -len(inner) <= j < len(inner) and \
+                _refs(inner) <= _SOLE_ITEM:
+            g = inner[j]
+            inner[j] = None
+            return prev, g
+    prev, field = setattr_adjoint_owned(prev, name)
+    field, g = setitem_adjoint_owned(field, j)
+    return getattr_adjoint_owned(prev, obj, name, field), g
 
 
 def nested_entry_taken(prev: Any, x: Any, i: Any, row: Any, j: int) -> tuple[Any, Any]:
@@ -976,6 +1022,10 @@ def method_function(site: Any, obj: Any, name: str) -> Any:
         return f
     if namedtuple_method(f) and "definition" in _DISPATCH:
         return _DISPATCH["definition"](f, {})  # (a named tuple's ``_replace``, as defined)
+    if type(f) in (_MethodDescriptorType, _WrapperDescriptorType) and \
+            name not in getattr(obj, "__dict__", ()) and "has_rule" in _DISPATCH and \
+            _DISPATCH["has_rule"](f):
+        return f  # (a built-in type's method with rules: ``dict.items``, ``list.index``)
     raise NonDifferentiableError(
         f"{type(obj).__name__}.{name} is not a method defined in its class, and this call of "
         "it, dispatched at run time, differentiates to the first order only", site,
@@ -983,10 +1033,38 @@ def method_function(site: Any, obj: Any, name: str) -> Any:
              "known there (a dataclass, an object made in the function)")
 
 
+@dataclasses.dataclass(frozen=True)
+class KeywordSite(SourceLoc):
+    """The site of a call dispatched at run time given keyword arguments, in a gradient's
+    IR differentiated again: :func:`dispatch_value`, :func:`dispatch_pullback` and their
+    rules take all of its arguments by position, the last ones (``names``) standing for
+    keyword arguments, and the dispatchers call the callee with those by keyword; their
+    adjoints and tangents stay in the same places."""
+
+    names: tuple[str, ...] = ()
+
+    def plain(self) -> SourceLoc:
+        """The site itself, without the keywords."""
+        return SourceLoc(self.filename, self.lineno, self.col, self.end_lineno,
+                         self.end_col, self.source_line)
+
+
+def by_keyword(site: Any, args: tuple) -> tuple[tuple, dict[str, Any]]:
+    """The positional and keyword arguments a dispatched call at ``site`` gives its callee
+    for ``args`` (all of them by position where ``site`` is no :class:`KeywordSite`)."""
+    if type(site) is not KeywordSite:
+        return args, {}
+    n = len(args) - len(site.names)
+    return args[:n], dict(zip(site.names, args[n:]))
+
+
 def dispatch_value(site: Any, f: Any, *args: Any) -> Any:
     """``f(*args)`` for a callee known only at run time, in a gradient's IR that is
     differentiated again: a plain call, whose rules dispatch its derivatives (the tangent
     through :func:`dispatch_tangent`, the adjoints through :func:`dispatch_pullback`)."""
+    if type(site) is KeywordSite:
+        positional, keywords = by_keyword(site, args)
+        return f(*positional, **keywords)
     return f(*args)
 
 
@@ -997,8 +1075,10 @@ def dispatch_pullback(site: Any, f: Any, args: tuple, g: Any) -> tuple:
     closure kept from the forward would not be)."""
     if g is None:
         return (None,) * (1 + len(args))
-    _DISPATCH["recomputable"](f, site, args)
-    _, pb = _DISPATCH["vjp"](f, args, {}, f, site, (), True)
+    positional, keywords = by_keyword(site, args)
+    _DISPATCH["recomputable"](f, site, positional)
+    # (The adjoints of keyword arguments come after the others', in their order.)
+    _, pb = _DISPATCH["vjp"](f, positional, keywords, f, site, (), True)
     return pb(g)
 
 

@@ -33,7 +33,14 @@ import numpy
 
 from wengert import runtime
 from wengert.analysis.activity import Activity, activity
-from wengert.analysis.types import FLOAT_OR_FLOAT64, ListOf, Types, bind_constants, infer_types
+from wengert.analysis.types import (
+    FLOAT_OR_FLOAT64,
+    INT_OR_FLOAT,
+    ListOf,
+    Types,
+    bind_constants,
+    infer_types,
+)
 from wengert.diagnostics import NonDifferentiableError, SourceLoc, describe
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
@@ -53,12 +60,12 @@ from wengert.transforms.prepare import prepare
 FLOATS = (float, numpy.float64, numpy.float32, FLOAT_OR_FLOAT64)
 #: Immutable scalar types: nothing can be written into a value of one of them.
 SCALARS = frozenset({float, int, bool, str, bytes, complex, type(None), numpy.float64,
-                     numpy.float32, numpy.int64, numpy.bool_, FLOAT_OR_FLOAT64})
+                     numpy.float32, numpy.int64, numpy.bool_, FLOAT_OR_FLOAT64, INT_OR_FLOAT})
 #: Types whose values have no tangent space.
 NO_TANGENT = frozenset({int, bool, str, bytes, type(None), range})
 #: Types whose values no callee can write into.
 IMMUTABLE = frozenset({float, int, bool, str, bytes, tuple, type(None), complex, range,
-                       numpy.float64, numpy.float32, FLOAT_OR_FLOAT64})
+                       numpy.float64, numpy.float32, FLOAT_OR_FLOAT64, INT_OR_FLOAT})
 #: In-place operators: ``a += b`` may change the object ``a`` (a list, an array).
 INPLACE = frozenset({operator.iadd, operator.isub, operator.imul, operator.itruediv,
                      operator.ipow, operator.imatmul, operator.iconcat})
@@ -151,7 +158,7 @@ class Transform:
     #: when the code runs (unknown): :meth:`check_inplace` lets them be.
     inplace_followed: frozenset[Any] = frozenset({
         None, float, int, bool, complex, str, tuple, FLOAT_OR_FLOAT64, numpy.float64,
-        numpy.float32, numpy.int64, numpy.bool_})
+        numpy.float32, numpy.int64, numpy.bool_, INT_OR_FLOAT})
 
     def __init__(self, fn: n.Function, wrt: Sequence[int], arg_types: Sequence[Any],
                  linker: Linker | None) -> None:

@@ -70,6 +70,10 @@ def _function(fn: n.Function) -> None:
     owned: set[int] = set()
     #: Pairs whose first part is such a value once unpacked.
     pairs: set[int] = set()
+    #: Pairs whose second part is a field's adjoint taken out of an object's (held by the
+    #: object's adjoint no more: owned where nothing else held it, which the in-place
+    #: variants check by its reference count).
+    fields: set[int] = set()
 
     def region(r: n.Region) -> None:
         k = 0
@@ -98,6 +102,8 @@ def _function(fn: n.Function) -> None:
                 k += _hoist_pops(op, r, k, dead)
             elif isinstance(op, n.Unpack) and op.value.id in pairs:
                 owned.add(op.results[0].id)
+                if op.value.id in fields and len(op.results) == 2:
+                    owned.add(op.results[1].id)
             for a in n.region_args(op):
                 owned.add(a.id)
             if isinstance(op, (n.If, n.For, n.While)):
@@ -115,6 +121,8 @@ def _function(fn: n.Function) -> None:
             return False
         prev = op.args[0]
         made = pairs if fn_value in PAIRS else owned
+        if fn_value in (runtime.setattr_adjoint, runtime.setattr_adjoint_owned):
+            fields.add(op.result.id)
         if consts.get(prev.id, 0) is None:  # a zero adjoint: the result is a fresh object
             made.add(op.result.id)
             return False
@@ -132,6 +140,8 @@ def _function(fn: n.Function) -> None:
 
     region(fn.body)
     _nest_entries(fn)
+    _field_entries(fn)
+    _take_field_entries(fn)
     _take_nested_entries(fn)
     _pair_slices(fn)
     _scatter_items(fn)
@@ -174,6 +184,110 @@ def _nest_entries(fn: n.Function) -> None:
     dead: set[int] = set()
     region(fn.body)
     _drop(fn, dead)
+
+
+def _field_entries(fn: n.Function) -> None:
+    """``getattr_adjoint_owned(p, obj, name, entry_adjoint_of_list(None, row, j, g))``
+    (the reverse of reading ``obj.name[j]``, a float of a list field; or
+    ``getitem_adjoint(None, row, j, g, size)`` where the list grows later) as one call,
+    ``field_entry_adjoint_owned(p, obj, name, row, j, g[, size])``, which adds ``g`` into
+    the field's adjoint itself where nothing else holds it."""
+    consts, defs, uses = index_values(fn)
+
+    def region(r: n.Region) -> None:
+        for op in r.ops:
+            for sub in op.regions():
+                region(sub)
+            if _calls(op, consts, (runtime.getattr_adjoint_owned,), 4) and \
+                    uses.get(op.args[3].id) == 1 and \
+                    (_calls(e := defs.get(op.args[3].id), consts,
+                            (runtime.entry_adjoint_of_list,), 4) or
+                     _calls(e, consts, (runtime.getitem_adjoint,), 5)) and \
+                    consts.get(e.args[0].id, 0) is None:
+                const = n.Const(runtime.field_entry_adjoint_owned, [n.Value(hint=None)],
+                                loc=op.loc)
+                r.ops.insert(r.ops.index(op), const)
+                consts[const.result.id] = const.value
+                op.fn = const.result
+                op.args = [*op.args[:3], *e.args[1:]]
+                dead.add(id(e))  # (read by nothing now)
+
+    dead: set[int] = set()
+    region(fn.body)
+    _drop(fn, dead)
+
+
+def _take_field_entries(fn: n.Function) -> None:
+    """``p1, s = setattr_adjoint_owned(p, name); s2, g = setitem_adjoint_owned(s, j); ...;
+    p3 = getattr_adjoint_owned(p2, obj, name, s2)`` (the reverse of ``obj.name[j] = v`` on
+    a list field written back: the field's adjoint taken out, its item's, the field's put
+    back; between them only other fields' adjoints added, ``p2`` from ``p1``) as one call,
+    ``p1, g = field_entry_taken(p, obj, name, j)``, which takes the item out of the field's
+    adjoint in place: no copy of the list per write (the locals ``s`` and ``s2`` would
+    hold it, so the in-place variants could not see that nothing else does)."""
+    consts, defs, uses = index_values(fn)
+    users: dict[int, list[n.Op]] = {}
+    for op in n.walk(fn.body):
+        for v in op.operands():
+            users.setdefault(v.id, []).append(op)
+
+    def only_user(v: n.Value) -> n.Op | None:
+        found = users.get(v.id, [])
+        return found[0] if len(found) == 1 and uses.get(v.id) == 1 else None
+
+    def region(r: n.Region) -> None:
+        for op in r.ops:
+            for sub in op.regions():
+                region(sub)
+        for take in list(r.ops):
+            if not _calls(take, consts, (runtime.setattr_adjoint_owned,), 2):
+                continue
+            k = r.ops.index(take)
+            name = consts.get(take.args[1].id)
+            if k + 1 >= len(r.ops) or not _unpacks(r.ops[k + 1], take, 2, uses) or \
+                    type(name) is not str:
+                continue
+            first = r.ops[k + 1]
+            p1, field = first.results  # type: ignore[attr-defined]
+            item = only_user(field)
+            if not _calls(item, consts, (runtime.setitem_adjoint_owned,), 2) or \
+                    item not in r.ops or item.args[0] is not field:
+                continue
+            second = r.ops[r.ops.index(item) + 1] if item is not r.ops[-1] else None
+            if second is None or not _unpacks(second, item, 2, uses):
+                continue
+            rest, g = second.results  # type: ignore[attr-defined]
+            put = only_user(rest)
+            if not _calls(put, consts, (runtime.getattr_adjoint_owned,), 4) or \
+                    put not in r.ops or put.args[3] is not rest or \
+                    consts.get(put.args[2].id) != name:
+                continue
+            # From ``p1`` to what ``put`` adds into, only other fields' adjoints added.
+            chain, ok = p1, True
+            while chain is not put.args[0] and ok:
+                nxt = only_user(chain)
+                ok = nxt is not None and nxt in r.ops and nxt.args[0] is chain and (
+                    _calls(nxt, consts, (runtime.getattr_adjoint_owned,), 4) or
+                    _calls(nxt, consts, (runtime.field_entry_adjoint_owned,), 6) or
+                    _calls(nxt, consts, (runtime.field_entry_adjoint_owned,), 7)) and \
+                    consts.get(nxt.args[2].id) not in (name, None)
+                chain = nxt.result if ok else chain
+            obj = put.args[1]
+            made = {res.id for o in r.ops[k:r.ops.index(put)] for res in o.results}
+            if not ok or obj.id in made:
+                continue
+            const = n.Const(runtime.field_entry_taken, [n.Value(hint=None)], loc=take.loc)
+            r.ops.insert(k, const)
+            consts[const.result.id] = const.value
+            take.fn = const.result
+            take.args = [take.args[0], obj, take.args[1], item.args[1]]
+            first.results = [p1, g]  # type: ignore[attr-defined]
+            defs[g.id] = first
+            replace_uses(fn, {put.result.id: put.args[0]})
+            for gone in (item, second, put):
+                r.ops.remove(gone)
+
+    region(fn.body)
 
 
 def _take_nested_entries(fn: n.Function) -> None:

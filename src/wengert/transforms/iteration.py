@@ -237,6 +237,8 @@ class _State:
                 return {("fresh", id(d))}
             if is_c and f is runtime.keyed_order:
                 return {("fresh", id(d))}  # a new list of indices
+            if is_c and _hashable(f) and getattr(registry.lookup(f), "fresh", False):
+                return {("fresh", id(d))}  # (a rule's helper making a new list)
             if is_c and f is runtime.snapshot and len(d.args) == 1:
                 # A copy of a container, the value itself otherwise (a number, an object).
                 return {("fresh", id(d))} | self.roots(d.args[0], seen)

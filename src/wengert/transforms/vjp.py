@@ -771,12 +771,14 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         # refused when the pullback runs it again (``recomputable``), one holding values
         # being differentiated is followed if a dataclass (``dispatch_pullback_tangent``).
         receiver = [method.obj] if is_method else []
+        keywords = [v for _, v in op.kwargs]
         if getattr(self.linker, "differentiated_again", False) and not starred and \
-                not op.kwargs and not any(k > 0 for k in borrowed) and \
-                (is_method or not borrowed) and 1 <= len(receiver) + len(args) <= 3 and \
+                all(k is not None for k, _ in op.kwargs) and \
+                not any(k > 0 for k in borrowed) and (is_method or not borrowed) and \
+                1 <= len(receiver) + len(args) + len(keywords) <= 4 and \
                 not any(self.mutated_after(v, op) and self.type_of(v) not in IMMUTABLE and
                         self.type_of(v) not in (list, dict, numpy.ndarray)
-                        for v in [op.fn, *receiver, *args]):
+                        for v in [op.fn, *receiver, *args, *keywords]):
             return self.call_recomputed(op, b, method if is_method else None)
         site = [b.const(loc, origin="site")]
         if borrowed:
@@ -836,12 +838,16 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
             fn = b.call(self.const_fn(runtime.method_function), b.const(loc, origin="site"),
                         method.obj, b.const(method.name), hint=method.name)
             args = [method.obj, *args]
+        # ``f(x, k=v)``: ``f`` given ``(x, v)``, the site saying that ``v`` is ``k``.
+        args += [v for _, v in op.kwargs]
         # What the program changes after the call is read again as it was at the call (a
         # copy: lists, dicts and arrays only reach here).
         kept = [b.call(self.const_fn(runtime.snapshot), a, hint=a.hint)
                 if self.mutated_after(a, op) and self.type_of(a) not in IMMUTABLE else a
                 for a in args]
-        site = b.const(loc, origin="site")
+        where = loc if not op.kwargs or loc is None else runtime.KeywordSite(
+            **vars(loc), names=tuple(k for k, _ in op.kwargs))
+        site = b.const(where, origin="site")
         call = b.emit(n.Call(b.const(runtime.dispatch_value), [site, fn, *args], [],
                              [n.Value(y.hint)], loc=loc))
         self.set_rename(y, call.result)
@@ -852,7 +858,7 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
             scope.b.loc = loc
             g = scope.need(y)
             values = scope.b.tuple(*[scope.res(a) for a in kept])
-            adjs = scope.b.call(runtime.dispatch_pullback, scope.b.const(loc, origin="site"),
+            adjs = scope.b.call(runtime.dispatch_pullback, scope.b.const(where, origin="site"),
                                 scope.res(fn), values, g)
             # (The callee's own adjoint first: a callable object holding active values.)
             for k, a in enumerate([fn, *args]):

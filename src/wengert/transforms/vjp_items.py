@@ -62,6 +62,7 @@ import numpy
 
 from wengert import runtime
 from wengert.analysis.types import (
+    INT_OR_FLOAT,
     ArrayOf,
     DictOf,
     ListOf,
@@ -83,7 +84,7 @@ from wengert.transforms.vjp_containers import (
 
 #: Types of values that hold no object (what an item's field may hold).
 _INERT = frozenset({float, int, bool, str, bytes, complex, type(None), numpy.float64,
-                    numpy.float32, numpy.int64, numpy.bool_})
+                    numpy.float32, numpy.int64, numpy.bool_, INT_OR_FLOAT})
 
 #: Helpers of generated pullbacks (a gradient differentiated again) that read only the
 #: structure of what they are given at a position: they keep no item and write none.
