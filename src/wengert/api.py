@@ -31,7 +31,13 @@ from wengert.driver.binding import (
     warned,
 )
 from wengert.driver.cache import GRADIENT_IRS, JVPS, PRIMALS, RESULT_TYPES, VJPS, DerivedEntry
-from wengert.driver.callables import OPERATORS, Gradient, fixed_arity, wrt_indices
+from wengert.driver.callables import (
+    OPERATORS,
+    Gradient,
+    fixed_arity,
+    keyword_adapter,
+    wrt_indices,
+)
 from wengert.driver.dispatch import definition, dispatch_jvp, dispatch_vjp, recomputable
 from wengert.driver.pipeline import (
     function_of,
@@ -381,6 +387,12 @@ def _jvp_of_vjp(f: Any, f_dot: Any, args: tuple, g: Any, dots: tuple, g_dot: Any
     gives ``g``, for tangents ``f_dot`` of ``f`` (a callable object's fields), ``dots`` of
     ``args`` and ``g_dot`` of ``g`` (generated code's forms, ``None`` for zeros)."""
     own = type(f) is types.FunctionType and f_dot is None
+    if type(site) is runtime.KeywordSite and own and not _by_keyword_position(f, site):
+        # (A keyword-only parameter, or ``**kwargs``: a function of positional parameters
+        # making the call as it was made.)
+        positional = len(args) - len(site.names)
+        return _jvp_of_vjp(keyword_adapter(f, positional, site.names), f_dot, args, g, dots,
+                           g_dot, site.plain())
     if type(site) is runtime.KeywordSite or own and len(args) < f.__code__.co_argcount:
         # (A call given keyword arguments, or leaving parameters to their defaults: the
         # same call with each by position, a function's defaults given.)
@@ -418,6 +430,12 @@ def _jvp_of_vjp(f: Any, f_dot: Any, args: tuple, g: Any, dots: tuple, g_dot: Any
         return None
     # The API's cotangents (a dataclass's is one) in the form generated code adds up.
     return tuple(internal(x, t) for x, t in zip((f, *args), out))
+
+
+def _by_keyword_position(f: Any, site: Any) -> bool:
+    """Whether each keyword the call at ``site`` gives ``f`` is a positional parameter."""
+    code = f.__code__
+    return all(k in code.co_varnames[:code.co_argcount] for k in site.names)
 
 
 def _by_position(f: Any, site: Any, args: tuple, every: bool) -> tuple[tuple, list[int]]:

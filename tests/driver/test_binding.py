@@ -112,7 +112,7 @@ M3 = [[0.7, 1.3, 0.5], [0.3, 0.9, 1.0], [1.1, 0.2, 0.4]]
 
 def test_arg_types_of_lists_of_lists():
     assert arg_type(M3) == ListOf(ListOf(float))
-    assert arg_type([[0.5], [1]]) is list
+    assert arg_type([[0.5], [1]]) == ListOf(ListOf(INT_OR_FLOAT))  # (an int among floats)
     assert arg_type([[0.5], []]) is list
 
 
@@ -349,6 +349,10 @@ def test_arg_types_of_objects_and_tuples_name_their_fields():
     assert arg_type([Pair(0.5, 1), Pair(1, 1)]) == ListOf(TupleOf((INT_OR_FLOAT, int), cls=Pair))
     assert arg_type({"w": [0.5, 1.0], "b": [2, 1.0]}) == DictOf(ListOf(INT_OR_FLOAT))
     assert arg_type([{"a": 0.5}, {"a": 1}]) == ListOf(DictOf(INT_OR_FLOAT))
+    assert arg_type({"w": [0.5, 1.0], "h": [3, 2]}) == DictOf(ListOf(INT_OR_FLOAT))
+    # (ints alone: no number to differentiate, untyped as before)
+    assert arg_type([[1, 2], [3, 4]]) is list and arg_type({"w": [3, 1], "h": [2]}) is dict
+    assert arg_type([{"a": 1}, {"a": 2}]) is list
     assert arg_type({"w": [0.5, 1.0], "b": [2.0]}) == DictOf(ListOf(float))
     assert arg_type([{"a": 0.5}, {"a": 1.0}]) == ListOf(DictOf(float))
 
@@ -439,7 +443,17 @@ def _mixed_programs():
         xs[1] = xs[1] * x0 * c
         return sum(s * s for s in xs) + x0 * c
 
+    def table_product(a, b):
+        # (the trace of a product written entry by entry, ints among the entries)
+        c = [[0.0 for _ in b[0]] for _ in a]
+        for i in range(len(a)):
+            for j in range(len(b[0])):
+                for k in range(len(b)):
+                    c[i][j] = c[i][j] + a[i][k] * b[k][j]
+        return sum(c[i][i] for i in range(len(c))) + c[0][1] * c[1][0]
+
     return [
+        (table_product, ([[1, 0.5], [0.2, 2]], [[0.3, 1], [2, 0.4]])),
         (step_all, ([Body(0.8, -0.5), Body(1, 0.4), Body(1.1, 2)], 0.7)),
         (dict_rows, ([{"w": 1, "h": -0.3}, {"w": 0.9, "h": 0.6}, {"w": 2, "h": 1}], 0.8)),
         (dict_of_lists, ({"w": [-1.1, -1.0, -1.2], "h": [2, -0.3, -0.8]}, 0.7)),

@@ -1216,7 +1216,13 @@ def _lifted(fn: Any, args: list[Type], simple: bool) -> Type:
         t = _call(fn, trial, simple)
         if t is None:
             return None
-        out = t if k == 0 else join(out, t)
+        if k == 0:
+            out = t
+        elif INT_OR_FLOAT in args and {out, t} <= set(_INT_FLOAT):
+            # (ints and floats both, from numbers of either kind: a number too)
+            out = out if out == t else INT_OR_FLOAT
+        else:
+            out = join(out, t)
     return out
 
 

@@ -95,7 +95,7 @@ def arg_type(a: Any) -> Any:
             mixed = _numbers(a)
             if mixed is not None:
                 return mixed
-        elif type(first) in _NESTED or first is dict:
+        elif type(first) in _NESTED or first is dict or first is list:
             mixed = _merged(first, list(map(arg_type, a)) if kinds is None else kinds, a)
             if mixed is not None:
                 return _list_of(mixed)
@@ -103,9 +103,9 @@ def arg_type(a: Any) -> Any:
         return DICT_OF_FLOAT
     if t is dict and a:
         first = arg_type(next(iter(a.values())))  # ``{'w': [..], 'b': [..]}``
-        if type(first) in _NESTED or first is dict:
+        if type(first) in _NESTED or first is dict or first is list:
             kinds = list(map(arg_type, a.values()))
-            if first is not dict and all(k == first for k in kinds):
+            if first is not dict and first is not list and all(k == first for k in kinds):
                 return _dict_of(first)
             mixed = _merged(first, kinds, a.values())
             if mixed is not None:
@@ -182,18 +182,25 @@ def _merged(first: Any, kinds: list[Any], items: Any) -> Any:
                 return None
             entries.append(seen.pop() if len(seen) == 1 else INT_OR_FLOAT)
         return _tuple_of(tuple(entries), first.cls)  # (``[Pt(3, 0.5), Pt(0.2, 1.5)]``)
-    if type(first) is ListOf and all(type(k) is ListOf and k.item in _NUMBER_KINDS
-                                     for k in kinds):
-        return _list_of(INT_OR_FLOAT)  # (``{"w": [0.5, 1.5], "h": [2, 0.3]}``)
+    # (Lists or dicts of numbers, some of them floats: ``{"w": [0.5, 1.5], "h": [2, 3]}``,
+    # a dict of ints among dicts of floats; those of ints alone stay untyped.)
+    if (type(first) is ListOf or first is list) and all(
+            type(k) is ListOf and k.item in _NUMBER_KINDS or
+            k is list and type(v) is list and _numbers_only(v) for k, v in zip(kinds, items)) \
+            and any(type(k) is ListOf and k.item is not int for k in kinds):
+        return _list_of(INT_OR_FLOAT)
     if (type(first) is DictOf or first is dict) and all(
             type(k) is DictOf and k.value in _NUMBER_KINDS or
-            k is dict and _numbers_only(v) for k, v in zip(kinds, items)):
-        return _dict_of(INT_OR_FLOAT)  # (a dict of ints among them too)
+            k is dict and _numbers_only(v) for k, v in zip(kinds, items)) and \
+            any(type(k) is DictOf and k.value is not int for k in kinds):
+        return _dict_of(INT_OR_FLOAT)
     return None
 
 
-def _numbers_only(d: dict) -> bool:
-    return bool(d) and all(type(v) is int or type(v) is float for v in d.values())
+def _numbers_only(d: dict | list) -> bool:
+    """Whether ``d`` holds numbers only (ints, floats), and one at least."""
+    values = d.values() if type(d) is dict else d
+    return bool(d) and all(type(v) is int or type(v) is float for v in values)
 
 
 def _field_type(v: Any) -> Any:

@@ -143,18 +143,40 @@ def fixed_arity(fn: Any, nargs: int, kwargs: dict) -> Any:
     named = list(code.co_varnames[:code.co_argcount])
     star = code.co_varnames[code.co_argcount + code.co_kwonlyargcount]
     params = named + [f"{star}_{k}" for k in range(nargs - len(named))]
+    return _calling(fn, key, params, params, f"{nargs}")
+
+
+def _calling(fn: types.FunctionType, key: tuple, params: list[str], given: list[str],
+             tag: str) -> Any:
+    """A function of ``params`` returning ``fn(*given)`` (``given`` spelled as in a call),
+    compiled from source registered with ``linecache`` so that wengert reads it like a
+    user's, and kept under ``key``."""
     name = sanitize(fn.__name__)
     source = (f"def {name}({', '.join(params)}):\n"
-              f"    return {name}({', '.join(params)})\n")
-    filename = f"<wengert:fixed-arity:{fn.__qualname__}/{nargs}>"
+              f"    return {name}({', '.join(given)})\n")
+    filename = f"<wengert:fixed-arity:{fn.__qualname__}/{tag}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace: dict[str, Any] = {}
     exec(compile(source, filename, "exec"), namespace)
     wrapper = namespace[name]
-    namespace[name] = fn  # the name the wrapper calls is the function it wraps
+    namespace[name] = fn  # the name the wrapper calls is the function it stands for
     wrapper.__qualname__ = fn.__qualname__
     _FIXED[key] = wrapper
     return wrapper
+
+
+def keyword_adapter(fn: types.FunctionType, npos: int, names: tuple[str, ...]) -> Any:
+    """A function of ``npos + len(names)`` parameters calling ``fn`` with the first
+    ``npos`` by position and the rest by keyword (``def f(a0, kw_s): return f(a0, s=kw_s)``):
+    a call given keyword arguments as a call of positional ones only, for a callee taking
+    them keyword-only or through ``**kwargs``."""
+    key = (fn, npos, names)
+    adapter = _FIXED.get(key)
+    if adapter is not None:
+        return adapter
+    params = [f"a{k}" for k in range(npos)] + [f"kw_{k}" for k in names]
+    given = [f"a{k}" for k in range(npos)] + [f"{k}=kw_{k}" for k in names]
+    return _calling(fn, key, params, given, f"{npos}/{','.join(names)}")
 
 
 def _required_from_doc(f: Any) -> list[str] | None:

@@ -415,11 +415,16 @@ class ReverseContainers:
             if not self.active(d):
                 return
             prev = scope.get(d)
+            none = (present is not None or self.resolve(op.result).id in scope.maybe_none) \
+                and (prev is None or self.resolve(d).id in scope.maybe_none)
             new = scope.b.call(self.const_fn(runtime.getitem_adjoint),
                                prev if prev is not None else scope.b.const(None),
                                scope.res(d), scope.res(key), g, hint=_bar(d))
             scope.adj[self.resolve(d).id] = new
-            scope.maybe_none.discard(self.resolve(d).id)
+            if none:
+                scope.maybe_none.add(self.resolve(d).id)
+            else:
+                scope.maybe_none.discard(self.resolve(d).id)
         return reverse
 
     def entry_slot(self, op: n.GetItem) -> n.Value | None:
@@ -505,11 +510,17 @@ class ReverseContainers:
                 g = scope.need(y)
             scope.b.loc = loc
             prev = scope.get(obj)
+            # (``None`` still where the read's adjoint and the object's before may be)
+            none = not sure and self.resolve(y).id in scope.maybe_none and \
+                (prev is None or self.resolve(obj).id in scope.maybe_none)
             new = scope.b.call(self.const_fn(helper),
                                prev if prev is not None else scope.b.const(None),
                                scope.res(obj), *key(scope, g), hint=_bar(obj))
             scope.adj[self.resolve(obj).id] = new
-            scope.maybe_none.discard(self.resolve(obj).id)
+            if none:
+                scope.maybe_none.add(self.resolve(obj).id)
+            else:
+                scope.maybe_none.discard(self.resolve(obj).id)
         return reverse
 
     def on_GetAttr(self, op: n.GetAttr, b: Builder) -> Action:
