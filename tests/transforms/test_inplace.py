@@ -456,6 +456,29 @@ def test_a_write_into_a_list_field_takes_the_item_out_in_place(f):
                 modes=("rev", "fwd"), order=2)
 
 
+def _trail_written_then_read(tr, c):
+    e = 0.0
+    tr.hist[0] = c
+    for h in tr.hist:
+        e += h * tr.k * c
+    return e
+
+
+def _trail_shifted(tr, c):
+    for i in range(len(tr.hist) - 1):
+        tr.hist[i + 1] = tr.hist[i] * c + tr.hist[i + 1]
+    return sum(v * v for v in tr.hist) * tr.k
+
+
+@pytest.mark.parametrize("f", [_trail_written_then_read, _trail_shifted])
+@pytest.mark.parametrize("k", [-2, -2.0])
+def test_the_fused_reverse_of_a_field_write_reads_only_what_exists_there(f, k):
+    # (an int ``k`` made the constant index of ``tr.hist[0] = c`` come after the field's
+    # adjoint was taken out: the fused call read it before it was made, which the IR
+    # verifier caught, found by the typed-arguments generator)
+    check_grads(f, (_Trail(k, [0.578, 0.411, 0.64]), -1.04), modes=("rev", "fwd"), order=2)
+
+
 def test_field_entry_helpers_fall_back_where_the_adjoint_is_shared():
     tr = _Trail(0.5, [1.0, 2.0])
     hist_bar = [0.5, 0.25]

@@ -272,15 +272,16 @@ def _take_field_entries(fn: n.Function) -> None:
                     _calls(nxt, consts, (runtime.field_entry_adjoint_owned,), 7)) and \
                     consts.get(nxt.args[2].id) not in (name, None)
                 chain = nxt.result if ok else chain
-            obj = put.args[1]
+            obj, j = put.args[1], item.args[1]
+            # Everything the fused call reads exists where the field's adjoint was taken out.
             made = {res.id for o in r.ops[k:r.ops.index(put)] for res in o.results}
-            if not ok or obj.id in made:
+            if not ok or obj.id in made or j.id in made:
                 continue
             const = n.Const(runtime.field_entry_taken, [n.Value(hint=None)], loc=take.loc)
             r.ops.insert(k, const)
             consts[const.result.id] = const.value
             take.fn = const.result
-            take.args = [take.args[0], obj, take.args[1], item.args[1]]
+            take.args = [take.args[0], obj, take.args[1], j]
             first.results = [p1, g]  # type: ignore[attr-defined]
             defs[g.id] = first
             replace_uses(fn, {put.result.id: put.args[0]})
