@@ -925,10 +925,65 @@ class _Trail2:
     hist: list
 
 
+def _old_object_read_after_another_slot_written(ps, c):
+    old = ps[0]
+    ps[0] = _Q(c, 2 * c)
+    ps[1].x = ps[1].x * c  # (a read of ps[0] again here would be the new object)
+    return old.x * c + ps[0].x + ps[1].x
+
+
+def _old_object_written_in_the_loop_replacing_it(ps, c):
+    e = 0.0
+    for i in range(len(ps)):
+        q = ps[i]
+        ps[i] = _Q(q.x * c, q.y)
+        q.x = q.x + c
+        e += q.x
+    return e + sum(q.x for q in ps)
+
+
+def _read_before_a_loop_replacing_it(ps, c):
+    p = ps[0]
+    e = 0.0
+    for k in range(3):
+        p.x = p.x * c  # (from the second step on, p is no longer in ps)
+        e += p.x
+        ps[0] = _Q(c * k, p.y)
+    return e + ps[0].x
+
+
+def _old_object_written_after_its_values_made_the_new(ps, c):
+    a = ps[0]
+    ps[0] = _Q(a.x * c, a.y)
+    a.y = c
+    return ps[0].x + a.y + ps[0].y
+
+
+def _last_read_then_another_appended(ps, c):
+    last = ps[-1]
+    ps.append(_Q(c, c))
+    ps[0].x = ps[0].x * c  # (a read of ps[-1] again would be the new one)
+    return last.x * c + ps[-1].y
+
+
+def _dict_list_replaced_after_a_sum(d, c):
+    e = sum(d["w"])
+    d["w"] = [c * d["w"][0], c]
+    d["w"][1] = d["w"][1] * e
+    return sum(d["w"]) + d["h"][1]
+
+
 @pytest.mark.parametrize("f, args", [
     (_dict_key_given_a_new_list, ({"w": [0.5, 1.5], "h": [0.2, 0.3]}, 0.7)),
     (_list_slot_given_a_new_object, ([_Q(0.5, 1.5), _Q(0.2, 0.3)], 0.7)),
     (_field_given_a_new_list, (_Trail2(0.5, [0.5, 1.5]), 0.7)),
+    (_old_object_read_after_another_slot_written, ([_Q(0.5, 1.5), _Q(0.2, 0.3)], 0.7)),
+    (_old_object_written_in_the_loop_replacing_it, ([_Q(0.5, 1.5), _Q(0.2, 0.3)], 0.7)),
+    (_read_before_a_loop_replacing_it, ([_Q(0.5, 1.5), _Q(0.2, 0.3)], 0.7)),
+    (_old_object_written_after_its_values_made_the_new, ([_Q(0.5, 1.5), _Q(0.2, 0.3)],
+                                                         0.7)),
+    (_dict_list_replaced_after_a_sum, ({"w": [0.5, 1.5], "h": [0.2, 0.3]}, 0.7)),
+    (_last_read_then_another_appended, ([_Q(0.5, 1.5), _Q(0.2, 0.3)], 0.7)),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_a_holder_s_place_given_a_new_object_after_a_read_is_right_or_refused(f, args):
     try:

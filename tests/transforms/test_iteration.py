@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+import wengert
 from wengert.testing import check_grads
 
 
@@ -46,3 +47,106 @@ def test_a_loop_over_pairs_of_a_list_and_its_slice_differentiates_to_the_second_
     # changes nothing it iterates (it was refused, "this loop changes the object it
     # iterates over", at the second order).
     check_grads(f, args, modes=("rev", "fwd"), order=2)
+
+
+def product_by_rows(a, b):
+    # ``c`` is made here of new rows: writing ``c[i][j]`` changes no row of ``a``.
+    n = len(a)
+    c = [[0.0] * n for _ in range(n)]
+    for i, row in enumerate(a):
+        for k, x in enumerate(row):
+            for j in range(n):
+                c[i][j] += x * b[k][j]
+    return sum(sum(r) for r in c) + c[0][1] * c[1][0]
+
+
+def pairs_into_a_new_table(a, b):
+    t = [[0.0, 0.0] for _ in a]
+    for i, (row, other) in enumerate(zip(a, b)):
+        for k, x in enumerate(row):
+            t[i][k] = x * other[k] + t[i][k]
+    return sum(r[0] * r[1] for r in t)
+
+
+@pytest.mark.parametrize("f, order", [(product_by_rows, 2), (pairs_into_a_new_table, 1)],
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_a_row_of_a_parameter_iterated_while_a_new_table_is_written(f, order):
+    # The rows of a table made of new lists are no rows of a parameter
+    # (``_State.may_alias``): refused before ("this loop changes the object it iterates
+    # over"). (``enumerate(zip(a, b))`` at the second order: the items of the lists the
+    # rule of ``zip`` makes are of unknown types there, and the write is refused.)
+    a, b = [[0.3, 0.5], [0.8, -0.2]], [[0.4, 0.6], [1.1, 0.9]]
+    check_grads(f, (a, b), modes=("rev", "fwd"), order=order)
+
+
+def row_of_the_parameter_in_the_table(a, b):
+    t = [a[0], [0.0, 0.0]]  # (a row of ``a`` itself: written while it is iterated)
+    e = 0.0
+    for k, x in enumerate(a[0]):
+        t[0][1 - k] = x * b[k][0]
+        e += x
+    return e + sum(t[0]) + sum(t[1])
+
+
+def row_appended_to_the_parameter(a, b):
+    r = [0.0, 0.0]
+    t = [r]
+    a.append(r)  # (the new row is also a row of ``a``)
+    e = 0.0
+    for row in a:
+        for k, x in enumerate(row):
+            t[0][k] = x * b[0][0] + 1.0
+            e += x
+    return e + sum(t[0])
+
+
+def row_handed_to_a_helper(a, b):
+    r = [0.0, 0.0]
+    t = [r]
+    _put_first(a, r)
+    e = 0.0
+    for k, x in enumerate(a[0]):
+        t[0][1 - k] = x * b[0][0] + 1.0
+        e += x
+    return e
+
+
+def _put_first(xs, r):
+    xs[0] = r
+
+
+@pytest.mark.parametrize("f", [row_of_the_parameter_in_the_table,
+                               row_appended_to_the_parameter, row_handed_to_a_helper],
+                         ids=lambda f: f.__name__)
+def test_a_table_holding_what_a_parameter_holds_is_right_or_refused(f):
+    a, b = [[0.3, 0.5], [0.8, -0.2]], [[0.4, 0.6], [1.1, 0.9]]
+    for mode in ("rev", "fwd"):
+        try:
+            check_grads(f, ([r[:] for r in a], b), modes=(mode,), order=2)
+        except wengert.NonDifferentiableError as e:
+            assert e.loc is not None and e.loc.filename == __file__, e
+
+
+@dataclasses.dataclass
+class Trail:
+    k: float
+    hist: list
+
+
+def subtracted_then_paired(ps, tr, c):
+    e = 0.0
+    for h in tr.hist:  # (items of a list appended to later: of unknown type, and so is e)
+        e += h * tr.k * c
+    for q in ps:
+        e -= q.v  # (an in-place operator's result is what it changed, or a new number)
+    tr.hist.append(tr.k * c)
+    ps[0].v = 3
+    for q, r in zip(ps, ps[1:]):
+        e += q.x * r.v
+    return e + sum(tr.hist)
+
+
+def test_a_number_an_in_place_operator_gives_is_no_list_a_loop_walks():
+    ps = [Body(-1.31, -1.122), Body(1.204, -0.537), Body(0.3, 0.8)]
+    check_grads(subtracted_then_paired, (ps, Trail(-0.716, [-0.515, -2]), 0.34),
+                modes=("rev", "fwd"), order=2)

@@ -425,6 +425,185 @@ def test_writes_into_objects_a_parameter_holds_in_both_modes_to_second_order(f, 
     wengert.vjp(f, *make())
 
 
+def neighbours_then_step(ps, c):
+    e = 0.0
+    for q, r in zip(ps, ps[1:]):
+        e += q.x * r.v
+    for q in ps:
+        q.x = q.x + 0.1 * q.v * c
+    return e + sum(q.x for q in ps) * c
+
+
+def step_then_pairs(ps, c):
+    for q in ps:
+        q.x = q.x * c + q.v
+    e = 0.0
+    for q, r in zip(ps[:-1], ps[1:]):
+        e += (r.x - q.x) ** 2
+    return e
+
+
+def every_other_and_back(ps, c, k):
+    for i, q in enumerate(ps[::2], start=1):
+        q.v = q.v * c + i
+    e = 0.0
+    for q in reversed(ps):
+        q.x = q.x + e * c
+        e += q.v * q.x
+    for q in ps[k:]:  # (a bound the program computes)
+        e += q.x
+    for q in ps[-2:1:-1]:
+        e += q.v * c
+    for q in ps[9:]:
+        e += q.x * 100.0
+    return e
+
+
+def written_between_slice_and_loop(ps, c):
+    tail = ps[1:]
+    ps[1].x = ps[1].x * c  # (the same object as tail[0]: its new x is read below)
+    e = 0.0
+    for q in tail:
+        e += q.x * q.v
+    return e
+
+
+def new_object_between_slice_and_loop(ps, c):
+    tail = ps[1:]
+    ps[0].x = ps[0].x * c
+    ps[1] = Body(c, c)  # (tail[0] is still the old object)
+    e = 0.0
+    for q in tail:
+        e += q.x * q.v
+    return e + ps[1].x
+
+
+def _bodies():
+    return [Body(0.3, 0.5), Body(-0.2, 0.7), Body(1.1, -0.4), Body(0.6, 0.9), Body(0.8, 0.1)]
+
+
+@pytest.mark.parametrize(("f", "make"), [
+    (neighbours_then_step, lambda: (_bodies(), 0.7)),
+    (step_then_pairs, lambda: (_bodies(), 0.7)),
+    (every_other_and_back, lambda: (_bodies(), 0.7, 2)),
+    (written_between_slice_and_loop, lambda: (_bodies(), 0.7)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_loops_over_slices_and_reversed_of_a_holder_written_into(f, make):
+    # A slice (``ps[1:]``) or ``reversed(ps)`` made for a loop is walked by index
+    # (``iteration._State.slice_of``), so the items the loop reads are reads of the holder's
+    # places and its writes go through the holder's adjoint: refused before.
+    check_grads(f, make(), modes=("rev", "fwd"), order=2)
+    wengert.vjp(f, *make())
+
+
+def test_a_slice_taken_before_its_list_is_given_a_new_object_is_right_or_refused():
+    # The slice holds the old object; reading the list at its indices would read the new.
+    try:
+        check_grads(new_object_between_slice_and_loop, (_bodies(), 0.7), modes=("rev",),
+                    order=2)
+    except wengert.WengertError as e:
+        assert e.loc is not None and e.loc.filename == __file__, e
+
+
+def slot_given_a_new_body(ps, c):
+    for q in ps:
+        q.x = q.x + 0.1 * q.v
+    e = sum(q.x for q in ps) * c
+    ps[0] = Body(c * ps[0].x, ps[0].v)  # (its reads stand before it, their uses too)
+    return e + ps[0].x * ps[1].v
+
+
+def every_slot_given_a_new_body(ps, c):
+    for i in range(len(ps)):
+        ps[i] = Body(ps[i].x * c, ps[i].v + c)
+    ps[0].x = ps[0].x * ps[1].v
+    return sum(q.x * q.v for q in ps)
+
+
+def given_a_new_body_then_stepped(ps, c):
+    ps[1] = Body(c, c * c)
+    for q in ps:
+        q.x = q.x + 0.1 * q.v
+    return sum(q.x * q.v for q in ps)
+
+
+def slot_given_a_body_holding_an_int(ps, c):
+    ps[0] = Body(1, c)  # (an int where the others hold floats)
+    ps[1].x = ps[1].x * c
+    return ps[0].x * ps[0].v + ps[1].x * ps[0].m
+
+
+def appended_a_new_body(t, ps, c):
+    e = 0.0
+    for i in range(len(ps)):
+        e += ps[i].x * math.sin(ps[i].v)
+    ps[1].m = c
+    e += ps[1].m * ps[1].x + sum(t) * c
+    ps.append(Body(c, 0.5))
+    return e + sum(q.x * q.v for q in ps)
+
+
+def dict_given_a_new_list(d, c):
+    d["w"][0] = c * 2.0
+    d["z"] = [c, c * 2.0]
+    d["z"][1] = d["z"][1] * c
+    return sum(d["w"]) * d["h"][0] + sum(d["z"])
+
+
+def dict_values_summed_after_writes(d, c):
+    d["w"][0] = c * 2.0
+    d["z"] = [c, c * 2.0]
+    e = sum(sum(v) for v in d.values()) * c
+    for k, v in d.items():
+        e += v[0] * len(k)
+    return e
+
+
+@pytest.mark.parametrize(("f", "make"), [
+    (slot_given_a_new_body, lambda: (_bodies(), 0.7)),
+    (every_slot_given_a_new_body, lambda: (_bodies(), 0.7)),
+    (given_a_new_body_then_stepped, lambda: (_bodies(), 0.7)),
+    (slot_given_a_body_holding_an_int, lambda: (_bodies(), 0.7)),
+    (appended_a_new_body, lambda: ((-0.63, 0.311), _bodies(), 0.7)),
+    (dict_given_a_new_list, lambda: ({"w": [0.5, 1.5], "h": [0.2, 0.3]}, 0.7)),
+    (dict_values_summed_after_writes, lambda: ({"w": [0.5, 1.5], "h": [0.2, 0.3]}, 0.7)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_holder_s_place_given_a_new_object_and_its_values_iterated(f, make):
+    # A new object made for a place of the holder alone (``ps[0] = Body(...)``, ``d["z"] =
+    # [c, v]``) where no read of the place before it is used after it; loops over a
+    # dict's ``values()``/``items()`` read its values by key (``prepare``): refused before.
+    check_grads(f, make(), modes=("rev", "fwd"), order=2)
+    wengert.vjp(f, *make())
+
+
+def field_given_a_new_list(tr, c):
+    e = tr.hist[0] * tr.hist[-1] * c + tr.k * sum(tr.hist)
+    tr.hist = [c, tr.k]
+    e += tr.hist[0] * tr.hist[1]
+    tr.hist[0] = c * c
+    return e + tr.hist[0] * tr.k
+
+
+def appended_then_written_in_a_loop(ps, c):
+    for k in range(3):
+        ps.append(Body(c * k, 0.5))
+        ps[-1].x = ps[-1].x + ps[0].v * c
+    return sum(q.x * q.v for q in ps)
+
+
+def test_a_new_object_appended_then_written_into_in_a_loop():
+    check_grads(appended_then_written_in_a_loop, (_bodies(), 0.7), modes=("rev", "fwd"))
+    wengert.vjp(appended_then_written_in_a_loop, _bodies(), 0.7)
+
+
+def test_a_field_given_a_new_list_then_written_into():
+    # First order: in the gradient differentiated again, the old list's reads are kept for
+    # the pullback past the new list and its write, and that is refused at the write.
+    make = lambda: (Trail(0.7, [0.3, 0.9, -0.4]), 1.3)  # noqa: E731
+    check_grads(field_given_a_new_list, make(), modes=("rev", "fwd"))
+    wengert.vjp(field_given_a_new_list, *make())
+
+
 def test_a_list_field_of_a_parameter_gives_the_gradient_a_person_writes():
     # f = k * sum(h'^2) with h' = [h0 * c, h1, k * c]: each partial written out by hand.
     tr, c = Trail(0.7, [0.3, 0.9]), 1.3

@@ -121,7 +121,10 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
                 made.add(c)
             elif not isinstance(op, (n.If, n.For, n.While, n.With)):
                 poisoned.add(c)  # made elsewhere (a callee, a container read)
-        if not _written_back(op, defs):
+        if isinstance(op, n.SetItem) and op.obj.id in given_items and kind(op.value) or \
+                _appended_to(op, defs, given_items):
+            pass  # (a new item of such a list: its reads join every instance's fields)
+        elif not _written_back(op, defs):
             _uses(op, kind, consts, poisoned, id(op) in records)
         if isinstance(op, n.SetAttr) and not _written_back(op, defs):
             c = kind(op.obj)
@@ -135,6 +138,14 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
         if any(name not in names for names in seeded.get(c, ())):
             ts.append(None)  # not an attribute of a given instance: read, it is the class's
     return {k: ts for k, ts in found.items() if k[0] in made and k[0] not in poisoned}
+
+
+def _appended_to(op: n.Op, defs: Mapping[int, n.Op], lists: Mapping[int, Any]) -> bool:
+    """Whether ``op`` is ``xs.append(v)`` for one of ``lists``."""
+    if not isinstance(op, n.Call) or len(op.args) != 1 or op.kwargs or op.starred:
+        return False
+    m = defs.get(op.fn.id)
+    return isinstance(m, n.GetAttr) and m.name == "append" and m.obj.id in lists
 
 
 def instance_class(t: Any) -> bool:

@@ -327,55 +327,62 @@ def _infer(fn: n.Function, param_types: Sequence[Type], free_types: Mapping[int,
     # ys[i - 1])``): assume they keep the type of items they start with, infer, and drop
     # each list some write of which puts another type in (by induction on the writes,
     # the others hold items of their type throughout).
-    lists = frozenset(item_writes)
-    inf = run({}, lists)
-    for _ in range(4):
-        wrong = {v for v in lists if not _writes_agree(inf, v, item_writes[v])}
-        if not wrong:
-            break
-        lists -= wrong
+    # A new object written into such a list is taken at first for one of its items' type
+    # where what makes it is of types only the fields' facts settle (``ps[0] = Body(c *
+    # ps[0].x, v)``); if, with those facts, it is not, everything is inferred again without.
+    for lenient in (True, False):
+        lists = frozenset(item_writes)
         inf = run({}, lists)
-    else:
-        lists = frozenset()
-        inf = run({})
-    given = {a.id: t.fields for a, t in zip(fn.body.args, param_types)
-             if isinstance(t, ObjectOf)}
-    # (the items of a list nothing changes are the objects the caller's list held)
-    given_items = {a.id: t.item.fields for a, t in zip(fn.body.args, param_types)
-                   if isinstance(t, ListOf) and isinstance(t.item, ObjectOf) and
-                   (a.id in readonly or a.id in lists)}
-    if any(isinstance(t, type) and _plain_class(t) for t in inf.types.values()):
-        # The fields of objects the function makes and keeps: assume what its constructor
-        # calls (else its writes) put there, check that every write agrees, and drop the
-        # fields where one does not (each round only loses facts).
-        # Values of unknown type may only be waiting for these facts: assume the one type
-        # known of each field's values, infer again, and repeat until every value of every
-        # field assumed is of its type (a field with a value of another type is dropped for
-        # good). Without agreement in a few rounds, no field is typed.
-        assumed: dict[tuple[type, str], type] = {}
-        dropped: set[tuple[type, str]] = set()
-        trial = inf
-        # (what a generated gradient's loop records keep for its reverse loop are the
-        # same objects there)
-        copies = record_copies(fn.body)
-        records = [op for op in n.walk(fn.body) if _recorded_values(op, copies)]
-        same = {u: x for op in records for x in _recorded_values(op, copies)
-                for u in copies.of(op, x) or ()}
-        for _ in range(8):
-            found = object_fields(fn, trial.get, trial.consts, given, given_items, same,
-                                  {id(op) for op in records})
-            wrong = {k for k, t in assumed.items()
-                     if any(u is not t and not fits(u, t) for u in found.get(k, ()))}
-            if assumed and not wrong and all(k in assumed for k, ts in found.items()
-                                             if k not in dropped and _one_known(ts)):
-                inf = trial
+        for _ in range(4):
+            wrong = {v for v in lists if not _writes_agree(inf, v, item_writes[v], lenient)}
+            if not wrong:
                 break
-            dropped |= wrong
-            assumed = {k: _one_known(ts) for k, ts in found.items()
-                       if k not in dropped and _one_known(ts) is not None}
-            if not assumed:
-                break
-            trial = run(assumed, lists)
+            lists -= wrong
+            inf = run({}, lists)
+        else:
+            lists = frozenset()
+            inf = run({})
+        given = {a.id: t.fields for a, t in zip(fn.body.args, param_types)
+                 if isinstance(t, ObjectOf)}
+        # (the items of a list nothing changes are the objects the caller's list held)
+        given_items = {a.id: t.item.fields for a, t in zip(fn.body.args, param_types)
+                       if isinstance(t, ListOf) and isinstance(t.item, ObjectOf) and
+                       (a.id in readonly or a.id in lists)}
+        if any(isinstance(t, type) and _plain_class(t) for t in inf.types.values()):
+            # The fields of objects the function makes and keeps: assume what its constructor
+            # calls (else its writes) put there, check that every write agrees, and drop the
+            # fields where one does not (each round only loses facts).
+            # Values of unknown type may only be waiting for these facts: assume the one type
+            # known of each field's values, infer again, and repeat until every value of every
+            # field assumed is of its type (a field with a value of another type is dropped for
+            # good). Without agreement in a few rounds, no field is typed.
+            assumed: dict[tuple[type, str], type] = {}
+            dropped: set[tuple[type, str]] = set()
+            trial = inf
+            # (what a generated gradient's loop records keep for its reverse loop are the
+            # same objects there)
+            copies = record_copies(fn.body)
+            records = [op for op in n.walk(fn.body) if _recorded_values(op, copies)]
+            same = {u: x for op in records for x in _recorded_values(op, copies)
+                    for u in copies.of(op, x) or ()}
+            for _ in range(8):
+                found = object_fields(fn, trial.get, trial.consts, given, given_items, same,
+                                      {id(op) for op in records})
+                wrong = {k for k, t in assumed.items()
+                         if any(u is not t and not fits(u, t) for u in found.get(k, ()))}
+                if assumed and not wrong and all(k in assumed for k, ts in found.items()
+                                                 if k not in dropped and _one_known(ts)):
+                    inf = trial
+                    break
+                dropped |= wrong
+                assumed = {k: _one_known(ts) for k, ts in found.items()
+                           if k not in dropped and _one_known(ts) is not None}
+                if not assumed:
+                    break
+                trial = run(assumed, lists)
+        if not lenient or all(_writes_agree(inf, v, item_writes[v]) for v in lists):
+            break
+
     arrays, shapes = inf.arrays, inf.shapes
     if reshaped:  # (an array may change its shape in place: only numbers keep theirs)
         arrays = {k: unshaped(a) for k, a in arrays.items()}
@@ -772,26 +779,77 @@ def _item_writes(body: n.Region, writes: Callable[[Any], Any] | None = None
     return out
 
 
-def _writes_agree(inf: _Inference, vid: int, found: list[tuple[n.Value, n.Value | None]]
-                  ) -> bool:
+def _writes_agree(inf: _Inference, vid: int, found: list[tuple[n.Value, n.Value | None]],
+                  lenient: bool = False) -> bool:
     """Whether every item written into the list ``vid`` is of the type its items were
     assumed to have (under an int index), or into the dict ``vid`` of the type its values
-    were assumed to have (under any key), or nothing was assumed of its items."""
+    were assumed to have (under any key), or nothing was assumed of its items. With
+    ``lenient``, a new object's field values of unknown type count as fitting
+    (:func:`_new_object_of`)."""
     if vid in inf.values:
         value = inf.values[vid]
         return all(k is not None and (fits(inf.full_type(w), value) or
-                                      _read_from(inf, w, vid)) for w, k in found)
+                                      _read_from(inf, w, vid) or
+                                      _new_object_of(inf, w, value, lenient))
+                   for w, k in found)
     item = inf.items.get(vid)
     if item is None:
         return True
-    return all((fits(inf.full_type(w), item) or _read_from(inf, w, vid)) and
+    return all((fits(inf.full_type(w), item) or _read_from(inf, w, vid) or
+                _new_object_of(inf, w, item, lenient)) and
                (k is None or inf.get(k) is int) for w, k in found)
+
+
+#: The kinds of number a field holding numbers may hold.
+_NUMBER_KINDS = frozenset({int, float, INT_OR_FLOAT})
+
+
+def _new_object_of(inf: _Inference, w: n.Value, item: Type, lenient: bool) -> bool:
+    """Whether ``w`` is a new instance of the dataclass of ``item`` (an :class:`ObjectOf`)
+    made by its generated ``__init__`` from values of its fields' types there (``ps[0] =
+    Body(c * ps[0].x, ps[0].v)``), defaults included, or a list display of values of the
+    type of the items of ``item`` (a :class:`ListOf`): an item of the type the others
+    have."""
+    d = inf.defs.get(w.id)
+    if isinstance(item, ListOf):
+        # (a new list of numbers: ``d["z"] = [c, 2 * c]`` into a dict of lists of floats)
+        return isinstance(d, n.Build) and d.kind == "list" and not d.starred and all(
+            fits(t := inf.full_type(x), item.item) or lenient and t is None
+            for x in d.items)
+    if not isinstance(item, ObjectOf):
+        return False
+    cls = item.cls
+    if not (isinstance(d, n.Call) and not d.starred and dataclasses.is_dataclass(cls) and
+            inf.consts.get(d.fn.id, _NOT_CONST) is cls) or \
+            hasattr(cls, "__post_init__") or \
+            getattr(getattr(cls.__init__, "__code__", None), "co_filename", "") != "<string>":
+        return False
+    fields = dataclasses.fields(cls)
+    if not all(f.init for f in fields) or len(d.args) > len(fields):
+        return False
+    given = {f.name: inf.full_type(a) for f, a in zip(fields, d.args)}
+    for name, a in d.kwargs:
+        if name in given:
+            return False
+        given[name] = inf.full_type(a)
+    for f in fields:
+        if f.name not in given:
+            if f.default is dataclasses.MISSING:
+                return False  # (a default_factory's value, or a call Python refuses)
+            given[f.name] = type(f.default)
+    want = dict(item.fields)
+    # (a number of another kind where numbers were, ``Q(1, c)``: the facts of the class's
+    # fields join every value put there, ``analysis.fields``)
+    return set(want) == set(given) and all(
+        fits(given[k], want[k]) or lenient and given[k] is None or
+        given[k] in _NUMBER_KINDS and want[k] in _NUMBER_KINDS for k in want)
 
 
 def fits(t: Type, assumed: Type) -> bool:
     """Whether a value of type ``t`` may stand where ``assumed`` was (a float or an int
-    written where numbers of either kind are)."""
-    return t == assumed or assumed is INT_OR_FLOAT and t in (int, float, INT_OR_FLOAT)
+    written where numbers of either kind are, a list of known items where lists are)."""
+    return t == assumed or assumed is INT_OR_FLOAT and t in (int, float, INT_OR_FLOAT) or \
+        assumed is list and isinstance(t, ListOf)
 
 
 def _read_from(inf: _Inference, w: n.Value, vid: int) -> bool:
@@ -1124,10 +1182,13 @@ def _builtin(fn: Any, args: list[Type], simple: bool) -> Type:
 
 
 def _one_known(ts: list[Type]) -> Type:
-    """The one type among ``ts`` other than unknown, or ``None``."""
+    """The one type among ``ts`` other than unknown, or ``None`` (ints and floats: a
+    number; lists of known and unknown items: a list)."""
     known = {t for t in ts if t is not None}
     if len(known) > 1 and known <= set(_INT_FLOAT):
         return INT_OR_FLOAT  # (a field holding ints and floats both: a number)
+    if len(known) > 1 and all(t is list or isinstance(t, ListOf) for t in known):
+        return list  # (a list of floats passed in, another list put there: a list)
     return known.pop() if len(known) == 1 else None
 
 
@@ -1842,7 +1903,8 @@ class _Inference:
 
     def zipped(self, iterable: n.Value) -> list[Type] | None:
         """The entry types of the items of ``zip(xs, ys, ...)`` or ``enumerate(xs)`` over
-        lists of known items (and ranges), else ``None``."""
+        lists of known items (and ranges, and such zips), else ``None`` (an
+        ``enumerate``'s index is an int even where its items are unknown)."""
         made = self.defs.get(iterable.id)
         if not isinstance(made, n.Call) or made.starred or made.kwargs or \
                 made.fn.id not in self.consts or not made.args:
@@ -1850,13 +1912,17 @@ class _Inference:
         fn = self.consts[made.fn.id]
         if fn is enumerate and len(made.args) <= 2:
             item = self.item_type(made.args[0])
-            return None if item is None else [int, item]
+            if item is None and (inner := self.zipped(made.args[0])) is not None:
+                item = TupleOf(tuple(inner))  # (``enumerate(zip(a, b))``)
+            return [int, item]  # (an index is an int whatever the items)
         if fn is not zip:
             return None
         out: list[Type] = []
         for a in made.args:
             if (item := self.item_type(a)) is not None:
                 out.append(item)
+            elif (inner := self.zipped(a)) is not None:
+                out.append(TupleOf(tuple(inner)))
             elif self.get(a) is range:
                 out.append(int)
             elif self.get(a) is numpy.ndarray and a.id in self.arrays:

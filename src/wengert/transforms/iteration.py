@@ -58,6 +58,12 @@ _SLOT_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear
 _IMMUTABLE = (float, int, bool, str, bytes, complex, type(None), range)
 #: In-place operators: ``xs += ys`` extends the list ``xs``.
 _INPLACE = frozenset({operator.iadd, operator.imul, operator.iconcat})
+#: In-place operators: the result is the object changed (an array, a list), or a new
+#: number.
+_IN_PLACE_RESULTS = _INPLACE | {operator.isub, operator.itruediv, operator.ifloordiv,
+                                operator.imod, operator.ipow, operator.imatmul, operator.iand,
+                                operator.ior, operator.ixor, operator.ilshift,
+                                operator.irshift}
 #: Calls that make a new list or dict sharing no slots with their arguments.
 _FRESH_CALLS = frozenset({list, dict, set, sorted, copy.copy, copy.deepcopy})
 #: Builtins that only read what they are given.
@@ -66,6 +72,8 @@ _READERS = frozenset({len, sum, min, max, enumerate, zip, reversed, sorted, iter
                       int, bool, round, dict, set, frozenset, map, filter})
 
 _UNKNOWN = ("unknown",)
+#: The "slice" a loop over ``reversed(xs)`` walks (:meth:`_State.slice_of`).
+REVERSED = "reversed"
 
 
 def index_changed_iterations(fn: n.Function, arg_types: Sequence[Any]) -> bool:
@@ -82,13 +90,13 @@ def index_changed_iterations(fn: n.Function, arg_types: Sequence[Any]) -> bool:
         lists = state.iterated_lists(op)
         if lists is None:
             # Not a list (a range, a tuple, ...), or an iterable we cannot index.
-            source = state.iterated_object(op)
-            if source is not None and types.of(source) is dict and \
-                    _keys_of(op.iterable, source, state):
+            sources = state.iterated_objects(op)
+            if len(sources) == 1 and types.of(sources[0]) is dict and \
+                    _keys_of(op.iterable, sources[0], state):
                 # A dict yields its keys, which writes into its values leave as they are
                 # (adding or removing a key while iterating raises in Python itself).
                 continue
-            if source is not None and state.changes(op.body, source):
+            if any(state.changes(op.body, source) for source in sources):
                 raise NonDifferentiableError(
                     "this loop changes the object it iterates over, which is not supported "
                     "for this kind of iterable", op.loc,
@@ -172,27 +180,59 @@ class _State:
             return "zip", [(a, None) for a in d.args], None
         return None
 
-    def iterated_object(self, op: n.For) -> n.Value | None:
-        """The mutable object a loop over something else walks (``reversed(xs)`` -> ``xs``)."""
-        it = op.iterable
+    def slice_of(self, xs: n.Value, op: n.For) -> tuple[n.Value, n.Value | str] | None:
+        """``(ys, s)`` where ``xs`` is a slice ``ys[s]`` of a list (or ``reversed(ys)``:
+        ``s`` is :data:`REVERSED`) made for the loop ``op`` alone (iterated by it, alone or
+        in the ``zip``/``enumerate`` it iterates), in the loop's region with nothing
+        between that may change ``ys``: the loop may read ``ys`` at the slice's indices
+        instead. ``None`` otherwise."""
+        d = self.defs.get(xs.id)
+        if isinstance(d, n.GetItem) and self.types.of(d.index) is slice and \
+                self.types.of(d.obj) is list:
+            ys, part = d.obj, d.index
+        elif isinstance(d, n.Call) and len(d.args) == 1 and not d.kwargs and \
+                not d.starred and self.const(d.fn) == (True, builtins.reversed) and \
+                self.types.of(d.args[0]) is list:
+            ys, part = d.args[0], REVERSED
+        else:
+            return None
+        made = self.defs.get(op.iterable.id)
+        through = [op] if xs is op.iterable else [made]
+        if self.uses.get(xs.id, []) != through or \
+                xs is not op.iterable and self.uses.get(op.iterable.id, []) != [op]:
+            return None
+        region = _region_of(op, self)
+        if not any(o is d for o in region.ops):
+            return None
+        between = region.ops[region.ops.index(d) + 1:region.ops.index(op)]
+        if self.changes(n.Region([], between), ys):
+            return None
+        return ys, part
+
+    def iterated_objects(self, op: n.For) -> list[n.Value]:
+        """The mutable objects a loop over something else walks (``reversed(xs)`` ->
+        ``xs``; ``enumerate(zip(a, b))`` -> ``a``, ``b``; ``d.items()`` -> ``d``)."""
+        return self._walked(op.iterable)
+
+    def _walked(self, it: n.Value) -> list[n.Value]:
         t = self.types.of(it)
         if t in _IMMUTABLE or t is tuple:
-            return None
+            return []
         d = self.defs.get(it.id)
         if isinstance(d, n.Call) and not d.kwargs and len(d.args) >= 1:
             is_c, f = self.const(d.fn)
             if is_c and f is builtins.range:
-                return None
+                return []
             if is_c and f in (builtins.reversed, builtins.enumerate, builtins.zip, iter):
-                return next((a for a in d.args if self.types.of(a) not in (tuple, range)),
-                            None)
+                return [w for a in d.args if self.types.of(a) not in (tuple, range)
+                        for w in self._walked(a)]
             if is_c and f in (dict.items, dict.keys, dict.values) and len(d.args) == 1:
-                return d.args[0]  # (``d.keys()`` made a call of the method of ``dict``)
+                return [d.args[0]]  # (``d.keys()`` made a call of the method of ``dict``)
         if isinstance(d, n.Call) and not d.args and not d.kwargs:
             m = self.defs.get(d.fn.id)
             if isinstance(m, n.GetAttr) and m.name in ("items", "keys", "values"):
-                return m.obj
-        return it
+                return [m.obj]
+        return [it]
 
     # -- aliasing --------------------------------------------------------------------------
 
@@ -220,6 +260,12 @@ class _State:
             return {_UNKNOWN}
         if isinstance(d, n.GetItem):
             return {("part", r) for r in self.roots(d.obj, seen)}
+        if isinstance(d, n.Unpack) and d.star is None:
+            whole = self._structure(d.value, seen)
+            k = d.results.index(v)
+            if isinstance(whole, tuple):
+                return whole[1][k] if len(whole[1]) == len(d.results) else {_UNKNOWN}
+            return {("part", r) for r in whole}
         if isinstance(d, (n.Build, n.BuildDict)):
             return {("fresh", id(d))}
         if isinstance(d, n.If):
@@ -231,7 +277,7 @@ class _State:
             return self.roots(d.inits[k], seen) | self.roots(d.body.terminator.values[k], seen)
         if isinstance(d, n.Call):
             is_c, f = self.const(d.fn)
-            if is_c and _hashable(f) and f in _INPLACE and d.args:
+            if is_c and _hashable(f) and f in _IN_PLACE_RESULTS and d.args:
                 return self.roots(d.args[0], seen)
             if is_c and _hashable(f) and f in _FRESH_CALLS:
                 return {("fresh", id(d))}
@@ -245,7 +291,35 @@ class _State:
             m = self.defs.get(d.fn.id)
             if isinstance(m, n.GetAttr) and m.name == "copy" and not d.args:
                 return {("fresh", id(d))}
+            if is_c and f is operator.mul and len(d.args) == 2 and \
+                    {self.types.of(a) for a in d.args} == {list, int}:
+                return {("fresh", id(d))}  # ``[0.0] * n``: a new list
         return {_UNKNOWN}
+
+    def _structure(self, v: n.Value, seen: set[int]) -> tuple | set[tuple]:
+        """The roots of ``v`` (:meth:`roots`), or, for the item of a loop over ``zip`` or
+        ``enumerate`` (or a part of one), ``("tuple", [roots of each entry])``: an item
+        of each list zipped (an index is a number)."""
+        loop = self.parent.get(v.id)
+        if isinstance(loop, n.For) and v is loop.body.args[0]:
+            return self._item_structure(loop.iterable, seen)
+        d = self.defs.get(v.id)
+        if isinstance(d, n.Unpack) and d.star is None:
+            whole = self._structure(d.value, seen)
+            if isinstance(whole, tuple) and len(whole[1]) == len(d.results):
+                return whole[1][d.results.index(v)]
+        return self.roots(v, seen)
+
+    def _item_structure(self, it: n.Value, seen: set[int]) -> tuple | set[tuple]:
+        """What an item of the iterable ``it`` is, as :meth:`_structure` says."""
+        made = self.defs.get(it.id)
+        if isinstance(made, n.Call) and not made.kwargs and not made.starred:
+            is_c, f = self.const(made.fn)
+            if is_c and f is builtins.enumerate and len(made.args) == 1:
+                return ("tuple", [set(), self._item_structure(made.args[0], seen)])
+            if is_c and f is builtins.zip and made.args:
+                return ("tuple", [self._item_structure(a, seen) for a in made.args])
+        return {("part", r) for r in self.roots(it, seen)}
 
     def may_alias(self, a: n.Value, b: n.Value) -> bool:
         """Whether ``a`` and ``b`` may be one object."""
@@ -267,6 +341,14 @@ class _State:
                 reach = self.reaches(w, {m.id for m in self._members(v)})
                 if reach is False:
                     return False
+        # An item of a container made here, into which only objects made here were put,
+        # is no object that comes from a parameter (a row of ``c = [[0.0] * n for _ in
+        # range(n)]`` is no row of ``a``).
+        for r, other in ((ra, rb), (rb, ra)):
+            if r and all(x[0] == "part" and x[1][0] == "fresh" and self._holds_own(x[1][1])
+                         for x in r) and \
+                    all(_innermost(y)[0] == "param" for y in other):
+                return False
         # An item read out of a list (at any depth) is not that list (short of a cyclic
         # structure).
         for r, other in ((ra, rb), (rb, ra)):
@@ -275,6 +357,53 @@ class _State:
         if any(x[0] in ("unknown", "part") for x in (*ra, *rb)):
             return True
         return any(x[0] == "param" for x in ra) and any(x[0] == "param" for x in rb)
+
+    def _holds_own(self, made: int) -> bool:
+        """Whether the container the op of id ``made`` makes holds only objects made here
+        (numbers and strings aside) and held by nothing made elsewhere: it is passed to
+        nothing that could put another in, and every value put into it (its display's
+        items, item writes, ``append``-like methods) is a new object, or none."""
+        op = next((o for o in self.ops if id(o) == made), None)
+        if op is None or not op.results or self.escapes(op.results[0]):
+            return False
+        stored = self._stored_into()
+        for m in self._members(op.results[0]):
+            put = list(stored.get(m.id, ()))
+            if m is op.results[0] and isinstance(op, n.Build):
+                put += op.items
+            for w in put:
+                if self.immutable(w):
+                    continue
+                rw = self.roots(w)
+                if not all(x[0] == "fresh" for x in rw) or \
+                        any(self._stored_elsewhere(x[1], m) for x in rw):
+                    return False
+        return True
+
+    def _stored_elsewhere(self, made: int, holder: n.Value) -> bool:
+        """Whether the object the op of id ``made`` makes may be reached other than
+        through ``holder`` and its own name: a use of it that is not harmless
+        (:meth:`_harmless_use`) nor a putting of it into ``holder``."""
+        op = next((o for o in self.ops if id(o) == made), None)
+        if op is None or not op.results:
+            return True
+        keep = {m.id for m in self._members(holder)}
+        for m in self._members(op.results[0]):
+            for use in self.uses.get(m.id, []):
+                if self._harmless_use(use, m):
+                    continue
+                if isinstance(use, n.SetItem) and use.value is m and use.obj.id in keep \
+                        and use.index is not m:
+                    continue
+                if isinstance(use, n.Build) and any(r.id in keep for r in use.results):
+                    continue
+                if isinstance(use, n.Call) and use.fn is not m and not use.kwargs:
+                    method = self.defs.get(use.fn.id)
+                    if isinstance(method, n.GetAttr) and method.obj.id in keep and \
+                            method.name in MUTATING_METHODS:
+                        continue
+                return True
+        return False
 
     def reaches(self, w: n.Value, targets: set[int]) -> bool | None:
         """Whether ``w``'s object may come from one of ``targets`` through data flow:
@@ -550,8 +679,13 @@ def _item_reads(op: n.For, lists: tuple[str, list[tuple[n.Value, Any]], Any], k:
     loc = op.loc
     head: list[n.Op] = []
     items = []
-    for xs, _ in seqs:
-        g = n.GetItem(xs, k, [n.Value()], loc=loc)
+    for xs, indices in seqs:
+        at = k
+        if indices is not None:  # (the indices of a slice the loop walked: ``_index_for``)
+            j = n.GetItem(indices, k, [n.Value("j")], loc=loc)
+            head.append(j)
+            at = j.result
+        g = n.GetItem(xs, at, [n.Value()], loc=loc)
         head.append(g)
         items.append(g.result)
     if kind == "list":
@@ -653,17 +787,36 @@ def index_extremes(fn: n.Function, types: Types, active: Callable[[n.Value], boo
 def _index_for(op: n.For, lists: tuple[str, list[tuple[n.Value, Any]], Any],
                state: _State) -> None:
     """Turn the ``For`` ``op`` over sequences its body does not change into ``for k in
-    range(n)`` reading the items at ``k`` (``n`` the shortest length), in place."""
-    kind, seqs, _ = lists
+    range(n)`` reading the items at ``k`` (``n`` the shortest length), in place. A
+    sequence given as ``(xs, s)`` with ``s`` a slice is ``xs[s]`` (``reversed(xs)`` where
+    ``s`` is :data:`REVERSED`), read at the indices ``range(len(xs))[s]``
+    (:meth:`_State.slice_of`)."""
+    kind, seqs, start = lists
     region = _region_of(op, state)
     at = region.ops.index(op)
     loc = op.loc
     pre: list[n.Op] = []
     size: n.Value | None = None
-    for xs, _ in seqs:
+    read: list[tuple[n.Value, Any]] = []
+    for xs, part in seqs:
         length = n.Call(_const(builtins.len, pre, loc, "len"), [xs], [], [n.Value("n")],
                         loc=loc)
         pre.append(length)
+        if part is REVERSED:
+            back = _const(-1, pre, loc)
+            whole = n.BuildSlice(None, None, back, [n.Value()], loc=loc)
+            pre.append(whole)
+            part = whole.result
+        if part is not None:
+            # A slice ``xs[part]``: the loop walks ``range(len(xs))[part]``, its indices.
+            every = n.Call(_const(builtins.range, pre, loc, "range"), [length.result], [],
+                           [n.Value()], loc=loc)
+            indices = n.GetItem(every.result, part, [n.Value("at")], loc=loc)
+            length = n.Call(_const(builtins.len, pre, loc, "len"), [indices.result], [],
+                            [n.Value("n")], loc=loc)
+            pre += [every, indices, length]
+            part = indices.result
+        read.append((xs, part))
         if size is None:
             size = length.result
         else:
@@ -675,7 +828,7 @@ def _index_for(op: n.For, lists: tuple[str, list[tuple[n.Value, Any]], Any],
                    loc=loc)
     pre.append(steps)
     k = n.Value("i", loc)
-    head, item = _item_reads(op, lists, k, state)
+    head, item = _item_reads(op, (kind, read, start), k, state)
     old_item = op.body.args[0]
     op.body.ops[0:0] = head
     substitute(op.body, {old_item.id: item})

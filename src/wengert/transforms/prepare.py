@@ -332,7 +332,9 @@ def _live_dict_loops(fn: n.Function) -> None:
     entry of ``d`` as ``for k in d`` reading ``d[k]`` at each step, which is what iterating
     the view does (and which differentiation then refuses where it cannot follow it): the
     Python definitions of ``items``/``values`` make a list at the call, which a later write
-    into another entry would leave stale."""
+    into another entry would leave stale. So too where the function writes into what ``d``
+    holds (``d["w"][0] = c``): read at its keys, the values stay reached through ``d``
+    alone, which reverse mode's writes into them need (``transforms/vjp_items.py``)."""
     from wengert.ir.uses import replace_uses
     from wengert.rules import python_defs
 
@@ -352,7 +354,8 @@ def _live_dict_loops(fn: n.Function) -> None:
         if kind is None:
             continue
         d, item = call.args[0], op.body.args[0]
-        if not _writes_other_entries(op.body, d, item, kind):
+        if not (_writes_other_entries(op.body, d, item, kind) or
+                _values_written_into(fn, d, op, kind)):
             continue  # the list made at the call is what the view shows at every step
         key = n.Value("key")
         read = n.GetItem(d, key, [n.Value(item.hint if kind == "values" else "value")],
@@ -385,6 +388,29 @@ def _writes_other_entries(body: n.Region, d: n.Value, item: n.Value, kind: str) 
                 return True
         elif d in op.operands() and not isinstance(op, (n.GetItem, n.SetItem, n.GetAttr)):
             return True  # handed on: the callee may write into it
+    return False
+
+
+def _values_written_into(fn: n.Function, d: n.Value, loop: n.For, kind: str) -> bool:
+    """Whether something in ``fn`` writes into a value of ``d`` read at a key
+    (``d["w"][0] = c``, ``d["h"].append(c)``, ``d["p"].x = c``) or into the values the
+    ``loop`` over ``d.values()`` (``d.items()``) gives."""
+    from wengert.analysis.activity import MUTATING_METHODS
+
+    held = {op.result.id for op in n.walk(fn.body)
+            if isinstance(op, n.GetItem) and op.obj is d}
+    item = loop.body.args[0]
+    if kind == "values":
+        held.add(item.id)
+    else:
+        held.update(op.results[1].id for op in loop.body.ops
+                    if isinstance(op, n.Unpack) and op.value is item and
+                    len(op.results) == 2)
+    for op in n.walk(fn.body):
+        if isinstance(op, (n.SetItem, n.SetAttr)) and op.obj.id in held or \
+                isinstance(op, n.GetAttr) and op.obj.id in held and \
+                op.name in MUTATING_METHODS:
+            return True
     return False
 
 

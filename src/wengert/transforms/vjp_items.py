@@ -26,10 +26,16 @@ That is only sound where the items are reached through the holder alone, so a ho
 treated so only when all of this holds (else nothing changes and the write stays refused):
 
 * every loop over a list holder reads its items by index (:func:`index_item_loops`
-  rewrites them), and the holder is otherwise only read at places (an int index, a dict's
-  key, a field it was passed in with), measured, its keys iterated, given numbers at its
-  own places (``d["z"] = c``, ``tr.k = c``): never changed otherwise, sliced, unpacked,
-  passed on, stored, returned or captured;
+  rewrites them, and loops over a slice of it or ``reversed`` of it made for the loop:
+  ``zip(ps, ps[1:])``), and the holder is otherwise only read at places (an int index, a
+  dict's key, a field it was passed in with), measured, its keys iterated, given numbers
+  at its own places (``d["z"] = c``, ``tr.k = c``) or new objects made for a place alone
+  (``ps[0] = Body(c, v)``, ``d["z"] = [c, v]``, ``tr.hist = [c, v]``,
+  ``ps.append(Body(c, v))``) where no object
+  read before at a place that may be that one is written into after it, or used after it
+  and after a write into an item (its write-back would put the old object back; read
+  again, it would be the new one): never changed otherwise, sliced, unpacked, passed on,
+  stored, returned or captured;
 * its items are only read and written entry by entry (``p.x``, ``row[j]``, ``len(row)``,
   ``row.append(x)``, ``sum(row)``, a loop over ``row`` that writes into nothing the
   holder holds), with numbers and strings only: never passed on, stored, returned or
@@ -74,7 +80,7 @@ from wengert.analysis.types import (
 from wengert.ir import nodes as n
 from wengert.ir.uses import free_uses
 from wengert.objects import attribute_kind, hashable, plain_class
-from wengert.transforms.iteration import _index_for, _State
+from wengert.transforms.iteration import _index_for, _region_of, _State
 from wengert.transforms.vjp_containers import (
     _made_class,
     is_writeback,
@@ -99,30 +105,41 @@ _STRUCTURE_READERS = ((runtime.getattr_adjoint, 1), (runtime.getattr_adjoint_own
 def index_item_loops(fn: n.Function, types: Types,
                      written: Callable[[Any], Any] | None) -> bool:
     """Rewrite, in place, each ``for`` loop over a list (alone, through ``enumerate`` or
-    in a ``zip``) some of whose items the function writes into, anywhere, through a loop's
-    item or a read by index, into a loop over ``range`` reading the items by index (only
-    where the loop's body does not change the list itself); return whether anything
-    changed."""
+    in a ``zip``; or over a slice of one made for the loop, ``zip(ps, ps[1:])``) some of
+    whose items the function writes into, anywhere, through a loop's item or a read by
+    index, into a loop over ``range`` reading the items by index (only where the loop's
+    body does not change the list itself); return whether anything changed."""
     loops = [op for op in n.walk_local(fn.body) if isinstance(op, n.For)]
     if not loops:
         return False
     state = _State(fn, types)
     defs = state.defs
+    # What each loop walks: per sequence, the list and the slice of it walked (or None).
+    walked: dict[int, tuple[Any, list[tuple[n.Value, n.Value | None]]]] = {}
+    for op in loops:
+        lists = state.iterated_lists(op)
+        if lists is None and state.slice_of(op.iterable, op) is not None:
+            lists = ("list", [(op.iterable, None)], None)  # (``reversed(xs)``)
+        if lists is not None:
+            seqs = []
+            for xs, _ in lists[1]:
+                part = state.slice_of(xs, op)
+                seqs.append((xs, None) if part is None else part)
+            walked[id(op)] = (lists, seqs)
     # The lists whose items are read as each loop's item (through an unpacking of it).
     loop_items: dict[int, n.Value] = {}
     for op in loops:
-        lists = state.iterated_lists(op)
-        if lists is None:
+        if id(op) not in walked:
             continue
+        lists, seqs = walked[id(op)]
         item = op.body.args[0]
         if lists[0] == "list":
-            loop_items[item.id] = lists[1][0][0]
+            loop_items[item.id] = seqs[0][0]
             continue
-        seqs = [xs for xs, _ in lists[1]]
         for use in state.uses.get(item.id, []):
             if isinstance(use, n.Unpack) and use.star is None:
                 parts = use.results[1:] if lists[0] == "enumerate" else use.results
-                for part, xs in zip(parts, seqs):
+                for part, (xs, _) in zip(parts, seqs):
                     loop_items[part.id] = xs
     written_lists: set[int] = set()
     for op in state.ops:
@@ -135,12 +152,19 @@ def index_item_loops(fn: n.Function, types: Types,
                 written_lists.add(d.obj.id)
     changed = False
     for op in loops:
-        lists = state.iterated_lists(op)
-        if lists is None or not any(xs.id in written_lists for xs, _ in lists[1]):
+        if id(op) not in walked:
             continue
-        if any(state.changes(op.body, xs) for xs, _ in lists[1]):
+        lists, seqs = walked[id(op)]
+        if not any(xs.id in written_lists for xs, _ in seqs):
+            continue
+        if any(state.changes(op.body, xs) for xs, _ in seqs):
             continue  # (the list itself changed: its loop stays, and the write refused)
-        _index_for(op, lists, state)
+        slices = [defs[xs.id] for (xs, _), (_, part) in zip(lists[1], seqs)
+                  if part is not None]
+        _index_for(op, (lists[0], seqs, lists[2]), state)
+        for d in slices:  # (made for the loop alone: read no more)
+            region = _region_of(d, state)
+            region.ops.remove(d)
         changed = True
     return changed
 
@@ -154,15 +178,20 @@ class _Plan:
         self.uses: dict[int, list[n.Op]] = {}
         self.where: dict[int, n.Region] = {}
         self.values: dict[int, n.Value] = {}
+        #: Each op's place in program order, and the loops around it (their ids).
+        self.order: dict[int, int] = {}
+        self.loops: dict[int, frozenset[int]] = {}
         self.visit(fn.body)
         #: The records of a gradient differentiated again (none in a user's function).
         self.copies = record_copies(fn.body)
 
-    def visit(self, region: n.Region) -> None:
+    def visit(self, region: n.Region, loops: frozenset[int] = frozenset()) -> None:
         for a in region.args:
             self.values[a.id] = a
         for op in region.ops:
             self.where[id(op)] = region
+            self.order[id(op)] = len(self.order)
+            self.loops[id(op)] = loops
             for r in op.results:
                 self.defs[r.id] = op
                 self.values[r.id] = r
@@ -172,8 +201,18 @@ class _Plan:
             for v in operands:
                 self.uses.setdefault(v.id, []).append(op)
             if not isinstance(op, n.MakeFunction):
+                inner = loops | {id(op)} if isinstance(op, (n.For, n.While)) else loops
                 for r in op.regions():
-                    self.visit(r)
+                    self.visit(r, inner)
+
+    def between(self, op: n.Op, first: n.Op, then: n.Op) -> bool:
+        """Whether ``op`` may run after ``first`` and before ``then``, where ``first``
+        defines a value ``then`` uses (so every loop around ``first`` is around
+        ``then``): later in program order than the one and earlier than the other, or in
+        a loop around both ``op`` and ``then`` that ``first`` is not in (a next step)."""
+        at = self.order[id(op)]
+        return self.order[id(first)] < at < self.order[id(then)] or \
+            bool(self.loops[id(op)] & self.loops[id(then)] - self.loops[id(first)])
 
 
 def own_written_items(fn: n.Function, types: Types, arg_types: Sequence[Any],
@@ -198,7 +237,7 @@ def own_written_items(fn: n.Function, types: Types, arg_types: Sequence[Any],
     writebacks: set[int] = set()
     done: set[int] = set()
     for xs in holders.values():
-        items = _items(xs, plan, types, arg_types, fn)
+        items = _items(xs, plan, types, arg_types, fn, written)
         if items is None:
             continue
         reads, checked, others = items
@@ -308,7 +347,8 @@ def _holder_type(t: Any) -> bool:
 
 
 def _items(xs: n.Value, plan: _Plan, types: Types, arg_types: Sequence[Any],
-           fn: n.Function) -> tuple[list[n.Op], Any, tuple[int, list[n.Value]] | None] | None:
+           fn: n.Function, written: Callable[[Any], Any] | None
+           ) -> tuple[list[n.Op], Any, tuple[int, list[n.Value]] | None] | None:
     """The reads of the holder ``xs`` at a place (``xs[i]``, ``xs[k]``, ``xs.f``) giving
     objects, the place to report a holder passed in that shares what it holds at (its first
     write into one), and, for a holder passed in beside parameters that may hold objects,
@@ -340,6 +380,7 @@ def _items(xs: n.Value, plan: _Plan, types: Types, arg_types: Sequence[Any],
     given = arg_types[params.index(xs)] if xs in params else None
     fields = dict(given.fields) if isinstance(given, ObjectOf) else {}
     reads: list[n.Op] = []
+    stores: list[n.Op] = []
     first_write = None
     for use in plan.uses.get(xs.id, []):
         if _held_read(use, xs, kind, fields, types):
@@ -363,17 +404,77 @@ def _items(xs: n.Value, plan: _Plan, types: Types, arg_types: Sequence[Any],
                 use.value is not xs and (_writeback(use, plan) or
                                          _number_write(use, xs, kind, fields, types)):
             continue
+        elif isinstance(use, n.SetItem) and use.obj is xs and kind in (list, dict) and \
+                (types.of(use.index) is int or kind is dict) and \
+                (_new_row(use.value, use, plan, types) or
+                 _new_inert_object(use.value, use, plan, types)):
+            stores.append(use)  # (a new object at a place: ``ps[0] = Body(c, v)``)
+        elif isinstance(use, n.SetAttr) and use.obj is xs and use.name in fields and \
+                attribute_kind(kind, use.name) == "field" and \
+                _new_row(use.value, use, plan, types):
+            stores.append(use)  # (a new list in a field: ``tr.hist = [c, v]``)
+        elif kind is list and (calls := _appends_new(use, xs, plan, types)) is not None:
+            stores.extend(calls)  # (new objects at new places: ``ps.append(Body(c, v))``)
         elif use is not made:
             return None
+    # The writes into what the reads give (each followed by a write-back, and reads after
+    # it read again: ``_rewrite``).
+    got = {r.results[0].id for r in reads}
+    writes = [op for op in n.walk_local(fn.body) if stores and any(
+        t.id in got for t in write_targets(op, plan.defs, types.of, written))]
     for read in reads:
         p = read.results[0]
         for use in plan.uses.get(p.id, []):
             if not _item_use(use, p, read, types, plan):
                 return None
+            if any(plan.between(s, read, use) and not _other_place(s, read, plan)
+                   for s in stores) and (
+                    use in writes or any(plan.between(w, read, use) for w in writes)):
+                # An object read, then its place given a new one, then the object written
+                # into (its write-back would put it back) or used after a write into an
+                # item (read again, it would be the new one).
+                return None
             if first_write is None and isinstance(use, (n.SetAttr, n.SetItem)) and \
                     use.obj is p:
                 first_write = use.loc
     return reads, first_write, others
+
+
+def _appends_new(use: n.Op, xs: n.Value, plan: _Plan, types: Types) -> list[n.Op] | None:
+    """The calls of ``use``, ``xs.append`` read as a method, where each appends a new
+    object made for it alone (``ps.append(Body(c, v))``, ``rows.append([c, v])``); else
+    ``None``."""
+    if not (isinstance(use, n.GetAttr) and use.obj is xs and use.name == "append"):
+        return None
+    calls = plan.uses.get(use.result.id, [])
+    if calls and all(
+            isinstance(c, n.Call) and c.fn is use.result and len(c.args) == 1 and
+            not c.kwargs and not c.starred and c.args[0] is not xs and
+            (_new_row(c.args[0], c, plan, types) or
+             _new_inert_object(c.args[0], c, plan, types)) for c in calls):
+        return calls
+    return None
+
+
+def _other_place(store: n.Op, read: n.Op, plan: _Plan) -> bool:
+    """Whether the write ``store`` and the ``read`` of one holder are at places that cannot
+    be one: fields of other names, constant keys that differ, constant indices of one
+    sign that differ, or an append and a constant index counted from the start."""
+    if isinstance(store, n.SetAttr) and isinstance(read, n.GetAttr):
+        return store.name != read.name
+    if isinstance(store, n.Call) and isinstance(read, n.GetItem):
+        # (an append puts its object at a new place: no place counted from the start)
+        b = plan.defs.get(read.index.id)
+        return isinstance(b, n.Const) and type(b.value) is int and b.value >= 0
+    if not (isinstance(store, n.SetItem) and isinstance(read, n.GetItem)):
+        return False
+    a, b = plan.defs.get(store.index.id), plan.defs.get(read.index.id)
+    if not (isinstance(a, n.Const) and isinstance(b, n.Const)):
+        return False
+    x, y = a.value, b.value
+    if type(x) is int and type(y) is int:
+        return x != y and (x < 0) == (y < 0)
+    return type(x) is str and type(y) is str and x != y
 
 
 def _held_read(use: n.Op, xs: n.Value, kind: Any, fields: Mapping[str, Any],
@@ -552,9 +653,10 @@ def _appends_new_row(use: n.Op, xs: n.Value, plan: _Plan, types: Types) -> bool:
         _new_row(c.args[0], c, plan, types) for c in calls)
 
 
-def _new_row(v: n.Value, append: n.Call, plan: _Plan, types: Types) -> bool:
-    """Whether ``v``, appended by ``append`` and used by nothing else, is a new list of
-    numbers (and strings) made in the same region: a display (``[0.0] * n`` too), a copy
+def _new_row(v: n.Value, append: n.Op, plan: _Plan, types: Types) -> bool:
+    """Whether ``v``, appended by ``append`` (or stored by it at a place, ``d["z"] = [c,
+    v]``) and used by nothing else, is a new list of numbers (and strings) made in the
+    same region: a display (``[0.0] * n`` too), a copy
     of a list of numbers (``row[:]``, ``list(row)``, ``row.copy()``), or a list made empty
     and only appended numbers to (``[0.0 for _ in range(n)]``)."""
     if types.of(v) is not list:
@@ -657,11 +759,12 @@ def _holds_no_objects(t: Any) -> bool:
     return isinstance(t, (pytypes.FunctionType, pytypes.BuiltinFunctionType))
 
 
-def _new_inert_object(v: n.Value, display: n.Build, plan: _Plan, types: Types) -> bool:
-    """Whether ``v``, an item of the list display ``display``, is an object made for it of
-    a class ``_inert_item`` would take, from numbers and strings, and held by nothing
-    else: its constructor's only other uses are the writes of its fields before the
-    display (an inlined ``__init__``)."""
+def _new_inert_object(v: n.Value, display: n.Op, plan: _Plan, types: Types) -> bool:
+    """Whether ``v``, an item of the list display ``display`` (or the value it stores at a
+    place, ``ps[0] = Body(c, v)``), is an object made for it of a class ``_inert_item``
+    would take, from numbers and strings, and held by nothing else: its constructor's only
+    other uses are the writes of its fields before the display (an inlined
+    ``__init__``)."""
     made = plan.defs.get(v.id)
     cls = _made_class(made, plan.defs)
     if cls is None or not isinstance(made, n.Call):
@@ -676,7 +779,7 @@ def _new_inert_object(v: n.Value, display: n.Build, plan: _Plan, types: Types) -
     region = plan.where[id(display)]
     before = region.ops[:region.ops.index(display)]
     uses = plan.uses.get(v.id, [])
-    if sum(x is v for x in display.items) != 1 or \
+    if sum(x is v for x in display.operands()) != 1 or \
             sum(1 for u in uses if u is display) != 1:
         return False
     return all(u is display or
