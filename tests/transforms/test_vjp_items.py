@@ -550,6 +550,13 @@ def dict_given_a_new_list(d, c):
     return sum(d["w"]) * d["h"][0] + sum(d["z"])
 
 
+def dict_given_a_list_holding_an_int(d, c, k):
+    d["w"][0] = c * 2.0
+    d["z"] = [k, c * 2.0]  # (an int where the others hold floats: lists of numbers)
+    d["z"][1] = d["z"][1] * c
+    return sum(sum(v) for v in d.values()) * c + d["z"][0] * d["w"][1]
+
+
 def dict_values_summed_after_writes(d, c):
     d["w"][0] = c * 2.0
     d["z"] = [c, c * 2.0]
@@ -566,6 +573,8 @@ def dict_values_summed_after_writes(d, c):
     (slot_given_a_body_holding_an_int, lambda: (_bodies(), 0.7)),
     (appended_a_new_body, lambda: ((-0.63, 0.311), _bodies(), 0.7)),
     (dict_given_a_new_list, lambda: ({"w": [0.5, 1.5], "h": [0.2, 0.3]}, 0.7)),
+    (dict_given_a_list_holding_an_int, lambda: ({"w": [0.5, 1.5], "h": [0.2, 0.3]}, 0.7,
+                                                3)),
     (dict_values_summed_after_writes, lambda: ({"w": [0.5, 1.5], "h": [0.2, 0.3]}, 0.7)),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_a_holder_s_place_given_a_new_object_and_its_values_iterated(f, make):

@@ -299,6 +299,7 @@ def _infer(fn: n.Function, param_types: Sequence[Type], free_types: Mapping[int,
         inf.readonly |= inf.table_rows
         inf.fields = fields
         for a, t in zip(fn.body.args, param_types):
+            t = widened.get(a.id, t)
             if isinstance(t, (ListOf, DictOf)):
                 if a.id in inf.readonly:
                     if isinstance(t, ListOf):
@@ -330,14 +331,22 @@ def _infer(fn: n.Function, param_types: Sequence[Type], free_types: Mapping[int,
     # A new object written into such a list is taken at first for one of its items' type
     # where what makes it is of types only the fields' facts settle (``ps[0] = Body(c *
     # ps[0].x, v)``); if, with those facts, it is not, everything is inferred again without.
+    # A parameter holding lists of floats given a new list holding ints as well (``d["z"]
+    # = [k, c]``) holds lists of numbers (``_widened``).
+    widened: dict[int, Type] = {}
     for lenient in (True, False):
         lists = frozenset(item_writes)
+        widened.clear()
         inf = run({}, lists)
         for _ in range(4):
             wrong = {v for v in lists if not _writes_agree(inf, v, item_writes[v], lenient)}
             if not wrong:
                 break
-            lists -= wrong
+            wider = {v: w for v in wrong
+                     if (w := _widened(inf, v, item_writes[v], dict(zip(
+                         (a.id for a in fn.body.args), param_types)).get(v))) is not None}
+            widened.update(wider)
+            lists -= wrong - set(wider)
             inf = run({}, lists)
         else:
             lists = frozenset()
@@ -802,6 +811,29 @@ def _writes_agree(inf: _Inference, vid: int, found: list[tuple[n.Value, n.Value 
 
 #: The kinds of number a field holding numbers may hold.
 _NUMBER_KINDS = frozenset({int, float, INT_OR_FLOAT})
+
+
+def _widened(inf: _Inference, vid: int, found: list[tuple[n.Value, n.Value | None]],
+             given: Type) -> Type:
+    """For a parameter ``vid`` of type ``given`` holding lists of floats (a dict of them,
+    or a list), into which ``found`` puts list displays of numbers some of them ints: the
+    type holding lists of :data:`INT_OR_FLOAT` instead; else ``None``."""
+    if isinstance(given, DictOf) and isinstance(given.value, ListOf):
+        wide = DictOf(ListOf(INT_OR_FLOAT))
+    elif isinstance(given, ListOf) and isinstance(given.item, ListOf):
+        wide = ListOf(ListOf(INT_OR_FLOAT))
+    else:
+        return None
+    inner = given.value if isinstance(given, DictOf) else given.item
+    if inner.item not in _NUMBER_KINDS:
+        return None
+    for w, _ in found:
+        d = inf.defs.get(w.id)
+        if not (isinstance(d, n.Build) and d.kind == "list" and not d.starred and
+                all(inf.get(x) in _NUMBER_KINDS for x in d.items)) and \
+                not _read_from(inf, w, vid):
+            return None
+    return wide
 
 
 def _new_object_of(inf: _Inference, w: n.Value, item: Type, lenient: bool) -> bool:
