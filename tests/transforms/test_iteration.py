@@ -150,3 +150,70 @@ def test_a_number_an_in_place_operator_gives_is_no_list_a_loop_walks():
     ps = [Body(-1.31, -1.122), Body(1.204, -0.537), Body(0.3, 0.8)]
     check_grads(subtracted_then_paired, (ps, Trail(-0.716, [-0.515, -2]), 0.34),
                 modes=("rev", "fwd"), order=2)
+
+
+def _scale_first(t, c):
+    t[0][0] = t[0][0] * c
+
+
+def zipped_pair_handed_to_a_helper(a, b, c):
+    e = 0.0
+    for i, t in enumerate(zip(a, b)):
+        _scale_first(t, c)  # (writes into a row of ``a`` through the pair)
+        e += t[0][0] * t[1][1] * i
+    return e + sum(sum(r) for r in a)
+
+
+def zipped_pair_indexed(a, b, c):
+    t2 = [[0.0, 0.0] for _ in a]
+    for i, t in enumerate(zip(a, b)):
+        row, other = t[0], t[1]
+        for k, x in enumerate(row):
+            t2[i][k] = x * other[k] * c + t2[i][k]
+    return sum(r[0] * r[1] for r in t2)
+
+
+@pytest.mark.parametrize("f", [zipped_pair_handed_to_a_helper, zipped_pair_indexed],
+                         ids=lambda f: f.__name__)
+def test_a_pair_of_items_of_enumerate_zip_used_whole_is_right_or_refused(f):
+    # The item of ``enumerate(zip(a, b))``'s pair is no one object (a TypeError from inside
+    # wengert, "unhashable type: 'list'", before).
+    a, b = [[0.3, 0.5], [0.8, -0.2]], [[0.4, 0.6], [1.1, 0.9]]
+    for mode in ("rev", "fwd"):
+        try:
+            check_grads(f, ([r[:] for r in a], b, 0.7), modes=(mode,))
+        except wengert.NonDifferentiableError as e:
+            assert e.loc is not None and e.loc.filename == __file__, e
+
+
+def shared_rows_iterated(a, w0):
+    t = [[0.0, 0.0]] * 2  # (one row at both places)
+    k = 0
+    for row in t:
+        row[0] = row[0] * a[k] + w0
+        k += 1
+    return sum(sum(r) for r in t) * w0 + t[0][0]
+
+
+def shared_rows_enumerated(a, w0):
+    t = [[0.0, 0.0]] * 2
+    for i, row in enumerate(t):
+        row[0] = row[0] * a[i] + w0
+    for i in range(len(t)):
+        for j in range(2):
+            t[i][j] += a[i] * w0
+    return sum(sum(r) for r in t) * w0 + t[0][0]
+
+
+@pytest.mark.parametrize("f", [shared_rows_iterated, shared_rows_enumerated],
+                         ids=lambda f: f.__name__)
+def test_a_loop_writing_into_rows_one_list_holds_twice(f):
+    # Forward mode gives the one row one tangent at both places (``iter_tangent``): a
+    # write through the loop's item reaches what the other place holds (the first gave a
+    # wrong jvp before, the second after a change of this session, found by the tables
+    # generator, seed 8685); reverse mode refuses the write or is right.
+    check_grads(f, ([0.543, -0.779], 0.377), modes=("fwd",))
+    try:
+        check_grads(f, ([0.543, -0.779], 0.377), modes=("rev",))
+    except wengert.NonDifferentiableError as e:
+        assert e.loc is not None and e.loc.filename == __file__, e

@@ -377,9 +377,18 @@ def iter_tangent(it: Any, t: Any, real: bool = False) -> Any:
     import itertools
 
     if real and type(t) is list and type(it) is list:
+        # One tangent per object, shared by every place holding it (``[row] * n``): a write
+        # through one place changes what the others hold.
+        made: dict[int, Any] = {}
+        for x, u in zip(it, t):
+            if u is not None:
+                made.setdefault(id(x), u)
         for j, x in enumerate(it):
             if t[j] is None:
-                t[j] = real_tangent(None, x)
+                c = made.get(id(x))
+                if c is None:
+                    c = made[id(x)] = real_tangent(None, x)
+                t[j] = c
 
     if t is None or isinstance(it, dict):
         return zip(it, itertools.repeat(None))

@@ -102,7 +102,11 @@ def index_changed_iterations(fn: n.Function, arg_types: Sequence[Any]) -> bool:
                     "for this kind of iterable", op.loc,
                     hint="iterate over indices (`for k in range(len(xs))`) and read `xs[k]`")
             continue
-        if any(state.changes(op.body, xs) for xs, _ in lists[1]):
+        if any(state.changes(op.body, xs) or
+               lists[0] != "list" and state.writes_items(op.body, xs)
+               for xs, _ in lists[1]):
+            # (a loop over ``enumerate``/``zip`` writing into the items it gets reads them
+            # by index too: forward mode's tangents of those items are then the list's)
             _rewrite(op, lists, state)
             changed = True
     return changed
@@ -264,7 +268,9 @@ class _State:
             whole = self._structure(d.value, seen)
             k = d.results.index(v)
             if isinstance(whole, tuple):
-                return whole[1][k] if len(whole[1]) == len(d.results) else {_UNKNOWN}
+                part = whole[1][k] if len(whole[1]) == len(d.results) else None
+                # (a tuple of the items of several lists is no one object: unknown)
+                return part if isinstance(part, set) else {_UNKNOWN}
             return {("part", r) for r in whole}
         if isinstance(d, (n.Build, n.BuildDict)):
             return {("fresh", id(d))}
@@ -590,6 +596,26 @@ class _State:
                     written = [op.fn, *op.args, *(v for _, v in op.kwargs)]
             written = [w for w in written if not self.immutable(w)]
             if any(self.may_alias(w, xs) or self.may_hold(w, xs) for w in written):
+                return True
+        return False
+
+    def writes_items(self, body: n.Region, xs: n.Value) -> bool:
+        """Whether running ``body`` may write into an item of the list ``xs`` (an object
+        read out of it, as :meth:`roots` knows)."""
+        parts = {("part", r) for r in self.roots(xs)}
+        for op in n.walk_local(body):
+            target = None
+            if isinstance(op, (n.SetItem, n.SetAttr)):
+                target = op.obj
+            elif isinstance(op, n.Call):
+                is_c, f = self.const(op.fn)
+                m = self.defs.get(op.fn.id)
+                if is_c and _hashable(f) and f in _INPLACE and op.args:
+                    target = op.args[0]
+                elif isinstance(m, n.GetAttr) and m.name in MUTATING_METHODS:
+                    target = m.obj
+            if target is not None and not self.immutable(target) and \
+                    self.roots(target) & (parts | {_UNKNOWN}):
                 return True
         return False
 
