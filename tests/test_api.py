@@ -1,6 +1,7 @@
 """The API's caches are never stale, and failures leave nothing cached."""
 
 import importlib.util
+import math
 import sys
 
 import pytest
@@ -175,3 +176,19 @@ def test_a_derivative_cutting_conversion_warns_once():
         assert wengert.grad(rounds)(1.2) == 1.0
     assert len([w for w in caught if issubclass(w.category, wengert.NonDifferentiableWarning)]
                ) == 1
+
+
+def test_primitives_given_directly_with_optional_arguments():
+    # ``pow`` given directly: its wrapper passes ``mod=None`` on, which is ``a ** b``
+    # (a zero derivative before, as for a modular power); ``math.log`` with a base (a
+    # TypeError from inside wengert before: its docstring's optional base was dropped).
+    assert wengert.grad(pow)(2.0, 3.0) == pytest.approx(12.0)
+    assert wengert.grad(pow, argnums=(0, 1))(2.0, 3.0) == pytest.approx(
+        (12.0, 8.0 * math.log(2.0)))
+    assert wengert.jvp(pow, (2.0, 3.0), (1.0, 1.0))[1] == pytest.approx(
+        12.0 + 8.0 * math.log(2.0))
+    assert wengert.hessian(pow)(2.0, 3.0) == pytest.approx(12.0)
+    assert wengert.grad(math.log)(8.0, 2.0) == pytest.approx(1.0 / (8.0 * math.log(2.0)))
+    assert wengert.grad(math.log, argnums=(0, 1))(8.0, 2.0)[1] == pytest.approx(
+        -math.log(8.0) / (2.0 * math.log(2.0) ** 2))
+    assert wengert.grad(math.log)(2.0) == pytest.approx(0.5)

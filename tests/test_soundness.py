@@ -696,12 +696,15 @@ def test_a_value_being_differentiated_used_as_an_index_is_refused():
             return k[0] * 2.0
 
     c = Doubler()
-    for f, x in ((lambda x: c[x, x], 1.0), (lambda x: np.sum(np.r_[x, x]), np.ones(2)),
+    for f, x in ((lambda x: np.sum(np.r_[x, x]), np.ones(2)),
                  (lambda x: np.sum(np.c_[x, x]), np.ones(2))):
         with pytest.raises(wengert.NonDifferentiableError, match="used as an index"):
             wengert.grad(f)(x)
         with pytest.raises(wengert.NonDifferentiableError, match="used as an index"):
             wengert.jvp(f, (x,), (x,))
+    # A class of the user's whose ``__getitem__`` is Python: a call of it, differentiated.
+    assert wengert.grad(lambda x: c[x, x])(1.0) == 2.0
+    assert wengert.jvp(lambda x: c[x, x], (1.0,), (1.0,)) == (2.0, 2.0)
 
 
 # A list made by a call (``list(t)``, ``sorted(...)``, ``xs + []``) that grows by appends,

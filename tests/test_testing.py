@@ -462,3 +462,23 @@ def test_check_grads_catches_a_wrong_registered_rule_through_the_transform():
 
 def test_check_grads_passes_a_correct_registered_rule_through_the_transform():
     check_grads(_calls_right_rule, (0.8, 1.3))
+
+
+_SCALE = numpy.array([1.0, 2.0, 3.0])
+
+
+def scaled_with_a_default(x, scale=_SCALE):
+    return numpy.sum(scale * x ** 2)
+
+
+def seven_arguments(a, b, c, d, e, g, h):
+    return numpy.sum(a ** 2) * b * c * d * e * g * h
+
+
+def test_second_order_checks_of_defaults_and_many_arguments():
+    # (``check_grads`` differentiates ``vjp(f, *args)[1](v)`` again: refused before for a
+    # parameter left to its default, and past six arguments)
+    x = numpy.array([0.3, -0.7, 1.1])
+    check_grads(scaled_with_a_default, (x,), order=2, modes=("rev", "fwd"))
+    check_grads(seven_arguments, (x, 1.0, 2.0, 3.0, 0.5, 0.25, 1.5), order=2,
+                modes=("rev", "fwd"))

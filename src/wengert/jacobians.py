@@ -233,6 +233,15 @@ def second_derivatives(f: Any, a: int, b: int) -> Any:
     def weighted3(w: Any, x: Any, y: Any, z: Any) -> Any:
         return numpy.sum(w * f(x, y, z))
 
+    def weighted4(w: Any, x: Any, y: Any, z: Any, u: Any) -> Any:
+        return numpy.sum(w * f(x, y, z, u))
+
+    def weighted5(w: Any, x: Any, y: Any, z: Any, u: Any, v: Any) -> Any:
+        return numpy.sum(w * f(x, y, z, u, v))
+
+    def weighted6(w: Any, x: Any, y: Any, z: Any, u: Any, v: Any, t: Any) -> Any:
+        return numpy.sum(w * f(x, y, z, u, v, t))
+
     def weighted(w: Any, *args: Any) -> Any:
         return numpy.sum(w * f(*args))
 
@@ -257,7 +266,8 @@ def second_derivatives(f: Any, a: int, b: int) -> Any:
                             f"float array; it returned {type(y).__name__}")
         key = (ia, ib, len(args))
         if key not in passes:
-            fn = {1: weighted1, 2: weighted2, 3: weighted3}.get(len(args), weighted)
+            fn = {1: weighted1, 2: weighted2, 3: weighted3, 4: weighted4, 5: weighted5,
+                  6: weighted6}.get(len(args), weighted)
             passes[key] = jacfwd(grad(fn, ia + 1), ib + 1)
         per_entry = passes[key]
         blocks = []

@@ -410,12 +410,19 @@ def _pulled_back(wengert: Any, f: Callable[..., Any], v: Any, nargs: int
     def pulled_back6(a: Any, b: Any, c: Any, d: Any, e: Any, g: Any) -> Any:
         return _vjp(f, a, b, c, d, e, g)[1](v)
 
+    def pulled_back7(a: Any, b: Any, c: Any, d: Any, e: Any, g: Any, h: Any) -> Any:
+        return _vjp(f, a, b, c, d, e, g, h)[1](v)
+
+    def pulled_back8(a: Any, b: Any, c: Any, d: Any, e: Any, g: Any, h: Any, k: Any) -> Any:
+        return _vjp(f, a, b, c, d, e, g, h, k)[1](v)
+
     def pulled_back(*primals: Any) -> Any:
         _, pullback = wengert.vjp(f, *primals)
         return pullback(v)
 
     return {1: pulled_back1, 2: pulled_back2, 3: pulled_back3, 4: pulled_back4,
-            5: pulled_back5, 6: pulled_back6}.get(nargs, pulled_back)
+            5: pulled_back5, 6: pulled_back6, 7: pulled_back7,
+            8: pulled_back8}.get(nargs, pulled_back)
 
 
 def _check_rev(

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import wengert
 import wengert.rules  # noqa: F401  (registers the rules)
 from wengert.rules import registry
 from wengert.testing import check_grads, check_rule
@@ -203,3 +204,31 @@ def test_nondifferentiable_registration(fn, warn):
 
 
 # The container builtins (zip, enumerate, list, ...) have rules: tests/rules/test_containers.py
+
+
+def extreme_of_a_vector(x):
+    return max(x) * numpy.sum(x) + min(x ** 2) + max(numpy.sin(x))
+
+
+def largest(v):
+    return max(v)
+
+
+def test_max_and_min_of_a_vector():
+    # The builtins over a NumPy vector compare its numbers as a list's (a TypeError from
+    # the rule at run time before): the first extreme gets the derivative.
+    x = numpy.array([0.3, -1.0, 2.0])
+    check_grads(extreme_of_a_vector, (x,), modes=("rev", "fwd"), order=2)
+    numpy.testing.assert_allclose(wengert.grad(largest)(numpy.array([1.0, 3.0, 3.0])),
+                                  [0.0, 1.0, 0.0])
+
+
+def flattened(x):
+    rows = [[x], [x * x, 2.0], (5.0, x)]
+    flat = sum(rows[:2], []) + list(sum(rows[2:], ()))
+    return flat[0] + 10.0 * flat[1] + 100.0 * flat[2] * flat[4]
+
+
+def test_sum_of_lists_with_a_start_is_their_concatenation():
+    # (``sum(rows, [])``: the rules of a numeric sum gave every row the whole adjoint)
+    check_grads(flattened, (0.7,), modes=("rev", "fwd"), order=2)

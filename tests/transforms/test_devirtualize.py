@@ -3,7 +3,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import typing
 from typing import NamedTuple
+
+import pytest
 
 import wengert
 from wengert.testing import check_grads
@@ -64,3 +69,161 @@ def test_a_dict_display_splatted_into_a_call_is_its_keyword_arguments():
     """``f(x, **{'k': v})`` (a display read by nothing else) is ``f(x, k=v)``: it
     differentiates where a ``**mapping`` of active values is refused."""
     check_grads(splatted_displays, (0.7, 1.3), modes=("rev", "fwd"), order=2)
+
+
+class Vec:
+    """A vector class with its own arithmetic (``__add__`` and the reflected ones)."""
+
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+
+    def __add__(self, o):
+        return Vec(self.x + o.x, self.y + o.y)
+
+    def __sub__(self, o):
+        return Vec(self.x - o.x, self.y - o.y)
+
+    def __mul__(self, s):
+        return Vec(self.x * s, self.y * s)
+
+    def __rmul__(self, s):
+        return Vec(s * self.x, s * self.y)
+
+    def __truediv__(self, s):
+        return Vec(self.x / s, self.y / s)
+
+    def __neg__(self):
+        return Vec(-self.x, -self.y)
+
+    def __abs__(self):
+        return math.hypot(self.x, self.y)
+
+    def __matmul__(self, o):
+        return self.x * o.x + self.y * o.y
+
+
+@dataclasses.dataclass
+class Dual:
+    re: float
+    im: float
+
+    def __mul__(self, o):
+        return Dual(self.re * o.re - self.im * o.im, self.re * o.im + self.im * o.re)
+
+    def __iadd__(self, o):
+        self.re += o.re
+        self.im += o.im
+        return self
+
+
+class Pair(typing.NamedTuple):
+    a: float
+    b: float
+
+    def __add__(self, o):
+        return Pair(self.a + o.a, self.b + o.b)
+
+    def __mul__(self, s):
+        return Pair(self.a * s, self.b * s)
+
+
+def vector_arithmetic(a, b):
+    u = Vec(a, 1.0) + Vec(2.0, b)
+    w = -(u - Vec(b, a)) * 3.0
+    z = 2.0 * w / a
+    return abs(z) + (z @ u) + z.x * z.y
+
+
+def dual_arithmetic(a, b):
+    d = Dual(a, b) * Dual(b, 0.5)
+    d += Dual(a * a, 1.0)
+    return d.re * d.im
+
+
+def pair_arithmetic(a, b):
+    p = (Pair(a, 1.0) + Pair(2.0, b)) * a
+    return p.a * 10.0 + p.b
+
+
+def summed_in_a_loop(a, b):
+    acc = Vec(0.0, 0.0)
+    for k in range(3):
+        acc = acc + Vec(a * k, b) * a
+    return acc @ acc
+
+
+@pytest.mark.parametrize("f", [vector_arithmetic, dual_arithmetic, pair_arithmetic,
+                               summed_in_a_loop], ids=lambda f: f.__name__)
+def test_operators_a_class_defines_call_its_methods(f):
+    # ``a + b`` on an object of a class defining ``__add__`` was differentiated by the
+    # rules of numbers (a named tuple's as tuple concatenation): wrong derivatives, or
+    # a TypeError from generated code.
+    check_grads(f, (0.7, 1.3), modes=("rev", "fwd"), order=2)
+
+
+def items_of_unknown_type(items, a):
+    s = items[0] * a  # (a list of a Vec and a float: its items' type is not known)
+    return s.x + items[1] * a
+
+
+def test_an_operator_on_an_object_of_unknown_type_is_refused_when_it_runs():
+    with pytest.raises(wengert.NonDifferentiableError, match="class Vec") as e:
+        wengert.grad(items_of_unknown_type, argnums=1)([Vec(0.3, 0.5), 2.0], 0.7)
+    assert e.value.loc.filename == __file__
+
+
+class Series:
+    """A container class of its own: ``s[i]``, ``s[i] = v`` and ``for v in s``."""
+
+    def __init__(self, vals):
+        self.vals = list(vals)
+
+    def __getitem__(self, i):
+        return self.vals[i]
+
+    def __setitem__(self, i, v):
+        self.vals[i] = v
+
+    def __iter__(self):
+        return iter(self.vals)
+
+
+def indexed_and_iterated(x, y):
+    s = Series([x, 2.0, y])
+    s[1] = s[0] * s[2]
+    total = 0.0
+    for v in s:
+        total += v * v
+    return total + s[1]
+
+
+def test_a_class_s_own_indexing_and_iteration():
+    # (a TypeError from inside wengert before: ``s[0]`` taken for a list's item,
+    # ``for v in s`` for a loop over the object's fields)
+    check_grads(indexed_and_iterated, (0.7, 1.3), modes=("rev", "fwd"), order=2)
+
+
+class Acc:
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+
+    def __add__(self, o):
+        return Acc(self.x + o.x, self.y + o.y)
+
+    def __radd__(self, o):
+        if o == 0:
+            return self  # (``sum`` starts from 0)
+        return self + o
+
+
+def summed_objects(a, b):
+    t = sum([Acc(a, 1.0), Acc(2.0, a), Acc(b, a * b)])
+    return t.x * t.y
+
+
+def test_sum_of_a_display_of_objects_with_their_own_addition():
+    # (a TypeError from inside wengert in forward mode before: the rules of a numeric sum
+    # added the objects' tangents)
+    check_grads(summed_objects, (0.7, 1.3), modes=("rev", "fwd"), order=2)

@@ -345,11 +345,14 @@ def first_minor_row_only(m):
 def test_a_slice_pair_saves_no_length_per_row():
     """The split of ``row[:j] + row[j + 1:]``'s adjoint is measured in the pullback: the
     forward saves the row alone per row (no tuple of the row, its minor row and a length),
-    and a minor row whose adjoint is zero costs nothing; every spelling stays right."""
+    and a minor row whose adjoint is zero costs nothing; every spelling stays right. The
+    row alone is the loop's item: nothing is pushed, the pullback walks a copy of the slice
+    (the loop stays a comprehension)."""
     m = [[1.5, -0.5, 0.25], [0.75, 2.0, -1.0], [0.5, 0.3, 1.25]]
     src = wengert.show(cofactor_det, mode="vjp", like=(m,))
-    assert ".append(row)" in src and "len(" not in src.split("_pullback")[0].split(
-        "for row in")[1].split("\n\n")[0], src
+    forward = src.split("_pullback")[0]
+    assert ".append(row)" not in forward and "minor = [row[:j] + row[j + 1:] for row in" in \
+        forward and "len(" not in forward.split("for row in")[1].split("\n\n")[0], src
     src = wengert.show(first_minor_row_only, mode="vjp", like=(m,))
     popped = re.search(r"(\w+), (\w+) = pop_adjoint_owned\(minor_bar\)", src)
     assert popped and "slice_pair_adjoint(row, " in src and \

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 import wengert
@@ -68,15 +69,51 @@ def pairs_into_a_new_table(a, b):
     return sum(r[0] * r[1] for r in t)
 
 
-@pytest.mark.parametrize("f, order", [(product_by_rows, 2), (pairs_into_a_new_table, 1)],
+def numbers_into_a_new_table(a, b):
+    t = [[0.0] * 2 for _ in range(len(a))]
+    for i, (x, y) in enumerate(zip(a, b)):
+        t[i][0] = x * y
+        t[i][1] = x + y * y
+    return sum(r[0] * r[1] for r in t)
+
+
+def numbers_into_a_new_table_strict_from_one(a, b):
+    t = [[0.0, 0.0, 0.0] for _ in a]
+    for i, (x, y) in enumerate(zip(a, b, strict=True), start=1):
+        t[i - 1][i % 3] += x * y
+        t[i - 1][0] -= y / i
+    return sum(sum(r) * r[0] for r in t)
+
+
+def pairs_of_a_zip_listed_first(a, b):
+    pairs = list(zip(a, b))
+    t = [[0.0, 0.0] for _ in pairs]
+    for i, (x, y) in enumerate(pairs):
+        t[i][0] = x * y
+        t[i][1] = t[i][0] * x
+    return sum(r[0] + r[1] * r[1] for r in t)
+
+
+@pytest.mark.parametrize("f", [product_by_rows, pairs_into_a_new_table],
                          ids=lambda v: getattr(v, "__name__", ""))
-def test_a_row_of_a_parameter_iterated_while_a_new_table_is_written(f, order):
+def test_a_row_of_a_parameter_iterated_while_a_new_table_is_written(f):
     # The rows of a table made of new lists are no rows of a parameter
     # (``_State.may_alias``): refused before ("this loop changes the object it iterates
-    # over"). (``enumerate(zip(a, b))`` at the second order: the items of the lists the
-    # rule of ``zip`` makes are of unknown types there, and the write is refused.)
+    # over"). At the second order the rule of ``zip`` gives an iterator over the tuples it
+    # made and the lists of those are typed (``types.zipped``, ``list(zip(a, b))``): the
+    # write into the new table was refused there, its items' types unknown.
     a, b = [[0.3, 0.5], [0.8, -0.2]], [[0.4, 0.6], [1.1, 0.9]]
-    check_grads(f, (a, b), modes=("rev", "fwd"), order=order)
+    check_grads(f, (a, b), modes=("rev", "fwd"), order=2)
+
+
+@pytest.mark.parametrize("f", [numbers_into_a_new_table, numbers_into_a_new_table_strict_from_one,
+                               pairs_of_a_zip_listed_first],
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_numbers_of_a_zip_written_into_a_new_table_to_second_order(f):
+    # (Refused at the second order before: the write into ``t[i]``, the numbers of the
+    # zip's items of unknown types in the first gradient's code.)
+    a, b = [0.3, 0.5, 0.9], [1.1, -0.4, 0.7]
+    check_grads(f, (a, b), modes=("rev", "fwd"), order=2)
 
 
 def row_of_the_parameter_in_the_table(a, b):
@@ -217,3 +254,55 @@ def test_a_loop_writing_into_rows_one_list_holds_twice(f):
         check_grads(f, ([0.543, -0.779], 0.377), modes=("rev",))
     except wengert.NonDifferentiableError as e:
         assert e.loc is not None and e.loc.filename == __file__, e
+
+
+def rows_into_a_new_array(x):
+    out = np.zeros(3)
+    for i, xi in enumerate(x):
+        out[i] = xi * 2.0 + out[i - 1]
+    return np.sum(out ** 2)
+
+
+def accumulated_in_place(x):
+    out = np.zeros(2)
+    for xi in x:
+        out += xi * np.array([1.0, xi])
+    return np.sum(out * out)
+
+
+def matrix_rows_into_a_new_matrix(a):
+    out = np.zeros_like(a)
+    for i, row in enumerate(a):
+        out[i] = np.sin(row) * row[0]
+    return np.sum(out ** 2)
+
+
+@pytest.mark.parametrize("f, x", [
+    (rows_into_a_new_array, np.array([0.5, -1.2, 0.7])),
+    (accumulated_in_place, np.array([0.5, -1.2, 0.7])),
+    (matrix_rows_into_a_new_matrix, np.array([[0.5, -1.2], [0.7, 0.3]])),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_loop_over_an_array_writing_a_new_array(f, x):
+    # A NumPy primitive's result is a new array, no part of what the loop iterates
+    # (refused before: "this loop changes the object it iterates over"); ``out += v`` on
+    # an array is the one array, changed (refused: "may be one of several").
+    check_grads(f, (x,), modes=("rev", "fwd"), order=2)
+
+
+def left_by_break(x):
+    s = 0.0
+    for v in x:
+        if s > 1.0:
+            break
+        s += v ** 2 * x[0]
+    return s
+
+
+@pytest.mark.parametrize("x", [np.array([2.0, 0.3]), np.array([0.2, 0.3, 1.5, 0.1, 0.4])],
+                         ids=["first", "third"])
+def test_a_loop_over_an_array_left_by_break_to_second_order(x):
+    # The items' tangents a batched pass over the gradient stacks: some batched, some
+    # not, and the items ``break`` left unread (a ValueError from inside wengert before).
+    check_grads(left_by_break, (x,), modes=("rev", "fwd"), order=2)
+    h = wengert.hessian(left_by_break)(x)
+    assert h.shape == (len(x), len(x))

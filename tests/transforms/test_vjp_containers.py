@@ -523,3 +523,46 @@ def test_one_object_twice_in_the_list_is_refused_when_it_runs():
         wengert.runtime.check_distinct_items([p, p], None)
     # Distinct objects of the same values are differentiated.
     check_grads(simulate, ([Body(0.5, 0.1), Body(0.5, 0.1)], 1.5), modes=("rev",))
+
+
+def union_of_displays(x, y):
+    u = {"a": x} | {"c": y * 2.0, "a": x * y}
+    return u["a"] * u["c"]
+
+
+def union_in_place(x, y):
+    d = {"a": x, "b": 1.0}
+    d |= {"c": y * 2.0}
+    return d["a"] * d["c"] + d["b"]
+
+
+def overlapping_splats(x, y):
+    d1 = {"a": x, "b": y}
+    d2 = {"a": x * x}
+    m = {**d1, **d2}
+    return m["a"] * m["b"]
+
+
+def defaults_overridden(x, y):
+    base = {"w": x, "b": 0.5, "s": y}
+    p = {**base, "w": x * y, "b": base["b"] * x}
+    return p["w"] + p["b"] * p["s"]
+
+
+@pytest.mark.parametrize("f", [union_of_displays, union_in_place, overlapping_splats,
+                               defaults_overridden], ids=lambda f: f.__name__)
+def test_merged_dicts_take_the_last_value_of_each_key(f):
+    # ``a | b`` of dicts had the rules of bits (a zero derivative); a key given again by a
+    # later entry of a display sent its adjoint to the value it replaced as well.
+    check_grads(f, (0.7, 1.3), modes=("rev", "fwd"), order=2)
+
+
+def union_of_unknown_dicts(ds, x):
+    u = ds[0] | {"c": x * 2.0}  # (a list of a dict and an int: its items' type unknown)
+    return u["a"] * u["c"]
+
+
+def test_a_union_of_dicts_of_unknown_type_is_refused_when_it_runs():
+    with pytest.raises(wengert.NonDifferentiableError, match="`|`") as e:
+        wengert.grad(union_of_unknown_dicts, argnums=1)([{"a": 0.5, "n": "x"}, 3], 0.7)
+    assert e.value.loc.filename == __file__

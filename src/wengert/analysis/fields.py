@@ -40,7 +40,8 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
                   given: Mapping[int, tuple[tuple[str, type], ...]] | None = None,
                   given_items: Mapping[int, tuple[tuple[str, type], ...]] | None = None,
                   same: Mapping[int, n.Value] | None = None,
-                  records: set[int] | None = None) -> Fields:
+                  records: set[int] | None = None,
+                  display_type: Callable[[n.Value], Any] | None = None) -> Fields:
     """Per class and field, the types of the values the function's constructor calls and
     attribute assignments put in fields of instances of classes whose every instance it
     makes and keeps to itself, or is given as a parameter whose fields' types the caller
@@ -50,8 +51,23 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
     object another value is (a generated gradient's loop record, unpacked by its reverse
     loop: ``types.record_copies``) to that value, and ``records`` are the ops (by ``id``)
     pushing those onto records: storing it there and reading it back hands it to nothing
-    else."""
+    else. ``display_type`` gives the type of a list display of numbers as a list of them
+    (``ListOf``): a field given one nothing else holds (``tr.hist = [c, v]``) is given a
+    list of those numbers (changed later only through the field, whose lists' writes the
+    types check)."""
     found: dict[tuple[type, str], list[Type]] = {}
+    uses: dict[int, int] = {}
+    for op in n.walk(fn.body):
+        for v in op.operands():
+            uses[v.id] = uses.get(v.id, 0) + 1
+
+    def value_type(v: n.Value) -> Any:
+        t = type_of(v)
+        if t is list and display_type is not None and uses.get(v.id) == 1 and \
+                (held := display_type(v)) is not None:
+            return held
+        return t
+
     made: set[type] = set()
     poisoned: set[type] = set()
     given = given or {}
@@ -114,7 +130,7 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
                 seed(c, given_items[src.id])  # ``for i, p in enumerate(ps)``, ``zip(ps, xs)``
             elif isinstance(op, n.Call) and consts.get(op.fn.id) is c:
                 made.add(c)
-                if not _constructor(c, op, type_of, found):
+                if not _constructor(c, op, value_type, found):
                     poisoned.add(c)
             elif isinstance(op, n.Call) and consts.get(op.fn.id) is object.__new__ and \
                     op.args and consts.get(op.args[0].id) is c:
@@ -132,7 +148,7 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
                 poisoned.update(made | {k for k, _ in found})  # it may be any of them
                 return {}
             if c is not None:
-                found.setdefault((c, op.name), []).append(type_of(op.value))
+                found.setdefault((c, op.name), []).append(value_type(op.value))
         _joins(op, kind, poisoned)
     for (c, name), ts in found.items():
         if any(name not in names for names in seeded.get(c, ())):

@@ -374,17 +374,36 @@ def _infer(fn: n.Function, param_types: Sequence[Type], free_types: Mapping[int,
             records = [op for op in n.walk(fn.body) if _recorded_values(op, copies)]
             same = {u: x for op in records for x in _recorded_values(op, copies)
                     for u in copies.of(op, x) or ()}
+            # A field given lists of known items and lists whose items are not known yet
+            # (``tr.hist = [tr.hist[0], c]``: known once the field is) is assumed to hold
+            # lists of those items, and only lists where a round finds otherwise.
+            demoted: set[tuple[type, str]] = set()
+
+            def join(k: tuple[type, str], ts: list[Type]) -> Type:
+                t = _one_known(ts)
+                if t is list and k not in demoted:
+                    items = {u for u in ts if isinstance(u, ListOf)}
+                    if len(items) == 1:
+                        return items.pop()
+                return t
+
             for _ in range(8):
                 found = object_fields(fn, trial.get, trial.consts, given, given_items, same,
-                                      {id(op) for op in records})
+                                      {id(op) for op in records}, trial.display_type)
                 wrong = {k for k, t in assumed.items()
                          if any(u is not t and not fits(u, t) for u in found.get(k, ()))}
-                if assumed and not wrong and all(k in assumed for k, ts in found.items()
-                                                 if k not in dropped and _one_known(ts)):
+                demote = {k for k in wrong if isinstance(assumed[k], ListOf) and all(
+                    u is list or isinstance(u, ListOf) for u in found.get(k, ()))}
+                demoted |= demote
+                wrong -= demote
+                if assumed and not wrong and not demote and all(
+                        k in assumed and not (assumed[k] is list and
+                                              isinstance(join(k, ts), ListOf))
+                        for k, ts in found.items() if k not in dropped and _one_known(ts)):
                     inf = trial
                     break
                 dropped |= wrong
-                assumed = {k: _one_known(ts) for k, ts in found.items()
+                assumed = {k: join(k, ts) for k, ts in found.items()
                            if k not in dropped and _one_known(ts) is not None}
                 if not assumed:
                     break
@@ -1610,6 +1629,14 @@ class _Inference:
                     op.result.id in self.readonly and self.get(op.args[0]) is list and \
                     (item := self.item_type(op.args[0])) is not None:
                 self.items[op.result.id] = item  # ``list(xs)``: a copy, then kept
+            if fn is list and simple and len(op.args) == 1 and \
+                    op.result.id in self.readonly and \
+                    (entries := self.zipped(op.args[0])) is not None and None not in entries:
+                self.items[op.result.id] = TupleOf(tuple(entries))  # ``list(zip(a, b))``
+            if fn is list and simple and len(op.args) == 1 and \
+                    op.result.id in self.readonly and self.get(op.args[0]) is not list and \
+                    (item := self.item_type(op.args[0])) is not None:
+                self.items[op.result.id] = item  # ``list(iter(xs))``, ``list(reversed(xs))``
             if t is None and simple and len(args) == 1 and fn in (max, min, sum):
                 # The extreme or the sum of a list of floats is a float (a sum of none is
                 # the int 0, for which the float code computes the same numbers).
@@ -1882,7 +1909,7 @@ class _Inference:
             return self.items[v.id]
         made = self.defs.get(v.id)
         if isinstance(made, n.Call) and len(made.args) == 1 and not made.kwargs and \
-                not made.starred and self.consts.get(made.fn.id) is reversed and \
+                not made.starred and self.consts.get(made.fn.id) in (reversed, iter) and \
                 made.args[0].id in self.items:
             return self.items[made.args[0].id]  # ``reversed(xs)`` yields ``xs``'s items
         if self.appended.get(v.id) and (v.id not in self.stored_rows or
@@ -1896,6 +1923,15 @@ class _Inference:
                 t = u if k == 0 else (t if t == u else None)
             return t
         return None
+
+    def display_type(self, v: n.Value) -> ListOf | None:
+        """``ListOf(t)`` where ``v`` is a list display of numbers all of type ``t``
+        (``[c, tr.k]``): what it holds when made, whatever is done with it after."""
+        d = self.defs.get(v.id)
+        if not isinstance(d, n.Build) or d.kind != "list" or d.starred or not d.items:
+            return None
+        kinds = {self.get(x) for x in d.items}
+        return ListOf(kinds.pop()) if len(kinds) == 1 and kinds <= {float, int} else None
 
     def full_type(self, v: n.Value) -> Any:
         """``v``'s type, as :class:`ListOf` for a list of known items."""
@@ -1938,10 +1974,12 @@ class _Inference:
         lists of known items (and ranges, and such zips), else ``None`` (an
         ``enumerate``'s index is an int even where its items are unknown)."""
         made = self.defs.get(iterable.id)
-        if not isinstance(made, n.Call) or made.starred or made.kwargs or \
+        if not isinstance(made, n.Call) or made.starred or \
                 made.fn.id not in self.consts or not made.args:
             return None
         fn = self.consts[made.fn.id]
+        if made.kwargs and (fn is not zip or [k for k, _ in made.kwargs] != ["strict"]):
+            return None
         if fn is enumerate and len(made.args) <= 2:
             item = self.item_type(made.args[0])
             if item is None and (inner := self.zipped(made.args[0])) is not None:

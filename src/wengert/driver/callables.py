@@ -80,10 +80,14 @@ def primitive_function(f: Any) -> types.FunctionType | None:
     except (TypeError, ValueError):
         nin = getattr(f, "nin", None)  # a ufunc has no signature, but an arity
         names = _required_from_doc(f)
+        optional = names is not None and _optional_in_doc(f)
         if isinstance(nin, int):
             names = [f"x{i}" for i in range(nin)]
+            optional = False
         if names is not None:
             params = [inspect.Parameter(a, inspect.Parameter.POSITIONAL_ONLY) for a in names]
+            if optional:  # (``log(x, [base=math.e])``: what is given, passed on)
+                params.append(inspect.Parameter("rest", inspect.Parameter.VAR_POSITIONAL))
         else:
             name = describe(f)
             raise SourceUnavailableError(
@@ -146,6 +150,25 @@ def fixed_arity(fn: Any, nargs: int, kwargs: dict) -> Any:
     return _calling(fn, key, params, params, f"{nargs}")
 
 
+def leading(fn: Any, nargs: int) -> Any:
+    """For ``def f(x, scale=2.0)`` called with its first ``nargs`` parameters alone, a
+    function of exactly those calling ``f`` (``def f(x): return f(x)``: the others take
+    their defaults); ``fn`` itself for anything else."""
+    code = getattr(fn, "__code__", None)
+    if type(fn) is not types.FunctionType or code is None or code.co_flags & 0x0C or \
+            not nargs < code.co_argcount <= nargs + len(fn.__defaults__ or ()) or \
+            any(k not in (fn.__kwdefaults__ or {})
+                for k in code.co_varnames[code.co_argcount:code.co_argcount +
+                                          code.co_kwonlyargcount]):
+        return fn
+    key = (fn, nargs, "leading")
+    wrapper = _FIXED.get(key)
+    if wrapper is not None:
+        return wrapper
+    params = list(code.co_varnames[:nargs])
+    return _calling(fn, key, params, params, f"{nargs}-of-{code.co_argcount}")
+
+
 def _calling(fn: types.FunctionType, key: tuple, params: list[str], given: list[str],
              tag: str) -> Any:
     """A function of ``params`` returning ``fn(*given)`` (``given`` spelled as in a call),
@@ -177,6 +200,14 @@ def keyword_adapter(fn: types.FunctionType, npos: int, names: tuple[str, ...]) -
     params = [f"a{k}" for k in range(npos)] + [f"kw_{k}" for k in names]
     given = [f"a{k}" for k in range(npos)] + [f"{k}=kw_{k}" for k in names]
     return _calling(fn, key, params, given, f"{npos}/{','.join(names)}")
+
+
+def _optional_in_doc(f: Any) -> bool:
+    """Whether a builtin's docstring spells optional parameters after its required ones
+    (``log(x, [base=math.e])``)."""
+    name = getattr(f, "__name__", "")
+    inside = (getattr(f, "__doc__", None) or "").lstrip()[len(name) + 1:].split(")", 1)[0]
+    return "[" in inside or "=" in inside
 
 
 def _required_from_doc(f: Any) -> list[str] | None:

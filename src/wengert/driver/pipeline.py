@@ -45,6 +45,7 @@ from wengert.driver.callables import (
     Gradient,
     cache_key,
     fixed_arity,
+    leading,
     primitive_function,
     wrt_indices,
 )
@@ -177,8 +178,9 @@ class Linker:
         return value is OPERATORS.get("vjp")
 
     def fixed_arity(self, fn: Any, nargs: int) -> Any:
-        """``fn`` as a function of exactly ``nargs`` parameters (:func:`fixed_arity`)."""
-        return fixed_arity(fn, nargs, {})
+        """``fn`` as a function of exactly ``nargs`` parameters (:func:`fixed_arity`; those
+        past them left to their defaults, :func:`leading`)."""
+        return leading(fixed_arity(fn, nargs, {}), nargs)
 
     def function_ir(self, fn: Any) -> n.Function | None:
         """The IR of the plain function ``fn`` (``None`` for anything else)."""

@@ -384,6 +384,10 @@ class Function:
     #: body, its unpacking) that a pass after the in-place rewrite may still shrink, where
     #: fusing adjoint calls left fields unread. Empty for every other function.
     records: list[tuple[Region, Build, Region, Unpack]] = field(default_factory=list)
+    #: A VJP's loops over a range, a list or a tuple whose record (``stack``, in the region
+    #: ``fwd``) holds their item and more, with their iterable and its type: where that
+    #: pass leaves the item alone, nothing need be pushed.
+    item_loops: list[tuple[For, Value, Build, Region, type]] = field(default_factory=list)
 
 
 @dataclass(eq=False)

@@ -78,3 +78,52 @@ def expand_ops(region: n.Region, rewrite: Callable[[n.Op], list[n.Op] | None]) -
         k += 1
     return changed
 
+
+
+class Places:
+    """Definitions, uses, consts and places of one function's values: each op's region,
+    its place in program order and the loops around it (the reads a nested function makes
+    are uses by the op that defines it)."""
+
+    def __init__(self, fn: n.Function) -> None:
+        self.fn = fn
+        self.defs: dict[int, n.Op] = {}
+        self.uses: dict[int, list[n.Op]] = {}
+        self.consts: dict[int, object] = {}
+        self.where: dict[int, n.Region] = {}
+        self.values: dict[int, n.Value] = {}
+        #: Each op's place in program order, and the loops around it (their ids).
+        self.order: dict[int, int] = {}
+        self.loops: dict[int, frozenset[int]] = {}
+        self.visit(fn.body)
+
+    def visit(self, region: n.Region, loops: frozenset[int] = frozenset()) -> None:
+        for a in region.args:
+            self.values[a.id] = a
+        for op in region.ops:
+            self.where[id(op)] = region
+            self.order[id(op)] = len(self.order)
+            self.loops[id(op)] = loops
+            for r in op.results:
+                self.defs[r.id] = op
+                self.values[r.id] = r
+            if isinstance(op, n.Const):
+                self.consts[op.result.id] = op.value
+            operands = op.operands()
+            if isinstance(op, n.MakeFunction):
+                operands = operands + free_uses(op.func.body)
+            for v in operands:
+                self.uses.setdefault(v.id, []).append(op)
+            if not isinstance(op, n.MakeFunction):
+                inner = loops | {id(op)} if isinstance(op, (n.For, n.While)) else loops
+                for r in op.regions():
+                    self.visit(r, inner)
+
+    def between(self, op: n.Op, first: n.Op, then: n.Op) -> bool:
+        """Whether ``op`` may run after ``first`` and before ``then``, where ``first``
+        defines a value ``then`` uses (so every loop around ``first`` is around
+        ``then``): later in program order than the one and earlier than the other, or in
+        a loop around both ``op`` and ``then`` that ``first`` is not in (a next step)."""
+        at = self.order[id(op)]
+        return self.order[id(first)] < at < self.order[id(then)] or \
+            bool(self.loops[id(op)] & self.loops[id(then)] - self.loops[id(first)])

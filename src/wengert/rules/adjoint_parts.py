@@ -83,10 +83,16 @@ def _stack(ts: Any, x: Any) -> Any:
     if ts is None or all(t is None for t in ts):
         return None
     if isinstance(x, numpy.ndarray):
-        some = next(t for t in ts if t is not None)
+        given = [t for t in ts if t is not None]
+        # (the batch axes of the item that has the most: an item's tangent that no batch
+        # reached is a plain one, broadcast; items a ``break`` left unread are zeros)
+        some = max(given, key=numpy.ndim)
         batch = numpy.shape(some)[:numpy.ndim(some) - (x.ndim - 1)]
-        zero = numpy.zeros(batch + x.shape[1:], dtype=numpy.result_type(some, float))
-        return numpy.stack([zero if t is None else t for t in ts], axis=len(batch))
+        full = batch + x.shape[1:]
+        zero = numpy.zeros(full, dtype=numpy.result_type(*given, float))
+        rows = [zero if t is None else numpy.broadcast_to(t, full) for t in ts]
+        rows += [zero] * (len(x) - len(rows))
+        return numpy.stack(rows, axis=len(batch))
     if isinstance(x, tuple):
         return tuple(ts)
     if isinstance(x, dict):

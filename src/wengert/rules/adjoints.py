@@ -434,8 +434,10 @@ nondifferentiable(runtime.check_list, pure=False)
 # A copy of an argument's structure, read by ``finish_adjoint`` only for its shape.
 nondifferentiable(runtime.structure)
 # Checks that raise or return nothing: kept, carrying no derivative.
-nondifferentiable(runtime.check_rebinding, runtime.check_view, runtime.check_plain_setattr,
-                  runtime.check_distinct_items, runtime.check_held_alone, pure=False)
+nondifferentiable(runtime.check_rebinding, runtime.check_view, runtime.check_operands,
+                  runtime.check_union,
+                  runtime.check_plain_setattr, runtime.check_distinct_items,
+                  runtime.check_held_alone, pure=False)
 # A gradient's seed: 1 in the precision of the result, whatever the result's value.
 nondifferentiable(runtime.unit_like)
 # Which item max/min picks by key, the order sorted puts items in: piecewise constant.

@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import collections
 import operator
+from typing import Any
 
 import numpy
 
@@ -61,10 +62,12 @@ def _extreme_rules(extreme):
                             " key= or default=; select the element first, then differentiate it")
         if len(args) == 1:
             xs = args[0]
-            if isinstance(xs, numpy.ndarray):
+            if isinstance(xs, numpy.ndarray) and numpy.ndim(xs) != 1:
+                # (Python compares the rows: ambiguous for rows of several numbers)
                 raise TypeError(f"wengert: the derivative of {extreme.__name__}() over an array"
-                                f" is not supported; use numpy.{extreme.__name__}")
-            if not isinstance(xs, (list, tuple)):
+                                f" of {numpy.ndim(xs)} axes is not supported; use "
+                                f"numpy.{extreme.__name__}")
+            if not isinstance(xs, (list, tuple, numpy.ndarray)):
                 xs = list(xs)  # a one-shot iterable: keep its items
         else:
             xs = args
@@ -76,6 +79,12 @@ def _extreme_rules(extreme):
 
         def extreme_pullback(y_bar):
             if len(args) == 1:
+                if isinstance(xs, numpy.ndarray):
+                    # (a cotangent's batch axes in front of the vector's)
+                    xs_bar = numpy.zeros(numpy.shape(y_bar) + (len(xs),))
+                    if y_bar is not None:
+                        xs_bar[..., best] = y_bar
+                    return (xs_bar,)
                 xs_bar = [None] * len(xs)
                 xs_bar[best] = y_bar
                 if isinstance(xs, tuple):
@@ -87,6 +96,8 @@ def _extreme_rules(extreme):
             if len(args) == 1:
                 if args_dot[0] is None:
                     return None
+                if isinstance(xs, numpy.ndarray):
+                    return numpy.asarray(args_dot[0])[..., best]  # (batch axes in front)
                 return args_dot[0][best]
             return args_dot[best]
 
@@ -95,12 +106,46 @@ def _extreme_rules(extreme):
 
 _extreme_rules(builtins.max)
 _extreme_rules(builtins.min)
+# (a vector's numbers are compared as a list's: its first extreme gets the adjoint)
+cases(builtins.max, (numpy.array([0.5, -1.5, 2.0]),), (0.5, -1.5, 0.25))
+cases(builtins.min, (numpy.array([0.5, -1.5, 2.0]),), ([0.5, -1.5, 0.25],))
 
 
 # --------------------------------------------------------------------------------------
 # sum(iterable[, start]): every entry (and start) gets the cotangent, summed back to
 # its own shape where entries were broadcast.  sum over an array adds its rows.
 # --------------------------------------------------------------------------------------
+
+
+def _concatenated_adjoints(y_bar: Any, xs: Any, start: Any) -> tuple[Any, Any]:
+    """The adjoints of ``xs`` and ``start`` from ``y_bar``, that of ``sum(xs, start)`` of
+    lists (or tuples): a concatenation, each part its slice (``None``: zeros)."""
+    if y_bar is None:
+        return None, None
+    k = len(start)
+    parts = []
+    for x in xs:
+        part = y_bar[k:k + len(x)]
+        parts.append(tuple(part) if isinstance(x, tuple) else list(part))
+        k += len(x)
+    first = y_bar[:len(start)]
+    return (tuple(parts) if isinstance(xs, tuple) else parts,
+            tuple(first) if isinstance(start, tuple) else list(first))
+
+
+def _concatenated_tangent(y: Any, xs: Any, xs_dot: Any, start: Any, start_dot: Any) -> Any:
+    """The tangent of ``y = sum(xs, start)`` of lists (or tuples): their tangents joined
+    (``None``: zeros)."""
+    out: list[Any] = [None] * len(start) if start_dot is None else list(start_dot)
+    for i, x in enumerate(xs):
+        dot = None if xs_dot is None else xs_dot[i]
+        out += [None] * len(x) if dot is None else list(dot)
+    if all(d is None for d in out):
+        return None
+    return tuple(out) if isinstance(y, tuple) else out
+
+
+mark_pure(_concatenated_adjoints, _concatenated_tangent)
 
 
 @defrule(builtins.sum)
@@ -113,6 +158,8 @@ def sum_rule(xs, *start):
         y = sum(xs, start[0])
 
     def sum_pullback(y_bar):
+        if len(start) > 0 and isinstance(y, (list, tuple)):  # (no start: a sum of 0)
+            return _concatenated_adjoints(y_bar, xs, start[0])
         if isinstance(xs, numpy.ndarray):
             row = _shape(xs)[1:]
             xs_bar = _broadcast_to(_sum_to(y_bar, row, _shape(y)), row, _shape(xs))
@@ -127,6 +174,8 @@ def sum_rule(xs, *start):
         return xs_bar, _sum_to(y_bar, _shape(start[0]), _shape(y))
 
     def sum_differential(xs_dot, *start_dot):
+        if len(start) > 0 and isinstance(y, (list, tuple)):
+            return _concatenated_tangent(y, xs, xs_dot, start[0], start_dot[0])
         terms = []
         if isinstance(xs, numpy.ndarray):
             row = _shape(xs)[1:]
@@ -209,7 +258,7 @@ def zip_rule(*seqs, strict=False):
     items = list(zip(*seqs, strict=strict))
     n = len(items)
     sizes = [_length(s, n) for s in seqs]
-    y = zip(*[_column(items, j, 0) for j in range(len(seqs))])
+    y = iter(items)  # (the tuples it made: an iterator over them, as ``zip`` is)
 
     def zip_pullback(y_bar):
         items_bar = _items_bar(y_bar, n)

@@ -32,6 +32,7 @@ from wengert.rules.registry import (
     mark_array_type,
     mark_pure,
     mark_sequence_args,
+    mark_view,
 )
 
 
@@ -275,6 +276,9 @@ deflinear(_unpack, _pack)
 deflinear(_concat, _split)
 deflinear(_split, _concat)
 deflinear(_broadcast, _unbroadcast)
+# (NumPy gives views where it can: a reshape, a transpose, a basic index, the same array
+# for ``np.asarray`` of one, the pieces of a split)
+mark_view(_permute, _reshape, _reshape_f, _index, _pack, _split)
 deflinear(_unbroadcast, _broadcast)
 deflinear(_mask, _mask)
 deflinear(_spread, lambda c, mask, dtype: _spread_sum(ans_bar, mask, _dtype(c)))

@@ -475,12 +475,6 @@ def _mesh_plan(arrays: Any, indexing: str) -> list[tuple[tuple[int, ...], tuple[
     return out
 
 
-def _copies(a: Any, copy: Any) -> bool:
-    """Whether ``np.array(a, copy=copy)`` copies what :func:`_pack` gives for ``a`` (an
-    array it passes through)."""
-    return bool(copy) and isinstance(a, np.ndarray)
-
-
 def _same_dtype(a: Any, dtype: Any) -> bool:
     return _dtype(a) == np.dtype(dtype)
 
@@ -558,7 +552,7 @@ nondifferentiable(
     _common_shape, _flat_plan, _take_plan, _grid, _along_plan, _sort_plan, _open_grid,
     _flip_index, _roll_plan, _repeat_plan, _tile_plan, _rot90_plan, _pad_plan,
     _diag_index, _diag_plan, _diagonal_plan, _triangle_plan, _split_like, _split_axis, _stack_perm,
-    _mesh_plan, _copies, _same_dtype, _ndmin_shape, _fill_dtype, _check_castable, _linspace_ramp,
+    _mesh_plan, _same_dtype, _ndmin_shape, _fill_dtype, _check_castable, _linspace_ramp,
     _linspace_step, _arange_ramp, _structure, _entry, _flat_position, np.argsort,
 )
 # Their values do not depend on their arguments' values.

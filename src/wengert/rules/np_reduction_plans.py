@@ -34,6 +34,16 @@ def _axis(axis: Any, ndim: int) -> int:
     return np.lib.array_utils.normalize_axis_index(int(axis), ndim) - ndim
 
 
+def _end_shape(a: Any, end: Any, axis: int) -> tuple[int, ...]:
+    """The shape ``np.diff``'s ``prepend``/``append`` value ``end`` is broadcast to: ``a``'s
+    with one entry along ``axis`` for a scalar, its own otherwise."""
+    if np.ndim(end) == 0:
+        shape = list(np.shape(a))
+        shape[axis] = 1
+        return tuple(shape)
+    return np.shape(end)
+
+
 def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
     """How many entries a reduction over ``axes`` of an array of ``shape`` combines."""
     n = 1
@@ -362,9 +372,10 @@ def _needed(letters: str, later: list[str], out: str) -> str:
 
 
 nondifferentiable(
-    _axes, _axis, _count, _flag, _unsupported, _ddof, _dof, _float_dtype, _tie_weights, _off,
-    _eye, _upper, _nan_at_zero, _kept, _nonzero_count, _check_weights, _weight_layout, _norm_plan,
-    _dot_spec, _inner_spec, _tensordot_spec, _kron_plan, _einsum_plan, _einsum_one,
+    _axes, _axis, _end_shape, _count, _flag, _unsupported, _ddof, _dof, _float_dtype,
+    _tie_weights, _off, _eye, _upper, _nan_at_zero, _kept, _nonzero_count, _check_weights,
+    _weight_layout, _norm_plan, _dot_spec, _inner_spec, _tensordot_spec, _kron_plan,
+    _einsum_plan, _einsum_one,
 )
 # Indices and orders are piecewise constant in the values.
 nondifferentiable(np.argmax, np.argmin, np.argsort)

@@ -51,6 +51,7 @@ from wengert.rules.np_reduction_plans import (
     _dot_spec,
     _einsum_one,
     _einsum_plan,
+    _end_shape,
     _eye,
     _flag,
     _float_dtype,
@@ -680,10 +681,17 @@ def ndarray_cumsum(self, axis=None, dtype=None, out=None):
 
 @defpython(np.diff, keywords=("n", "axis", "prepend", "append"))
 def diff_(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
-    _unsupported("diff", prepend=prepend, append=append)
     if n == 0:
         return a
-    return _diff(a, n, _axis(axis, np.ndim(a)))
+    ax = _axis(axis, np.ndim(a))
+    # (what NumPy does: the ends joined to ``a`` along the axis, a scalar as one slice)
+    if prepend is not _NoValue:
+        a = np.concatenate([np.broadcast_to(prepend, _end_shape(a, prepend, ax)), a],
+                           axis=ax)
+    if append is not _NoValue:
+        a = np.concatenate([a, np.broadcast_to(append, _end_shape(a, append, ax))],
+                           axis=ax)
+    return _diff(a, n, ax)
 
 
 @defpython(np.trace, keywords=("offset", "axis1", "axis2", "dtype", "out"))

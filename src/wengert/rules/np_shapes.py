@@ -71,7 +71,6 @@ from wengert.rules.np_plans import (
     _broadcast_target,
     _check_castable,
     _common_shape,
-    _copies,
     _diag_plan,
     _diagonal_plan,
     _dtype,
@@ -153,7 +152,7 @@ def asarray_(a, dtype=None, order=None, *, device=None, copy=None, like=None):
 @defpython(np.array, keywords=("dtype", "copy", "order", "subok", "ndmin", "like"))
 def array_(object, dtype=None, *, copy=True, order="K", subok=True, ndmin=0, like=None):
     out = _pack(object, object)
-    if _copies(object, copy):
+    if copy and isinstance(object, np.ndarray):  # (a list is packed into a new array)
         out = _copy(out)
     if dtype is not None:
         out = _astype(out, dtype)

@@ -180,10 +180,15 @@ def _add_rules(add):
 
     @defrule(add)
     def add_rule(a, b):
-        # A list operand may be extended in place: remember where the split is first.
+        # A list operand may be extended in place: remember where the split is first; an
+        # array's shapes are taken first too (``a += b`` changes ``a``: only its shape is
+        # read, and the pullback need not keep it).
         n = 0
         if isinstance(a, (list, tuple)):
             n = len(a)
+        else:
+            a_shape = _shape(a)
+            b_shape = _shape(b)
         y = add(a, b)
 
         def add_pullback(y_bar):
@@ -195,8 +200,8 @@ def _add_rules(add):
                 b_bar = y_bar[n:]
             else:
                 y_shape = _shape(y)
-                a_bar = _sum_to(y_bar, _shape(a), y_shape)
-                b_bar = _sum_to(y_bar, _shape(b), y_shape)
+                a_bar = _sum_to(y_bar, a_shape, y_shape)
+                b_bar = _sum_to(y_bar, b_shape, y_shape)
             return a_bar, b_bar
 
         def add_differential(a_dot, b_dot):
@@ -355,12 +360,14 @@ def _pow_rules(power, inplace=False):
 
     @defrule(power, pure=not inplace)
     def pow_rule(a, b, *mod):
+        # (``pow(a, b, None)`` is ``a ** b``: the mod a wrapper of ``pow`` passes on)
+        modular = len(mod) > 0 and mod[0] is not None
         a0 = _snapshot(a) if inplace else a
         y = power(a, b, *mod)
         y0 = _snapshot(y) if inplace else y
 
         def pow_pullback(y_bar):
-            if len(mod) > 0:
+            if modular:
                 return None, None, None
             if isinstance(y, float):
                 if b == 0:
@@ -379,10 +386,12 @@ def _pow_rules(power, inplace=False):
                 b_bar = None
                 if not isinstance(b, int):
                     b_bar = _sum_to(y_bar * (_log_base(a0) * y0), _shape(b), y_shape)
+            if len(mod) > 0:
+                return a_bar, b_bar, None
             return a_bar, b_bar
 
         def pow_differential(a_dot, b_dot, *mod_dot):
-            if len(mod) > 0:
+            if modular:
                 return None
             if isinstance(y, float):
                 if a_dot is None or b == 0:

@@ -69,6 +69,10 @@ class Rule:
     #: Its result is a new list (or ``None``) that holds no slot of its arguments'
     #: (:func:`mark_fresh`): what a loop over it changes is nothing of theirs.
     fresh: bool = False
+    #: Its result may share memory with its first argument, or hold arrays that do (a
+    #: reshape, a transpose, ``np.asarray`` of an array, ``np.split``'s pieces;
+    #: :func:`mark_view`): a write into one changes the other.
+    view: bool = False
 
 
 _RULES: dict[int, Rule] = {}
@@ -182,6 +186,19 @@ def mark_fresh(*fns: Any) -> None:
     adjoints of a sequence's items, built for a rule's pullback)."""
     for fn in fns:
         _entry(fn).fresh = True
+
+
+def mark_view(*fns: Any) -> None:
+    """Declare array primitives whose result may be a view of their first argument (or
+    hold views of it): what is written into one is seen through the other."""
+    for fn in fns:
+        _entry(fn).view = True
+
+
+def is_view(fn: Any) -> bool:
+    """Whether ``fn`` may return a view of its first argument (:func:`mark_view`)."""
+    rule = lookup(fn)
+    return rule is not None and rule.view
 
 
 def mark_array_result(*fns: Any) -> None:

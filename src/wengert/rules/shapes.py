@@ -22,6 +22,10 @@ def shape(x: Any) -> tuple[int, ...]:
     return x.shape if type(x) is numpy.ndarray else numpy.shape(x)
 
 
+#: Calls that read only the shape of their argument (its numbers are not read).
+SHAPE_READERS = frozenset({shape, numpy.shape, numpy.ndim, numpy.size, len})
+
+
 #: Axis letters of an einsum (NumPy's arrays have at most 64 axes; subscripts, 52).
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 from wengert.runtime.checks import (  # noqa: F401
     check_distinct_items,
     check_held_alone,
+    check_operands,
     check_plain_setattr,
     check_rebinding,
+    check_union,
     check_view,
     contained_in,
     delete_item,
@@ -143,6 +145,7 @@ from wengert.runtime.reverse import (  # noqa: F401
     unless,
     unpack_adjoint,
     unpop_adjoint,
+    unshadowed,
     vjp_call,
     vjp_call_active,
     vjp_call_checked,

@@ -97,6 +97,43 @@ def check_view(value: Any, site: Any) -> None:
                  "(`y[0] *= s`)")
 
 
+#: Types whose operators the rules of numbers, arrays and sequences are written for.
+_RULED = (int, float, complex, bool, str, bytes, list, tuple, dict, set, frozenset,
+          type(None))
+
+
+def check_operands(site: Any, *operands: Any) -> None:
+    """Before an operator whose operands' types were not known when the derivative was
+    made: refused where one is an object of a class of the user's (its ``__add__``, not
+    the rules of numbers, gives the value; a derivative made by those rules would be
+    wrong). NumPy's arrays and scalars are what the rules know."""
+    for x in operands:
+        t = type(x)
+        if not isinstance(x, _RULED) and t.__module__.split(".")[0] != "numpy":
+            raise NonDifferentiableError(
+                f"an operator is applied to an object of class {t.__name__} whose type was "
+                "not known when the derivative was made, so its operator method was not "
+                "differentiated", site,
+                hint="give the object a known type where it is made (an argument of the "
+                     "class, or an object made in the function), or call its method "
+                     "(`a.__add__(b)`)")
+
+
+def check_union(site: Any, *operands: Any) -> None:
+    """Before ``a | b`` (``a |= b``) of operands whose types were not known when the
+    derivative was made: the rules take it for bits of ints or bools, where a dict's
+    union (or a class's ``__or__``) would carry its values: refused."""
+    for x in operands:
+        if not isinstance(x, (int, bool, set, frozenset, type(None))) and \
+                type(x).__module__.split(".")[0] != "numpy":
+            raise NonDifferentiableError(
+                f"`|` is applied to a {type(x).__name__} whose type was not known when the "
+                "derivative was made, so the union was not differentiated", site,
+                hint="give the dicts known types where they are made, or write "
+                     "`{**a, **b}`")
+    check_operands(site, *operands)
+
+
 def check_distinct_items(items: list, site: Any) -> None:
     """Before a function writes into the items of a list passed in
     (``transforms/vjp_items.py``): refused where one object is in the list twice, whose

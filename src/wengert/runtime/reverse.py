@@ -933,6 +933,16 @@ def subdict_adjoint(g: Any, sub: Any) -> Any:
     return {k: g.get(k) for k in sub}
 
 
+def unshadowed(g: Any, keys: tuple[Any, ...], dicts: tuple[Any, ...]) -> Any:
+    """The adjoint ``g`` of a dict display without the keys a later entry of it gives
+    (``keys``, and those of the ``**`` ``dicts``): what an earlier entry put there was
+    replaced, and gets none of it (``{**base, "w": v}``)."""
+    if g is None:
+        return None
+    return {k: v for k, v in g.items()
+            if k not in keys and not any(k in d for d in dicts)}
+
+
 def unpack_adjoint(parts: tuple[Any, ...], value: Any, star: int | None) -> Any:
     """The adjoint of the value unpacked by ``a, *b, c = value`` from its targets' adjoints."""
     if star is None and type(value) is tuple:  # ``for w, x in zip(ws, xs)``: the parts

@@ -36,6 +36,7 @@ from wengert.analysis.activity import Activity, activity
 from wengert.analysis.types import (
     FLOAT_OR_FLOAT64,
     INT_OR_FLOAT,
+    ArrayOf,
     ListOf,
     Types,
     bind_constants,
@@ -47,12 +48,14 @@ from wengert.ir.builder import Builder
 from wengert.ir.uses import free_uses
 from wengert.objects import hashable
 from wengert.rules import registry, shapes
+from wengert.transforms import inline
 from wengert.transforms.checks import (
     check_array_attributes,
     check_global_writes,
     check_out_arguments,
+    check_view_writes,
 )
-from wengert.transforms.devirtualize import called_only
+from wengert.transforms.devirtualize import OPERATOR_METHODS, called_only
 from wengert.transforms.nested_grad import check_not_dispatcher
 from wengert.transforms.prepare import prepare
 
@@ -149,6 +152,12 @@ def is_c_type(t: type) -> bool:
     return not hasattr(t, "__dict__") or t.__module__ in ("builtins", "numpy")
 
 
+def _integer_array(t: Any) -> bool:
+    """Whether ``t`` is the type of an array of integers or booleans."""
+    return isinstance(t, ArrayOf) and isinstance(t.dtype, type) and \
+        issubclass(t.dtype, (numpy.integer, numpy.bool_))
+
+
 class Transform:
     """The state and queries both modes share for one (cloned) primal function."""
 
@@ -163,7 +172,10 @@ class Transform:
     def __init__(self, fn: n.Function, wrt: Sequence[int], arg_types: Sequence[Any],
                  linker: Linker | None) -> None:
         self.fn = fn
-        self.wrt = tuple(wrt)
+        # (an array of integers or booleans carries no derivative, as an int does: labels,
+        # indices; its cotangent is ``None``)
+        self.wrt = tuple(i for i in wrt if i >= len(arg_types) or
+                         not _integer_array(arg_types[i]))
         self.linker = linker
         arg_types = bind_constants(fn, arg_types)
         prepare(fn, arg_types, linker)
@@ -198,6 +210,7 @@ class Transform:
         check_global_writes(fn, self.act)
         check_out_arguments(fn, self.act)
         check_array_attributes(fn, self.types)
+        check_view_writes(fn, self.types, self.act, indexed=self.rule_kind == "vjp")
         self.check_inplace()
 
     def analyse(self) -> None:
@@ -396,12 +409,18 @@ class Transform:
             return None
         if is_const:
             check_not_dispatcher(fn, op)
+            self.check_operands(op, fn, b)
             rule = registry.lookup(fn) if hashable(fn) else None
             if rule is not None and rule.nondifferentiable:
                 return self.call_nondifferentiable(op, b)
             mode_rule = getattr(rule, self.rule_kind, None) if rule is not None else None
             if mode_rule is not None and simple:
                 return self.call_rule(op, rule, b)
+            if mode_rule is not None and \
+                    (keywords := self.literal_keywords(op, mode_rule)) is not None:
+                out = self.call_rule(op, rule, b, keywords)
+                if out is not DECLINED:
+                    return out
             if mode_rule is None and rule is not None and rule.user and \
                     any(self.active(a) for a in op.args):
                 raise self.one_mode_error(op)
@@ -464,6 +483,37 @@ class Transform:
             return True
         # (a list of ints: ``rows = [i for i in range(n) if i != j]``, ``a[rows]``)
         return self.type_of(v) is list and self.types.items.get(v.id) in (int, bool)
+
+    def check_operands(self, op: n.Call, fn: Any, b: Builder) -> None:
+        """Before an arithmetic operator given a value of a type not known here, in a user's
+        function: a run-time check that refuses an object whose class defines the operator
+        (``runtime.check_operands``; ``devirtualize`` calls the method where the class is
+        known; ``|`` is ``prepare._guard_unions``'s)."""
+        if not hashable(fn) or fn not in OPERATOR_METHODS or op.kwargs or op.starred or \
+                getattr(self.linker, "differentiated_again", False):
+            return
+        unknown = [a for a in op.args if self.type_of(a) is None and
+                   not self.const_value(a)[0]]
+        if unknown:
+            before, b.loc = b.loc, op.loc
+            b.call(runtime.check_operands, b.const(op.loc, origin="site"), *unknown)
+            b.loc = before
+
+    def literal_keywords(self, op: n.Call, rule_fn: Any) -> inline.Keywords | None:
+        """The keywords of ``op`` as ``(name, value)`` pairs where each names a keyword-only
+        parameter of the rule ``rule_fn`` and is given a literal (``zip(a, b,
+        strict=True)``): the rule's body is specialised on them. ``None`` otherwise (the
+        call is dispatched at run time)."""
+        kwdefaults = getattr(rule_fn, "__kwdefaults__", None) or {}
+        if op.starred or not op.kwargs:
+            return None
+        out = []
+        for k, v in op.kwargs:
+            is_c, value = self.const_value(v)
+            if k not in kwdefaults or not is_c or type(value) not in inline.LITERALS:
+                return None
+            out.append((k, value))
+        return tuple(out)
 
     def check_rule_keywords(self, op: n.Call, rule_fn: Any) -> None:
         """Refuse, at the user's line, keyword arguments a primitive's rule does not take

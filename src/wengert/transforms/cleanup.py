@@ -10,6 +10,8 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 
+import numpy
+
 from wengert import runtime
 from wengert.ir import nodes as n
 from wengert.ir.uses import expand_ops, free_uses, function_ops, replace_uses
@@ -77,7 +79,7 @@ def fold_constants(fn: n.Function) -> bool:
                     all(a.id in consts for a in op.args) and \
                     (_foldable(consts[op.fn.id], [consts[a.id] for a in op.args]) or
                      consts[op.fn.id] in (operator.is_, operator.is_not) and
-                     all(consts[a.id] is None for a in op.args)):
+                     _identity_known([consts[a.id] for a in op.args])):
                 try:
                     value = consts[op.fn.id](*(consts[a.id] for a in op.args))
                 except ArithmeticError:
@@ -93,6 +95,19 @@ def fold_constants(fn: n.Function) -> bool:
 
     region(fn.body, {})
     return fold_branches(fn) or changed
+
+
+#: Constants whose identity Python does not promise (``0.5 is 0.5`` may be either).
+_VALUES = (int, float, complex, str, bytes, tuple)
+
+
+def _identity_known(values: list[object]) -> bool:
+    """Whether ``a is b`` of these constants is known before the code runs: both ``None``,
+    or one of them an object of its own (a sentinel such as NumPy's ``_NoValue``, a class,
+    a function) that a number or a string cannot be."""
+    return all(v is None for v in values) or \
+        any(v is not None and not isinstance(v, _VALUES) and type(v) is not bool
+            for v in values)
 
 
 def fold_branches(fn: n.Function) -> bool:
@@ -485,6 +500,9 @@ def _is_pure_call(op: n.Call, consts: dict[int, n.Const]) -> bool:
         all(k is not None for k, _ in op.kwargs)
 
 
+#: Shape readers: they raise for no argument (``np.shape`` of anything is a tuple).
+_QUIET_SHAPES = frozenset({shapes.shape, numpy.shape, numpy.ndim})
+
 _ALWAYS = (n.SetAttr, n.SetItem, n.Raise, n.Return, n.GetAttr, n.GetItem, n.Unpack, n.With,
            n.While)
 
@@ -536,8 +554,14 @@ class _DCE:
             return c is None or c.value is not range
         if isinstance(op, n.Call):
             return not (self.drop_pure_calls and _is_pure_call(op, self.consts) or
-                        self.quiet_range(op))
+                        self.quiet_range(op) or self.quiet_shape(op))
         return False
+
+    def quiet_shape(self, op: n.Call) -> bool:
+        """A rule's ``_shape(x)`` (``np.shape``, ``np.ndim``): it reads and raises nothing."""
+        c = self.consts.get(op.fn.id)
+        return c is not None and _hashable(c.value) and c.value in _QUIET_SHAPES and \
+            len(op.args) == 1 and not op.kwargs and not op.starred
 
     def quiet_range(self, op: n.Call) -> bool:
         """``range(5)`` of constant ints, left by a loop unrolled: it cannot raise."""

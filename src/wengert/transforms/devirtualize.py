@@ -22,7 +22,9 @@ whether a remaining read is a plain field (safe to differentiate as a read) or n
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
+import operator
 import types
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -72,6 +74,9 @@ def devirtualize(fn: n.Function, arg_types: Sequence[Any],
                 _rewrite_namedtuple_method(op, defs, types_.of) or \
                 _rewrite_construction(op, consts) or \
                 _rewrite_callable_object(op, consts, types_.of(op.fn)) or \
+                _rewrite_operator(op, consts, types_.of) or \
+                _rewrite_dict_union(op, consts, types_.of, mapping) or \
+                _rewrite_sum_of_objects(op, consts, defs, types_.of) or \
                 _rewrite_replace(op, consts, types_.of(op.args[0]) if op.args else None) or \
                 _rewrite_delete(op, consts, defs, [types_.of(a) for a in op.args])
         if isinstance(op, n.GetAttr) and op.name in _NAMEDTUPLE_METHODS and \
@@ -84,6 +89,8 @@ def devirtualize(fn: n.Function, arg_types: Sequence[Any],
                 _rewrite_attr(op, consts, uses, types_.of(op.obj), mapping)
         if isinstance(op, n.SetAttr):
             return _rewrite_store(op, types_.of(op.obj))
+        if isinstance(op, (n.GetItem, n.SetItem, n.For)):
+            return _rewrite_protocol(op, types_.of)
         return None
 
     #: ``super(C, obj)`` calls -> how many of their uses were rewritten into plain calls.
@@ -479,6 +486,138 @@ def _dataclass_construction(cls: type, op: n.Call, new: n.Const, make: n.Call
     fp = _const(post, f"{cls.__name__}.__post_init__", cls, op.loc)
     out += [fp, n.Call(fp.result, [op.result], [], [n.Value()], loc=op.loc)]
     return out
+
+
+#: Operators a class may define for its objects: the method, the reflected one (tried on
+#: the right operand when the left one has none), and for in-place operators the plain
+#: method Python falls back to.
+OPERATOR_METHODS: dict[Any, tuple[str, str | None, str | None]] = {
+    operator.add: ("__add__", "__radd__", None), operator.sub: ("__sub__", "__rsub__", None),
+    operator.mul: ("__mul__", "__rmul__", None),
+    operator.truediv: ("__truediv__", "__rtruediv__", None),
+    operator.floordiv: ("__floordiv__", "__rfloordiv__", None),
+    operator.mod: ("__mod__", "__rmod__", None), operator.pow: ("__pow__", "__rpow__", None),
+    operator.matmul: ("__matmul__", "__rmatmul__", None),
+    operator.iadd: ("__iadd__", "__radd__", "__add__"),
+    operator.isub: ("__isub__", "__rsub__", "__sub__"),
+    operator.imul: ("__imul__", "__rmul__", "__mul__"),
+    operator.itruediv: ("__itruediv__", "__rtruediv__", "__truediv__"),
+    operator.ipow: ("__ipow__", "__rpow__", "__pow__"),
+    operator.imatmul: ("__imatmul__", "__rmatmul__", "__matmul__"),
+    operator.neg: ("__neg__", None, None), operator.pos: ("__pos__", None, None),
+    builtins.abs: ("__abs__", None, None),
+}
+#: Types whose operators give way to a user class's reflected method.
+_NUMBERS = frozenset({float, int, bool})
+
+
+def _user_method(cls: Any, name: str | None) -> Any:
+    """The Python function a user's class (a plain class, a named tuple) defines for the
+    operator method ``name``, or ``None`` (a builtin's, or none)."""
+    if name is None or not isinstance(cls, type) or \
+            not (plain_class(cls) or is_namedtuple(cls)):
+        return None
+    f = class_attribute(cls, name)
+    return f if isinstance(f, types.FunctionType) else None
+
+
+def _rewrite_operator(op: n.Call, consts: dict[int, n.Const], type_of: Callable[[n.Value], Any]
+                      ) -> list[n.Op] | None:
+    """``a + b`` (and every arithmetic operator, ``-a``, ``abs(a)``, ``a += b``) on an
+    object of a class that defines the operator in Python: a call of the method
+    (``Vec.__add__(a, b)``; ``Vec.__rmul__(b, a)`` for ``2.0 * b``), inlined and
+    differentiated like any method, where the rules of numbers would be wrong."""
+    c = consts.get(op.fn.id)
+    if c is None or not hashable(c.value) or c.value not in OPERATOR_METHODS or op.kwargs or \
+            op.starred or not op.args:
+        return None
+    name, reflected, fallback = OPERATOR_METHODS[c.value]
+    a = op.args[0]
+    ta = type_of(a)
+    f = _user_method(ta, name) or _user_method(ta, fallback)
+    args = list(op.args)
+    if f is not None:
+        cls = ta
+    elif len(op.args) == 2 and ta in _NUMBERS and \
+            (f := _user_method(type_of(op.args[1]), reflected)) is not None:
+        cls, args = type_of(op.args[1]), [op.args[1], a]
+    else:
+        return None
+    k = _const(f, f"{cls.__name__}.{f.__name__}", cls, op.loc)
+    return [k, n.Call(k.result, args, [], op.results, loc=op.loc)]
+
+
+def _rewrite_sum_of_objects(op: n.Call, consts: dict[int, n.Const], defs: dict[int, n.Op],
+                            type_of: Callable[[n.Value], Any]) -> list[n.Op] | None:
+    """``sum([a, b, c])`` (or ``sum((a, b), start)``) of objects of a class that defines
+    ``+``: the additions it makes, ``((0 + a) + b) + c``, each a call of the class's
+    method once typed (the rules of a numeric sum would be wrong)."""
+    c = consts.get(op.fn.id)
+    if c is None or c.value is not builtins.sum or op.kwargs or op.starred or \
+            len(op.args) not in (1, 2):
+        return None
+    shown = defs.get(op.args[0].id)
+    if not isinstance(shown, n.Build) or shown.starred or not shown.items or \
+            not all(_user_method(type_of(x), "__add__") or
+                    _user_method(type_of(x), "__radd__") for x in shown.items):
+        return None
+    out: list[n.Op] = []
+    if len(op.args) == 2:
+        acc = op.args[1]
+    else:
+        zero = _const(0, None, None, op.loc)
+        out.append(zero)
+        acc = zero.result
+    add = _const(operator.add, "operator.add", operator, op.loc)
+    out.append(add)
+    for k, x in enumerate(shown.items):
+        last = k == len(shown.items) - 1
+        step = n.Call(add.result, [acc, x], [], op.results if last else [n.Value()],
+                      loc=op.loc)
+        out.append(step)
+        acc = step.result
+    return out
+
+
+def _rewrite_protocol(op: n.GetItem | n.SetItem | n.For, type_of: Callable[[n.Value], Any]
+                      ) -> list[n.Op] | None:
+    """``obj[i]``, ``obj[i] = v`` and ``for x in obj`` on an object of a user's class that
+    defines ``__getitem__``, ``__setitem__`` or ``__iter__`` in Python: calls of them."""
+    obj = op.iterable if isinstance(op, n.For) else op.obj
+    cls = type_of(obj)
+    name = {n.GetItem: "__getitem__", n.SetItem: "__setitem__", n.For: "__iter__"}[type(op)]
+    if not isinstance(cls, type) or not plain_class(cls) or is_namedtuple(cls) or \
+            cls.__module__.split(".")[0] in ("numpy", "wengert"):
+        return None  # (a library's indexing object, ``np.r_``: its own code, not the user's)
+    f = _user_method(cls, name)
+    if f is None:
+        return None
+    k = _const(f, f"{cls.__name__}.{name}", cls, op.loc)
+    if isinstance(op, n.GetItem):
+        return [k, n.Call(k.result, [obj, op.index], [], op.results, loc=op.loc)]
+    if isinstance(op, n.SetItem):
+        return [k, n.Call(k.result, [obj, op.index, op.value], [], [n.Value()], loc=op.loc)]
+    it = n.Call(k.result, [obj], [], [n.Value(f"{obj.hint}_iter" if obj.hint else None)],
+                loc=op.loc)
+    op.iterable = it.result
+    return [k, it, op]
+
+
+def _rewrite_dict_union(op: n.Call, consts: dict[int, n.Const],
+                        type_of: Callable[[n.Value], Any], mapping: dict[int, n.Value]
+                        ) -> list[n.Op] | None:
+    """``a | b`` of two dicts: the display ``{**a, **b}`` (a new dict, ``b``'s value for
+    a key both hold); ``a |= b``: ``a.update(b)``, the dict itself changed."""
+    c = consts.get(op.fn.id)
+    if c is None or c.value not in (operator.or_, operator.ior) or len(op.args) != 2 or \
+            op.kwargs or op.starred or any(type_of(a) is not dict for a in op.args):
+        return None
+    a, b = op.args
+    if c.value is operator.or_:
+        return [n.BuildDict([None, None], [a, b], op.results, loc=op.loc)]
+    method = n.GetAttr(a, "update", [n.Value()], loc=op.loc)
+    mapping[op.result.id] = a
+    return [method, n.Call(method.result, [b], [], [n.Value()], loc=op.loc)]
 
 
 def _rewrite_callable_object(op: n.Call, consts: dict[int, n.Const], fn_type: Any

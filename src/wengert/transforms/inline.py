@@ -29,6 +29,10 @@ from wengert.ir.uses import free_uses
 from wengert.transforms.cleanup import cleanup
 from wengert.transforms.specialize import specialize
 
+#: Literal values a call gives a rule's keyword-only parameters, by name, in the call's
+#: order (``(("strict", True),)`` for ``zip(a, b, strict=True)``).
+Keywords = tuple[tuple[str, Any], ...]
+
 
 @dataclass
 class Spec:
@@ -66,33 +70,37 @@ def _lowered(rule_fn: Callable) -> n.Function | None:
 
 
 def specialized_vjp(rule_fn: Callable, nargs: int, arg_types: Sequence[type | None],
-                    unknown_ok: bool = False) -> Spec | None:
+                    unknown_ok: bool = False, keywords: Keywords = ()) -> Spec | None:
     """The inlinable form of ``rule_fn`` for ``nargs`` arguments of ``arg_types``, or ``None``.
 
     ``None`` means: call the rule at run time (its shape is not ``return value, pullback``,
     or its arguments' types are unknown). A rule of ``*args`` is specialised on ``nargs``.
     ``unknown_ok``: inline even where types are unknown, keeping the rule's run-time type
     tests (code that is differentiated again cannot call a rule: its pullback is a closure).
+    ``keywords``: literal values the call gives keyword-only parameters (``strict=True``).
     """
     types_key = tuple(arg_types)
-    key = (id(rule_fn), (nargs, types_key, unknown_ok))
+    key = (id(rule_fn), (nargs, types_key, unknown_ok, keywords))
     if key in _SPECS:
         return _SPECS[key]
     spec = None
     if unknown_ok or all(t is not None for t in arg_types):
-        spec = _build(rule_fn, nargs, list(arg_types))
+        spec = _build(rule_fn, nargs, list(arg_types), keywords)
     _SPECS[key] = spec
     return spec
 
 
-def _split(rule_fn: Callable, nargs: int, arg_types: list[type | None]) -> tuple | None:
-    """A rule's body specialised on ``arg_types`` if it ends in ``return value, closure``:
-    (function, its types, body, the return, definitions by value id, the returned pair)."""
+def _split(rule_fn: Callable, nargs: int, arg_types: list[type | None],
+           keywords: Keywords) -> tuple | None:
+    """A rule's body specialised on ``arg_types`` (and its keyword-only parameters on the
+    literal ``keywords``) if it ends in ``return value, closure``: (function, its types,
+    body, the return, definitions by value id, the returned pair)."""
     base = _lowered(rule_fn)
     if base is None:
         return None
     fn, _ = clone_function(base)
-    if not bind_arity(fn, nargs, rule_fn.__defaults__ or (), rule_fn.__kwdefaults__ or {}):
+    given = {**(rule_fn.__kwdefaults__ or {}), **dict(keywords)}
+    if not bind_arity(fn, nargs, rule_fn.__defaults__ or (), given):
         return None
     # A constant read from the rule's closure (a rule made by a function, for several
     # primitives) is named by what it is at the call site, not by the rule's variable.
@@ -116,7 +124,7 @@ def _split(rule_fn: Callable, nargs: int, arg_types: list[type | None]) -> tuple
 
 
 #: Defaults a rule may take from its signature when inlined: values, not objects.
-_LITERALS = (type(None), bool, int, float, str)
+LITERALS = (type(None), bool, int, float, str)
 
 
 def bind_arity(fn: n.Function, nargs: int, defaults: Sequence[Any] = (),
@@ -141,7 +149,7 @@ def bind_arity(fn: n.Function, nargs: int, defaults: Sequence[Any] = (),
     if len(fills) < len(missing) or any(k not in kwdefaults for k in sig.kwonly):
         return False
     for name, value in [*zip(missing, fills), *((k, kwdefaults[k]) for k in sig.kwonly)]:
-        if type(value) not in _LITERALS:
+        if type(value) not in LITERALS:
             return False
         pre.append(n.Const(value, [params[name]]))
     args = [params[name] for name in named[:nargs]]
@@ -174,8 +182,9 @@ def _public_name(value: Any) -> tuple[str | None, Any]:
     return None, None
 
 
-def _build(rule_fn: Callable, nargs: int, arg_types: list[type | None]) -> Spec | None:
-    split = _split(rule_fn, nargs, arg_types)
+def _build(rule_fn: Callable, nargs: int, arg_types: list[type | None],
+           keywords: Keywords) -> Spec | None:
+    split = _split(rule_fn, nargs, arg_types, keywords)
     if split is None:
         return None
     fn, types, body, ret, defs, pair = split
@@ -308,7 +317,8 @@ _JSPECS: dict[tuple[int, tuple[Any, ...]], JSpec | None] = {}
 
 
 def specialized_jvp(rule_fn: Callable, nargs: int, arg_types: Sequence[type | None],
-                    tangent_types: Sequence[type | None] | None = None) -> JSpec | None:
+                    tangent_types: Sequence[type | None] | None = None,
+                    keywords: Keywords = ()) -> JSpec | None:
     """The inlinable form of the forward rule ``rule_fn`` for these argument types, or ``None``.
 
     ``tangent_types[i]`` is the exact type of argument ``i``'s tangent where known
@@ -317,19 +327,19 @@ def specialized_jvp(rule_fn: Callable, nargs: int, arg_types: Sequence[type | No
     types are unknown). A rule of ``*args`` is specialised on ``nargs``.
     """
     ttypes = tuple(tangent_types) if tangent_types is not None else (None,) * nargs
-    key = (id(rule_fn), (nargs, tuple(arg_types), ttypes))
+    key = (id(rule_fn), (nargs, tuple(arg_types), ttypes, keywords))
     if key in _JSPECS:
         return _JSPECS[key]
     spec = None
     if all(t is not None for t in arg_types):
-        spec = _build_jvp(rule_fn, nargs, list(arg_types), list(ttypes))
+        spec = _build_jvp(rule_fn, nargs, list(arg_types), list(ttypes), keywords)
     _JSPECS[key] = spec
     return spec
 
 
 def _build_jvp(rule_fn: Callable, nargs: int, arg_types: list[type | None],
-               ttypes: list[type | None]) -> JSpec | None:
-    split = _split(rule_fn, nargs, arg_types)
+               ttypes: list[type | None], keywords: Keywords) -> JSpec | None:
+    split = _split(rule_fn, nargs, arg_types, keywords)
     if split is None:
         return None
     fn, types, body, ret, defs, pair = split

@@ -41,6 +41,8 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy
+
 from wengert import runtime
 from wengert.analysis.activity import MUTATING_METHODS, READONLY_METHODS
 from wengert.analysis.types import Types, infer_types, subclass
@@ -103,10 +105,13 @@ def index_changed_iterations(fn: n.Function, arg_types: Sequence[Any]) -> bool:
                     hint="iterate over indices (`for k in range(len(xs))`) and read `xs[k]`")
             continue
         if any(state.changes(op.body, xs) or
-               lists[0] != "list" and state.writes_items(op.body, xs)
+               lists[0] != "list" and state.writes_items(op.body, xs) and
+               state.slice_of(xs, op) is None
                for xs, _ in lists[1]):
             # (a loop over ``enumerate``/``zip`` writing into the items it gets reads them
-            # by index too: forward mode's tangents of those items are then the list's)
+            # by index too: forward mode's tangents of those items are then the list's; a
+            # slice made for the loop alone is walked by its indices in the holder instead,
+            # ``vjp_items.index_item_loops``)
             _rewrite(op, lists, state)
             changed = True
     return changed
@@ -154,6 +159,26 @@ class _State:
         d = self.defs.get(v.id)
         return (True, d.value) if isinstance(d, n.Const) else (False, None)
 
+    def walking_call(self, v: n.Value) -> tuple[Any, list[n.Value]] | None:
+        """``(f, args)`` where ``v`` is made by a call of the constant ``f`` with the
+        positional ``args``, none starred, and keywords only ``enumerate``'s ``start`` (an
+        argument then) or ``zip``'s ``strict`` (which names nothing walked); else
+        ``None``."""
+        d = self.defs.get(v.id)
+        if not isinstance(d, n.Call) or d.starred:
+            return None
+        is_c, f = self.const(d.fn)
+        if not is_c:
+            return None
+        if not d.kwargs:
+            return f, list(d.args)
+        names = [k for k, _ in d.kwargs]
+        if f is builtins.enumerate and names == ["start"] and len(d.args) == 1:
+            return f, [*d.args, d.kwargs[0][1]]
+        if f is builtins.zip and names == ["strict"]:
+            return f, list(d.args)
+        return None
+
     def immutable(self, v: n.Value) -> bool:
         t = self.types.of(v)
         return subclass(t, _IMMUTABLE) is True or \
@@ -167,21 +192,20 @@ class _State:
         it = op.iterable
         if self.types.of(it) is list:
             return "list", [(it, None)], None
-        d = self.defs.get(it.id)
-        if not isinstance(d, n.Call) or d.starred:
+        call = self.walking_call(it)
+        if call is None:
             return None
-        is_c, f = self.const(d.fn)
-        if not is_c:
-            return None
-        if f is builtins.enumerate and len(d.args) in (1, 2) and \
-                all(k == "start" for k, _ in d.kwargs) and len(d.args) + len(d.kwargs) <= 2:
-            if self.types.of(d.args[0]) is not list:
+        f, args = call
+        if f is builtins.enumerate and len(args) in (1, 2):
+            if self.types.of(args[0]) is not list:
                 return None
-            start = d.args[1] if len(d.args) == 2 else (d.kwargs[0][1] if d.kwargs else None)
-            return "enumerate", [(d.args[0], None)], start
-        if f is builtins.zip and d.args and not d.kwargs and \
-                all(self.types.of(a) in (list, tuple) for a in d.args):
-            return "zip", [(a, None) for a in d.args], None
+            return "enumerate", [(args[0], None)], args[1] if len(args) == 2 else None
+        if f is builtins.zip and args and \
+                all(self.types.of(a) in (list, tuple) for a in args) and \
+                all(self.const(v) == (True, False) for _, v in self.defs[it.id].kwargs):
+            # (``strict=True`` raises where the loop runs out of one list and not of the
+            # others: an index loop over the least length would not)
+            return "zip", [(a, None) for a in args], None
         return None
 
     def slice_of(self, xs: n.Value, op: n.For) -> tuple[n.Value, n.Value | str] | None:
@@ -223,15 +247,16 @@ class _State:
         if t in _IMMUTABLE or t is tuple:
             return []
         d = self.defs.get(it.id)
-        if isinstance(d, n.Call) and not d.kwargs and len(d.args) >= 1:
-            is_c, f = self.const(d.fn)
-            if is_c and f is builtins.range:
+        call = self.walking_call(it)
+        if call is not None and call[1]:
+            f, args = call
+            if f is builtins.range:
                 return []
-            if is_c and f in (builtins.reversed, builtins.enumerate, builtins.zip, iter):
-                return [w for a in d.args if self.types.of(a) not in (tuple, range)
+            if f in (builtins.reversed, builtins.enumerate, builtins.zip, iter):
+                return [w for a in args if self.types.of(a) not in (tuple, range)
                         for w in self._walked(a)]
-            if is_c and f in (dict.items, dict.keys, dict.values) and len(d.args) == 1:
-                return [d.args[0]]  # (``d.keys()`` made a call of the method of ``dict``)
+            if f in (dict.items, dict.keys, dict.values) and len(args) == 1:
+                return [args[0]]  # (``d.keys()`` made a call of the method of ``dict``)
         if isinstance(d, n.Call) and not d.args and not d.kwargs:
             m = self.defs.get(d.fn.id)
             if isinstance(m, n.GetAttr) and m.name in ("items", "keys", "values"):
@@ -291,6 +316,10 @@ class _State:
                 return {("fresh", id(d))}  # a new list of indices
             if is_c and _hashable(f) and getattr(registry.lookup(f), "fresh", False):
                 return {("fresh", id(d))}  # (a rule's helper making a new list)
+            if is_c and _hashable(f) and self.types.of(v) is numpy.ndarray and \
+                    (rule := registry.lookup(f)) is not None and rule.python is None and \
+                    not rule.view:
+                return {("fresh", id(d))}  # (a NumPy primitive's new array: no view)
             if is_c and f is runtime.snapshot and len(d.args) == 1:
                 # A copy of a container, the value itself otherwise (a number, an object).
                 return {("fresh", id(d))} | self.roots(d.args[0], seen)
@@ -318,13 +347,13 @@ class _State:
 
     def _item_structure(self, it: n.Value, seen: set[int]) -> tuple | set[tuple]:
         """What an item of the iterable ``it`` is, as :meth:`_structure` says."""
-        made = self.defs.get(it.id)
-        if isinstance(made, n.Call) and not made.kwargs and not made.starred:
-            is_c, f = self.const(made.fn)
-            if is_c and f is builtins.enumerate and len(made.args) == 1:
-                return ("tuple", [set(), self._item_structure(made.args[0], seen)])
-            if is_c and f is builtins.zip and made.args:
-                return ("tuple", [self._item_structure(a, seen) for a in made.args])
+        call = self.walking_call(it)
+        if call is not None:
+            f, args = call
+            if f is builtins.enumerate and len(args) in (1, 2):
+                return ("tuple", [set(), self._item_structure(args[0], seen)])
+            if f is builtins.zip and args:
+                return ("tuple", [self._item_structure(a, seen) for a in args])
         return {("part", r) for r in self.roots(it, seen)}
 
     def may_alias(self, a: n.Value, b: n.Value) -> bool:

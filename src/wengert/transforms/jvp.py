@@ -475,14 +475,17 @@ class JVP(Transform):
         elif popped is not None:
             self.set_tan(op.result, popped)
 
-    def call_rule(self, op: n.Call, rule: registry.Rule, b: Builder) -> None:
-        """A primitive with a forward rule: inline it when types allow, else call it."""
+    def call_rule(self, op: n.Call, rule: registry.Rule, b: Builder,
+                  keywords: inline.Keywords = ()) -> Any:
+        """A primitive with a forward rule: inline it when types allow, else call it
+        (given ``keywords``, literals for keyword-only parameters: :data:`DECLINED` where
+        it cannot be inlined)."""
         args = list(op.args)
         y = op.result
         dots = [self.get(a) if self.active(a) else None for a in args]
         if all(d is None for d in dots):
             b.emit(op)
-            return
+            return None
         is_c, fn = self.const_value(op.fn)
         if fn in (operator.iadd, operator.iconcat) and self.type_of(args[0]) is list:
             # The list is extended in place: so is its tangent, which aliases share.
@@ -509,29 +512,35 @@ class JVP(Transform):
             return
         types_ = [self.rule_arg_type(a) for a in args]
         ttypes: list[type | None] = []
-        ready: list[n.Value | None] = []
         inline_ok = True
         for a, d in zip(args, dots):
             if d is None:
                 ttypes.append(type(None))
-                ready.append(None)
             elif self.type_of(a) in _NUMERIC:
-                s = self.arg_dot(a, b, sure=True)
                 ttypes.append(self.tangent_type(a))
-                ready.append(s)
             elif self.reads_as_array(fn, args, a):
-                # A NumPy function takes a list of numbers as an array: so its tangent, the
-                # list of theirs, is one array, batch axes in front (as numpy.array of it
-                # would put them behind).
                 ttypes.append(None)
-                ready.append(b.call(np_arrays._pack, d, a, hint=d.hint))
             else:
                 if not self.is_sure(d) and len(args) == 1:
                     inline_ok = False  # a unary differential must not see ``None``
                 ttypes.append(self.type_of(a) if d.id in self.real else None)
-                ready.append(d)
-        spec = inline.specialized_jvp(rule.jvp, len(args), types_, ttypes) \
+        spec = inline.specialized_jvp(rule.jvp, len(args), types_, ttypes, keywords) \
             if inline_ok else None
+        if spec is None and keywords:
+            return DECLINED
+        ready: list[n.Value | None] = []
+        for a, d in zip(args, dots):
+            if d is None:
+                ready.append(None)
+            elif self.type_of(a) in _NUMERIC:
+                ready.append(self.arg_dot(a, b, sure=True))
+            elif self.reads_as_array(fn, args, a):
+                # A NumPy function takes a list of numbers as an array: so its tangent, the
+                # list of theirs, is one array, batch axes in front (as numpy.array of it
+                # would put them behind).
+                ready.append(b.call(np_arrays._pack, d, a, hint=d.hint))
+            else:
+                ready.append(d)
         if spec is None:
             pair = b.call(runtime.apply_rule, b.const(rule.jvp, origin=f"{rule.jvp.__name__}_rule"),
                           b.tuple(*args),

@@ -78,6 +78,8 @@ def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any) -> None:
     index_changed_iterations(fn, arg_types)
     _item_updates(fn, arg_types, callee)
     _guard_inplace(fn, arg_types, callee)
+    if not getattr(linker, "differentiated_again", False):
+        _guard_unions(fn, arg_types, callee)
 
 
 def _plain_reads(fn: n.Function) -> None:
@@ -275,6 +277,34 @@ def _guard_inplace(fn: n.Function, arg_types: Sequence[Any], callee: Any) -> Non
             k += 1
 
     region(fn.body)
+
+
+def _guard_unions(fn: n.Function, arg_types: Sequence[Any], callee: Any) -> None:
+    """:func:`runtime.check_union` before ``a | b`` (``a |= b``) given a value of a type
+    unknown here, in a user's function: the rules of ``|`` are those of bits (no
+    derivative), and the union of dicts must not be taken for them (``devirtualize``
+    makes a known dicts' union a display). Here, not in the transforms: activity takes
+    ``|`` for a cut."""
+    consts = {op.result.id: op.value for op in n.walk(fn.body) if isinstance(op, n.Const)}
+    unions = [op for op in n.walk(fn.body) if isinstance(op, n.Call) and
+              _hashable(f := consts.get(op.fn.id)) and f in (operator.or_, operator.ior)]
+    if not unions:
+        return
+    types_ = infer_types(fn, list(arg_types), callee=callee)
+
+    def rewrite(op: n.Op) -> list[n.Op] | None:
+        if op not in unions or op.kwargs or op.starred:  # type: ignore[union-attr]
+            return None
+        unknown = [a for a in op.args if types_.of(a) is None and  # type: ignore[union-attr]
+                   a.id not in consts]
+        if not unknown:
+            return None
+        check = n.Const(runtime.check_union, [n.Value()], loc=op.loc)
+        site = n.Const(op.loc, [n.Value()], origin="site", loc=op.loc)
+        call = n.Call(check.result, [site.result, *unknown], [], [n.Value()], loc=op.loc)
+        return [check, site, call, op]
+
+    expand_ops(fn.body, rewrite)
 
 
 def _keyed_extremes(fn: n.Function) -> None:

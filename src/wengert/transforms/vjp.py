@@ -280,6 +280,10 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
                     return False
                 continue
             made = self.defs.get(s.id)
+            if isinstance(made, n.Call) and made.args and \
+                    (made.args[0] is v or made.args[0].id in seen) and \
+                    getattr(self.consts.get(made.fn.id), "value", None) in INPLACE:
+                continue  # (``out += x``: the object itself, changed)
             new = isinstance(made, (n.Build, n.BuildDict)) or \
                 isinstance(made, n.GetItem) and self.type_of(made.index) is slice and \
                 self.type_of(made.obj) in (list, tuple) or \
@@ -556,10 +560,20 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         b.emit(op)
         return None
 
-    def call_rule(self, op: n.Call, rule: registry.Rule, b: Builder) -> Action:
-        """A primitive with a rule: inline its body when its shape allows, else call it."""
+    def call_rule(self, op: n.Call, rule: registry.Rule, b: Builder,
+                  keywords: inline.Keywords = ()) -> Action:
+        """A primitive with a rule: inline its body when its shape allows, else call it
+        (given ``keywords``, literals for keyword-only parameters: :data:`DECLINED` where
+        it cannot be inlined)."""
         args = list(op.args)
         loc = op.loc
+        types_ = [self.rule_arg_type(a) for a in args]
+        spec = inline.specialized_vjp(rule.vjp, len(args), types_, keywords=keywords)
+        if spec is None and getattr(self.linker, "differentiated_again", False):
+            spec = inline.specialized_vjp(rule.vjp, len(args), types_, unknown_ok=True,
+                                          keywords=keywords)
+        if spec is None and keywords:
+            return DECLINED
         snap = []
         for a in args:
             # A float ``s`` in ``s += t`` is rebound, not changed: nothing to copy; nor is a
@@ -569,10 +583,6 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
                 snap.append(s)
             else:
                 snap.append(a)
-        types_ = [self.rule_arg_type(a) for a in args]
-        spec = inline.specialized_vjp(rule.vjp, len(args), types_)
-        if spec is None and getattr(self.linker, "differentiated_again", False):
-            spec = inline.specialized_vjp(rule.vjp, len(args), types_, unknown_ok=True)
         y = op.result
         if spec is None:
             pair = b.emit(n.Call(b.const(rule.vjp), snap, [], [n.Value()], loc=loc)).result
@@ -719,8 +729,11 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         if any(t is not numpy.ndarray and not (isinstance(t, ArrayOf) and
                                                t.dtype is numpy.float64)
                for t in (types_[i] for i in arrays)) or \
-                self.linker.result_type(fn, list(types_)) not in (float, numpy.float64, None):
-            return DECLINED  # (unknown: the gradient's seed refuses what is not one float)
+                (result := self.linker.result_type(fn, list(types_))) not in \
+                (float, numpy.float64) and not (result is None and _recursive(fn)):
+            # (a float alone: the gradient seeds its output with 1.0; a recursion's type
+            # is not known before it is made, and the seed refuses what is not one float)
+            return DECLINED
         # The pullback reads an array again, as it was at the call: neither the callee
         # nor this function may change it in between.
         written = self.linker.written_params(fn)
@@ -1025,6 +1038,13 @@ def _borrowed_error(loc: SourceLoc | None) -> NonDifferentiableError:
         hint="forward mode (wengert.jvp, wengert.jacfwd) handles it; in reverse mode build "
              "new objects instead (`ps = [p.stepped(dt) for p in ps]`, "
              "`rows[0] = [rows[0][0], v]`)")
+
+
+def _recursive(fn: Any) -> bool:
+    """Whether the function ``fn`` calls itself by its global name."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and fn.__name__ in code.co_names and \
+        getattr(fn, "__globals__", {}).get(fn.__name__) is fn
 
 
 def vjp_transform(fn: n.Function, wrt: Sequence[int], arg_types: Sequence[type | None],

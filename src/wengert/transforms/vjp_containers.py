@@ -665,6 +665,15 @@ class ReverseContainers:
                     scope.accumulate(x, c, maybe_none=True)
         return reverse
 
+    def other_keys(self, k: n.Value | None, other: n.Value | None) -> bool:
+        """Whether the dict display's keys ``k`` and ``other`` are constants that differ
+        (``None``: a ``**`` entry, of keys not known here)."""
+        if k is None or other is None:
+            return False
+        a, b = self.consts.get(self.resolve(k).id), self.consts.get(self.resolve(other).id)
+        return a is not None and b is not None and hashable(a.value) and \
+            hashable(b.value) and a.value != b.value
+
     def on_BuildDict(self, op: n.BuildDict, b: Builder) -> Action:
         b.emit(op)
         keys, values, y, loc = list(op.keys), list(op.values), op.result, op.loc
@@ -674,13 +683,22 @@ class ReverseContainers:
             if g is None:
                 return
             scope.b.loc = loc
-            for k, v in zip(keys, values):
+            for i, (k, v) in enumerate(zip(keys, values)):
                 if not self.active(v):
                     continue
+                gi = g
+                later = [(lk, lv) for lk, lv in zip(keys[i + 1:], values[i + 1:])
+                         if not self.other_keys(k, lk)]
+                if later:
+                    # (a key a later entry gives again takes that entry's value)
+                    gi = scope.b.call(
+                        self.const_fn(runtime.unshadowed), g,
+                        scope.b.tuple(*[scope.res(lk) for lk, _ in later if lk is not None]),
+                        scope.b.tuple(*[scope.res(lv) for lk, lv in later if lk is None]))
                 if k is None:
-                    c = scope.b.call(self.const_fn(runtime.subdict_adjoint), g, scope.res(v))
+                    c = scope.b.call(self.const_fn(runtime.subdict_adjoint), gi, scope.res(v))
                 else:
-                    c = scope.b.call(self.const_fn(runtime.key_adjoint), g, scope.res(k))
+                    c = scope.b.call(self.const_fn(runtime.key_adjoint), gi, scope.res(k))
                 scope.accumulate(v, c, maybe_none=True)
         return reverse
 

@@ -78,7 +78,7 @@ from wengert.analysis.types import (
     record_copies,
 )
 from wengert.ir import nodes as n
-from wengert.ir.uses import free_uses
+from wengert.ir.uses import Places
 from wengert.objects import attribute_kind, hashable, plain_class
 from wengert.transforms.iteration import _index_for, _region_of, _State
 from wengert.transforms.vjp_containers import (
@@ -169,50 +169,13 @@ def index_item_loops(fn: n.Function, types: Types,
     return changed
 
 
-class _Plan:
-    """Definitions, uses and places of one function's values."""
+class _Plan(Places):
+    """Definitions, uses and places of one function's values (:class:`Places`), and the
+    records of a gradient differentiated again (none in a user's function)."""
 
     def __init__(self, fn: n.Function) -> None:
-        self.fn = fn
-        self.defs: dict[int, n.Op] = {}
-        self.uses: dict[int, list[n.Op]] = {}
-        self.where: dict[int, n.Region] = {}
-        self.values: dict[int, n.Value] = {}
-        #: Each op's place in program order, and the loops around it (their ids).
-        self.order: dict[int, int] = {}
-        self.loops: dict[int, frozenset[int]] = {}
-        self.visit(fn.body)
-        #: The records of a gradient differentiated again (none in a user's function).
+        super().__init__(fn)
         self.copies = record_copies(fn.body)
-
-    def visit(self, region: n.Region, loops: frozenset[int] = frozenset()) -> None:
-        for a in region.args:
-            self.values[a.id] = a
-        for op in region.ops:
-            self.where[id(op)] = region
-            self.order[id(op)] = len(self.order)
-            self.loops[id(op)] = loops
-            for r in op.results:
-                self.defs[r.id] = op
-                self.values[r.id] = r
-            operands = op.operands()
-            if isinstance(op, n.MakeFunction):
-                operands = operands + free_uses(op.func.body)
-            for v in operands:
-                self.uses.setdefault(v.id, []).append(op)
-            if not isinstance(op, n.MakeFunction):
-                inner = loops | {id(op)} if isinstance(op, (n.For, n.While)) else loops
-                for r in op.regions():
-                    self.visit(r, inner)
-
-    def between(self, op: n.Op, first: n.Op, then: n.Op) -> bool:
-        """Whether ``op`` may run after ``first`` and before ``then``, where ``first``
-        defines a value ``then`` uses (so every loop around ``first`` is around
-        ``then``): later in program order than the one and earlier than the other, or in
-        a loop around both ``op`` and ``then`` that ``first`` is not in (a next step)."""
-        at = self.order[id(op)]
-        return self.order[id(first)] < at < self.order[id(then)] or \
-            bool(self.loops[id(op)] & self.loops[id(then)] - self.loops[id(first)])
 
 
 def own_written_items(fn: n.Function, types: Types, arg_types: Sequence[Any],
@@ -240,9 +203,9 @@ def own_written_items(fn: n.Function, types: Types, arg_types: Sequence[Any],
         items = _items(xs, plan, types, arg_types, fn, written)
         if items is None:
             continue
-        reads, checked, others = items
+        reads, checked, others, kept = items
         done.add(xs.id)
-        _rewrite(fn, xs, reads, types, written, owned, writebacks)
+        _rewrite(fn, xs, reads, types, written, owned, writebacks, kept)
         if xs in fn.body.args:
             site = n.Const(checked, [n.Value()], origin="site")
             if others is None:
@@ -348,13 +311,16 @@ def _holder_type(t: Any) -> bool:
 
 def _items(xs: n.Value, plan: _Plan, types: Types, arg_types: Sequence[Any],
            fn: n.Function, written: Callable[[Any], Any] | None
-           ) -> tuple[list[n.Op], Any, tuple[int, list[n.Value]] | None] | None:
+           ) -> tuple[list[n.Op], Any, tuple[int, list[n.Value]] | None,
+                      dict[int, list[n.Value]]] | None:
     """The reads of the holder ``xs`` at a place (``xs[i]``, ``xs[k]``, ``xs.f``) giving
     objects, the place to report a holder passed in that shares what it holds at (its first
     write into one), and, for a holder passed in beside parameters that may hold objects,
     those parameters for ``runtime.check_held_alone`` (the count of those that hold none,
     and all of them; ``None`` where ``runtime.check_distinct_items`` is check enough),
-    where the conditions of the module's docstring hold of ``xs``; else ``None``."""
+    and the reads used after a store of a new object at their place (by the store's
+    ``id``: they keep the object as it was there, :func:`_rewrite`), where the
+    conditions of the module's docstring hold of ``xs``; else ``None``."""
     params = fn.body.args
     made = plan.defs.get(xs.id)
     kind = types.of(xs)
@@ -415,6 +381,8 @@ def _items(xs: n.Value, plan: _Plan, types: Types, arg_types: Sequence[Any],
             stores.append(use)  # (a new list in a field: ``tr.hist = [c, v]``)
         elif kind is list and (calls := _appends_new(use, xs, plan, types)) is not None:
             stores.extend(calls)  # (new objects at new places: ``ps.append(Body(c, v))``)
+        elif isinstance(use, n.Return) and xs not in params and use.value is xs:
+            continue  # (a table made here, returned: its adjoint is the output's)
         elif use is not made:
             return None
     # The writes into what the reads give (each followed by a write-back, and reads after
@@ -422,22 +390,52 @@ def _items(xs: n.Value, plan: _Plan, types: Types, arg_types: Sequence[Any],
     got = {r.results[0].id for r in reads}
     writes = [op for op in n.walk_local(fn.body) if stores and any(
         t.id in got for t in write_targets(op, plan.defs, types.of, written))]
+    grows = any(isinstance(s, n.Call) for s in stores)
+    kept: dict[int, list[n.Value]] = {}
     for read in reads:
         p = read.results[0]
         for use in plan.uses.get(p.id, []):
             if not _item_use(use, p, read, types, plan):
                 return None
-            if any(plan.between(s, read, use) and not _other_place(s, read, plan)
-                   for s in stores) and (
-                    use in writes or any(plan.between(w, read, use) for w in writes)):
-                # An object read, then its place given a new one, then the object written
-                # into (its write-back would put it back) or used after a write into an
-                # item (read again, it would be the new one).
-                return None
+            for s in stores:
+                if not plan.between(s, read, use) or _other_place(s, read, plan):
+                    continue
+                if use in writes:
+                    return None  # (an object read, its place given a new one, then the
+                    # old object written into: its write-back would put it back)
+                if _same_place(s, read, plan, grows):
+                    # (used after its place was given a new one: the object as it was
+                    # there just before, never written into again)
+                    if p not in kept.setdefault(id(s), []):
+                        kept[id(s)].append(p)
+                elif any(plan.between(w, read, use) for w in writes):
+                    return None  # (read again after a write into an item, it may be the
+                    # new one)
             if first_write is None and isinstance(use, (n.SetAttr, n.SetItem)) and \
                     use.obj is p:
                 first_write = use.loc
-    return reads, first_write, others
+    return reads, first_write, others, kept
+
+
+def _same_place(store: n.Op, read: n.Op, plan: _Plan, grows: bool) -> bool:
+    """Whether the write ``store`` of a new object surely replaces what ``read`` read, and
+    runs after it in its region (so it comes before every use after it): a field of one
+    name, one key or index (one value: a list given new places, ``grows``, may move a
+    negative one), or equal constant keys or indices from the start."""
+    if plan.where.get(id(store)) is not plan.where.get(id(read)) or \
+            plan.order[id(store)] < plan.order[id(read)]:
+        return False
+    if isinstance(store, n.SetAttr) and isinstance(read, n.GetAttr):
+        return store.name == read.name and store.obj is read.obj
+    if not (isinstance(store, n.SetItem) and isinstance(read, n.GetItem)):
+        return False
+    a, b = plan.defs.get(store.index.id), plan.defs.get(read.index.id)
+    if store.index is read.index:
+        return not grows or isinstance(a, n.Const) and type(a.value) is int and a.value >= 0
+    if not (isinstance(a, n.Const) and isinstance(b, n.Const)):
+        return False
+    x, y = a.value, b.value
+    return type(x) is type(y) and x == y and (type(x) is str or type(x) is int and x >= 0)
 
 
 def _appends_new(use: n.Op, xs: n.Value, plan: _Plan, types: Types) -> list[n.Op] | None:
@@ -806,9 +804,12 @@ def _no_shared_globals(fn: n.Function) -> bool:
 
 def _rewrite(fn: n.Function, xs: n.Value, reads: list[n.GetItem], types: Types,
              written: Callable[[Any], Any] | None, owned: dict[int, int],
-             writebacks: set[int]) -> None:
+             writebacks: set[int], kept: Mapping[int, list[n.Value]]) -> None:
     """Write back every write into an item of ``xs`` and read an item again where a write
-    into another may stand between its read and a use (the module's docstring)."""
+    into another may stand between its read and a use (the module's docstring). A read
+    used after its place is given a new object (``kept``, by the store's ``id``) is, from
+    the store on, the object as it was just before the store (read again there if a write
+    came between)."""
     # Each read's place: the index or key it was read at, or the field's name.
     index: dict[int, n.Value | str] = {
         r.results[0].id: r.name if isinstance(r, n.GetAttr) else r.index  # type: ignore
@@ -842,14 +843,29 @@ def _rewrite(fn: n.Function, xs: n.Value, reads: list[n.GetItem], types: Types,
         return any(item_write(o, plan_defs) is not None or id(o) in writebacks
                    for r in op.regions() for o in n.walk(r))
 
+    #: Reads whose place was given a new object: what each is from then on.
+    fixed: dict[int, n.Value] = {}
+
     def region(r: n.Region, current: dict[int, n.Value]) -> None:
         ops = list(r.ops)
         out: list[n.Op] = []
         for op in ops:
+            for v in kept.get(id(op), ()):
+                if v.id not in fixed:
+                    cur = current.get(v.id)
+                    if cur is None:  # (a write came between: as it is before the store)
+                        again = read_at(index[v.id], v.hint, op.loc)
+                        out.append(again)
+                        plan_defs[again.result.id] = again
+                        owned[again.result.id] = xs.id
+                        cur = again.result
+                    fixed[v.id] = cur
             # The item as read since the last write into any item of ``xs``.
             mapping: dict[int, n.Value] = {}
             for v in op.operands():
-                if v.id in index and v.id not in mapping:
+                if v.id in fixed:
+                    mapping[v.id] = fixed[v.id]
+                elif v.id in index and v.id not in mapping:
                     cur = current.get(v.id)
                     if cur is None:
                         again = read_at(index[v.id], v.hint, op.loc)

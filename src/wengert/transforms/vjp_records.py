@@ -309,29 +309,22 @@ class LoopRecords:
         """A ``for`` loop without ``break`` whose record is its item alone, over a range, a
         list or a tuple (which its body does not change, or it would be an index loop by
         now): nothing is pushed. The reverse loop runs through the range itself or through
-        a copy of the list made before the loop, at the speed of C."""
+        a copy of the list made before the loop, at the speed of C. A loop whose record
+        holds more is kept in ``vjp_fn.item_loops``: fusing adjoint calls after the
+        transform may leave its item alone (:func:`prune_fused_records`)."""
         for loop, stack_op, fwd, _rfor, _rev in self.stacks:
             if not isinstance(loop, n.For) or loop.exit_flags or stack_op not in fwd.ops or \
                     loop not in fwd.ops:
                 continue
             kind = self.type_of(loop.iterable)
             entries = [e for e in self.pushes if e[0] is loop.body]
-            if kind not in (range, list, tuple) or len(entries) != 1 or \
-                    entries[0][2].args != [loop.body.args[0]]:
+            if kind not in (range, list, tuple) or len(entries) != 1:
                 continue
-            body, append, push = entries[0]
-            body.ops = [o for o in body.ops if o is not append and o is not push]
+            if entries[0][2].args != [loop.body.args[0]]:
+                vjp_fn.item_loops.append((loop, loop.iterable, stack_op, fwd, kind))
+                continue
             self.pushes.remove(entries[0])
-            if kind is range:
-                fwd.ops.remove(stack_op)
-                replace_uses(vjp_fn, {stack_op.result.id: loop.iterable})
-                continue
-            at = fwd.ops.index(stack_op)
-            make = n.Const(list, [n.Value()])
-            copy = n.Call(make.result, [loop.iterable], [], [stack_op.result], loc=loop.loc)
-            fwd.ops[at:at + 1] = []
-            at = fwd.ops.index(loop)
-            fwd.ops[at:at] = [make, copy]
+            _item_only(vjp_fn, loop, stack_op, fwd, kind, entries[0][1:])
 
     def iterate_directly(self, vjp_fn: n.Function) -> None:
         """A forward loop ``for i in range(n)``, ``n`` the length of lists (or the least of
@@ -482,6 +475,33 @@ def prune_fused_records(fn: n.Function) -> None:
             region.ops.remove(op)  # type: ignore[union-attr]
             again += op.args
         dropped = again
+    for loop, iterable, stack_op, fwd, kind in fn.item_loops:
+        pushes = [op for op in loop.body.ops if isinstance(op, n.Call) and
+                  any(op.fn in a.results for a in loop.body.ops if isinstance(a, n.GetAttr)
+                      and a.obj is stack_op.result and a.name == "append")]
+        if loop.iterable is iterable and stack_op in fwd.ops and loop in fwd.ops and \
+                len(pushes) == 1 and pushes[0].args == [loop.body.args[0]]:
+            append = next(a for a in loop.body.ops if pushes[0].fn in a.results)
+            _item_only(fn, loop, stack_op, fwd, kind, (append, pushes[0]))
+    fn.item_loops = []
+
+
+def _item_only(fn: n.Function, loop: n.For, stack_op: n.Build, fwd: n.Region, kind: type,
+               push: tuple[n.Op, n.Op]) -> None:
+    """Push nothing in ``loop`` (over a ``kind``: a range, a list or a tuple), whose record
+    ``stack_op`` in ``fwd`` is its item alone, pushed by ``push``: the reverse loop walks
+    the range, or a copy of the list made before the loop."""
+    loop.body.ops = [o for o in loop.body.ops if o not in push]
+    if kind is range:
+        fwd.ops.remove(stack_op)
+        replace_uses(fn, {stack_op.result.id: loop.iterable})
+        return
+    at = fwd.ops.index(stack_op)
+    make = n.Const(list, [n.Value()])
+    copy = n.Call(make.result, [loop.iterable], [], [stack_op.result], loc=loop.loc)
+    fwd.ops[at:at + 1] = []
+    at = fwd.ops.index(loop)
+    fwd.ops[at:at] = [make, copy]
 
 
 def _measured(size: n.Value, defs: dict[int, n.Op], consts: dict[int, object]
