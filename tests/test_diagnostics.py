@@ -165,3 +165,15 @@ def test_frontend_error_points_at_the_users_source(f):
     assert int(col) == source_line.index("yield x") + 1
     assert caret_span(src, caret, source_line) == "yield x"
     assert rest and rest[0].startswith("hint: ")
+
+
+def test_a_rule_s_refusal_when_it_runs_is_a_wengert_error_and_a_type_error():
+    # (a plain TypeError from inside wengert before: ``except WengertError`` missed it)
+    import numpy as np
+
+    def summed_as_float32(x):
+        return np.sum(x, dtype=np.float32)
+
+    with pytest.raises(wengert.RuleRefusal, match="dtype") as e:
+        wengert.grad(summed_as_float32)(np.ones(3))
+    assert isinstance(e.value, wengert.WengertError) and isinstance(e.value, TypeError)

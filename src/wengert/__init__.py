@@ -20,6 +20,7 @@ from wengert.api import (
 from wengert.diagnostics import (
     NonDifferentiableError,
     NonDifferentiableWarning,
+    RuleRefusal,
     SourceUnavailableError,
     UnsupportedSyntaxError,
     WengertError,
@@ -29,6 +30,7 @@ from wengert.jacobians import jacfwd, jacrev
 __all__ = [
     "NonDifferentiableError",
     "NonDifferentiableWarning",
+    "RuleRefusal",
     "SourceUnavailableError",
     "UnsupportedSyntaxError",
     "WengertError",

@@ -104,6 +104,13 @@ class NonDifferentiableError(WengertError):
     """An active value flows into a callee with neither a derivative rule nor Python source."""
 
 
+class RuleRefusal(NonDifferentiableError, TypeError):
+    """A derivative rule's refusal of what its arguments turn out to be when it runs
+    (``np.sum(x, dtype=...)``, ``out=``, a QR of a wide matrix): a
+    :class:`NonDifferentiableError` that is a ``TypeError`` too, as NumPy's own refusals
+    of such arguments are."""
+
+
 class OutputNotScalarError(TypeError):
     """A gradient (``grad``, ``hessian``'s inner gradient) asked of a function whose result
     is not one float: its Jacobian is what ``jacrev``/``jacfwd`` compute."""

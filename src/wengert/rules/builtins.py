@@ -18,6 +18,7 @@ from typing import Any
 import numpy
 
 from wengert import runtime
+from wengert.diagnostics import RuleRefusal
 from wengert.rules.form import ans_bar, cases, defderiv, deflinear, defrule
 from wengert.rules.operator import _pow_rules, _sum_cotangents
 from wengert.rules.registry import mark_pure, nondifferentiable
@@ -58,13 +59,13 @@ def _extreme_rules(extreme):
     @defrule(extreme)
     def extreme_rule(*args, **kwargs):
         if len(kwargs) > 0:
-            raise TypeError(f"wengert: the derivative of {extreme.__name__}() does not support"
+            raise RuleRefusal(f"wengert: the derivative of {extreme.__name__}() does not support"
                             " key= or default=; select the element first, then differentiate it")
         if len(args) == 1:
             xs = args[0]
             if isinstance(xs, numpy.ndarray) and numpy.ndim(xs) != 1:
                 # (Python compares the rows: ambiguous for rows of several numbers)
-                raise TypeError(f"wengert: the derivative of {extreme.__name__}() over an array"
+                raise RuleRefusal(f"wengert: the derivative of {extreme.__name__}() over an array"
                                 f" of {numpy.ndim(xs)} axes is not supported; use "
                                 f"numpy.{extreme.__name__}")
             if not isinstance(xs, (list, tuple, numpy.ndarray)):
@@ -240,6 +241,8 @@ nondifferentiable(
 )
 # ``super().__init__()`` reaching ``object``: it takes nothing and leaves the object alone.
 nondifferentiable(object.__init__, pure=True)
+# A rule's refusal of what it is given, raised from its body (a TypeError too).
+nondifferentiable(RuleRefusal, pure=True)
 
 
 # --------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from wengert.diagnostics import RuleRefusal
 from wengert.rules.form import ans_bar, cases, defderiv, deflinear
 from wengert.rules.np_plans import (
     _arange_ramp,
@@ -144,7 +145,7 @@ def _join_plan(like: Any, axis: Any) -> tuple[list[tuple[int, ...]], int]:
     negative axis they are joined along. ``axis`` is an int, ``None`` (flat), or
     ``"hstack"``, ``"vstack"``, ``"dstack"`` or ``"column_stack"``."""
     if isinstance(like, np.ndarray):
-        raise TypeError("wengert: joining the rows of one array is not supported; pass a "
+        raise RuleRefusal("wengert: joining the rows of one array is not supported; pass a "
                         "list of arrays (list(a)) or reshape it")
     shapes = [tuple(np.shape(x)) for x in like]
     if not shapes:

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from wengert.diagnostics import RuleRefusal
 from wengert.rules.form import ans_bar, cases, deflinear, defrule
 from wengert.rules.np_linalg import (
     _A,
@@ -144,13 +145,13 @@ def _qr_check(a: Any, mode: str) -> None:
     """Refuse the QR factorisations whose derivative the rules do not give."""
     m, n = np.shape(a)[-2:]
     if mode not in ("reduced", "complete", "r"):
-        raise TypeError(f"wengert: np.linalg.qr(mode={mode!r}) cannot be differentiated; "
+        raise RuleRefusal(f"wengert: np.linalg.qr(mode={mode!r}) cannot be differentiated; "
                         "use mode='reduced'")
     if m < n:
-        raise TypeError(f"wengert: the derivative of np.linalg.qr of a wide matrix ({m}x{n}, "
+        raise RuleRefusal(f"wengert: the derivative of np.linalg.qr of a wide matrix ({m}x{n}, "
                         "more columns than rows) is not supported")
     if mode == "complete" and m > n:
-        raise TypeError("wengert: the derivative of np.linalg.qr(mode='complete') of a tall "
+        raise RuleRefusal("wengert: the derivative of np.linalg.qr(mode='complete') of a tall "
                         "matrix is not supported (the extra columns of Q are not determined "
                         "by A); use mode='reduced'")
 
@@ -230,10 +231,10 @@ def _svd(a: Any, full_matrices: bool, compute_uv: bool, hermitian: bool) -> Any:
 def _svd_check(a: Any, full_matrices: bool, compute_uv: bool, hermitian: bool) -> None:
     m, n = np.shape(a)[-2:]
     if hermitian:
-        raise TypeError("wengert: the derivative of np.linalg.svd(hermitian=True) is not "
+        raise RuleRefusal("wengert: the derivative of np.linalg.svd(hermitian=True) is not "
                         "supported; use hermitian=False")
     if compute_uv and full_matrices and m != n:
-        raise TypeError(f"wengert: the derivative of np.linalg.svd of a {m}x{n} matrix with "
+        raise RuleRefusal(f"wengert: the derivative of np.linalg.svd of a {m}x{n} matrix with "
                         "full_matrices=True is not supported (the extra singular vectors are "
                         "not determined by A); use full_matrices=False")
 
@@ -347,7 +348,7 @@ def _pinv(a: Any, rcond: Any, hermitian: bool) -> Any:
 
 def _pinv_check(hermitian: bool) -> None:
     if hermitian:
-        raise TypeError("wengert: the derivative of np.linalg.pinv(hermitian=True) is not "
+        raise RuleRefusal("wengert: the derivative of np.linalg.pinv(hermitian=True) is not "
                         "supported; use hermitian=False")
 
 

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from wengert.diagnostics import RuleRefusal
 from wengert.rules.form import cases, defderiv, defrule
 from wengert.rules.operator import _log_base
 from wengert.rules.registry import defpython, mark_array_result, mark_pure, nondifferentiable
@@ -307,7 +308,7 @@ def _check_clip(a_min: Any, a_max: Any, out: Any, method: bool = False) -> None:
     which arrives with NumPy's marker in ``a_min``)."""
     if out is not None:
         spelling = "x.clip" if method else "np.clip"
-        raise TypeError(f"wengert: {spelling}(..., out=...) writes into an array in place, "
+        raise RuleRefusal(f"wengert: {spelling}(..., out=...) writes into an array in place, "
                         "which is not differentiated; use the returned array")
     if (a_min is np._NoValue) != (a_max is np._NoValue):
         name = "a_min" if a_min is np._NoValue else "a_max"
@@ -376,7 +377,7 @@ defderiv(_nan_to_num,
 @defpython(np.nan_to_num, keywords=("copy", "nan", "posinf", "neginf"))
 def nan_to_num_(x, copy=True, nan=0.0, posinf=None, neginf=None):
     if not copy:
-        raise TypeError("wengert: np.nan_to_num(..., copy=False) replaces in place, which "
+        raise RuleRefusal("wengert: np.nan_to_num(..., copy=False) replaces in place, which "
                         "is not differentiated; use the returned array (copy=True)")
     if posinf is None:
         posinf = _largest(x)

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from wengert.diagnostics import RuleRefusal
 from wengert.rules.registry import nondifferentiable
 
 
@@ -106,7 +107,7 @@ def _fortran(a: Any, order: Any) -> bool:
             return True
         if order == "A":
             return False
-        raise TypeError("wengert: order='K' of an array that is not contiguous is not "
+        raise RuleRefusal("wengert: order='K' of an array that is not contiguous is not "
                         "supported; use order='C' or 'F'")
     raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
 
@@ -342,21 +343,21 @@ def _pad_plan(shape: tuple[int, ...], pad_width: Any, mode: Any, constant_values
             raise ValueError("unsupported keyword arguments for mode 'constant': "
                              "{'reflect_type'}")
         if np.ndim(0 if constant_values is _UNSET else constant_values) != 0:
-            raise TypeError("wengert: np.pad with constant_values other than one scalar is "
+            raise RuleRefusal("wengert: np.pad with constant_values other than one scalar is "
                             "not supported; pad with one value, then set the others")
         inner = tuple(slice(b, b + n) for n, (b, _) in zip(shape, widths, strict=True))
         border = np.ones(out, dtype=bool)
         border[inner] = False
         return inner, out, border
     if mode not in _GATHER_MODES:
-        raise TypeError(f"wengert: np.pad with mode={mode!r} has no derivative; the modes "
+        raise RuleRefusal(f"wengert: np.pad with mode={mode!r} has no derivative; the modes "
                         f"'constant', {', '.join(repr(m) for m in _GATHER_MODES)} have one")
     if constant_values is not _UNSET or reflect_type is not _UNSET and \
             mode not in ("reflect", "symmetric"):
         given = "constant_values" if constant_values is not _UNSET else "reflect_type"
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': {{'{given}'}}")
     if reflect_type not in (_UNSET, "even"):
-        raise TypeError("wengert: np.pad with reflect_type='odd' has no derivative; use "
+        raise RuleRefusal("wengert: np.pad with reflect_type='odd' has no derivative; use "
                         "the default reflect_type='even'")
     if any(n == 0 for n in shape) and any(wd != (0, 0) for wd in widths):
         raise ValueError("can't extend empty axis using modes other than 'constant' or "
@@ -429,7 +430,7 @@ def _split_like(a: Any, indices_or_sections: Any, axis: Any, even: bool) -> list
             bounds.append(min(max(i + n if i < 0 else i, 0), n))
         bounds.append(n)
         if any(b < a for a, b in zip(bounds[:-1], bounds[1:], strict=True)):
-            raise TypeError("wengert: np.split at decreasing indices (pieces that overlap) "
+            raise RuleRefusal("wengert: np.split at decreasing indices (pieces that overlap) "
                             "is not supported; slice the pieces instead")
         sizes = [b - a for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     zero = np.zeros((), dtype=_dtype(a))
@@ -489,7 +490,7 @@ def _fill_dtype(fill: Any, dtype: Any) -> Any:
 
 def _check_castable(dtype: Any) -> None:
     if np.issubdtype(np.dtype(dtype), np.complexfloating):
-        raise TypeError("wengert: a cast to a complex dtype is not supported in code being "
+        raise RuleRefusal("wengert: a cast to a complex dtype is not supported in code being "
                         "differentiated")
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from wengert.diagnostics import RuleRefusal
 from wengert.rules.registry import mark_check, nondifferentiable
 
 _NoValue = np._NoValue
@@ -68,7 +69,7 @@ def _unsupported(name: str, **given: Any) -> None:
                "where": "select the entries first (np.where(mask, x, 0) for a sum)",
                "initial": "combine the initial value with the result",
                "prepend": "concatenate first", "append": "concatenate first"}
-        raise TypeError(f"wengert: the derivative of np.{name} does not support "
+        raise RuleRefusal(f"wengert: the derivative of np.{name} does not support "
                         f"{', '.join(k + '=' for k in bad)}: "
                         f"{'; '.join(how.get(k, 'leave it out') for k in bad)}")
 
@@ -164,7 +165,7 @@ def _weight_layout(wshape: tuple[int, ...], shape: tuple[int, ...], axis: Any, r
     along ``axis``: the einsum that orders their axes like ``a``'s, and the shapes
     before and after the size-1 axes are put in (NumPy's checks and errors)."""
     if returned:
-        raise TypeError("wengert: the derivative of np.average does not support "
+        raise RuleRefusal("wengert: the derivative of np.average does not support "
                         "returned=True; compute the sum of the weights separately")
     if tuple(wshape) == tuple(shape):
         letters = string.ascii_letters[:len(shape)]
@@ -211,7 +212,7 @@ def _norm_plan(ndim: int, ord: Any, axis: Any
     if ord is None or ord in ("f", "fro"):
         return False, 2, both, (), ()
     if ord in (2, -2, "nuc"):
-        raise TypeError(f"wengert: the derivative of np.linalg.norm(ord={ord!r}) of a "
+        raise RuleRefusal(f"wengert: the derivative of np.linalg.norm(ord={ord!r}) of a "
                         "matrix needs its singular values, which it does not support")
     if ord in (1, -1):
         return True, ord, (row,), (col,), both
@@ -286,7 +287,7 @@ def _einsum_plan(operands: tuple, out_arg: Any) -> list[tuple]:
     _unsupported("einsum", out_=out_arg)
     subscripts = operands[0]
     if not isinstance(subscripts, str):
-        raise TypeError("wengert: the derivative of np.einsum takes the subscripts as a "
+        raise RuleRefusal("wengert: the derivative of np.einsum takes the subscripts as a "
                         "string ('ij,jk->ik'), not the sublist form")
     shapes = [np.shape(x) for x in operands[1:]]
     # NumPy's own checks and errors, on zero-size stand-ins (only shapes are read).

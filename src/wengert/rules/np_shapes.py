@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from wengert.diagnostics import RuleRefusal
 from wengert.rules.np_arrays import (
     _arange,
     _broadcast,
@@ -481,7 +482,7 @@ def _take(a, indices, axis, mode):
 @defpython(np.take, keywords=("axis", "mode"))
 def take_(a, indices, axis=None, out=None, mode="raise"):
     if out is not None:
-        raise TypeError("wengert: np.take with out= writes into an array; assign the "
+        raise RuleRefusal("wengert: np.take with out= writes into an array; assign the "
                         "result instead")
     return _take(_pack(a, a), indices, axis, mode)
 
@@ -489,7 +490,7 @@ def take_(a, indices, axis=None, out=None, mode="raise"):
 @defpython(np.ndarray.take, keywords=("axis", "mode"))
 def ndarray_take(self, indices, axis=None, out=None, mode="raise"):
     if out is not None:
-        raise TypeError("wengert: x.take with out= writes into an array; assign the "
+        raise RuleRefusal("wengert: x.take with out= writes into an array; assign the "
                         "result instead")
     return _take(self, indices, axis, mode)
 

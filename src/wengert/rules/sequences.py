@@ -26,6 +26,7 @@ from collections.abc import Iterator
 
 import numpy
 
+from wengert.diagnostics import RuleRefusal
 from wengert.rules.registry import mark_fresh, mark_pure, nondifferentiable
 from wengert.rules.shapes import shape as _shape
 
@@ -76,7 +77,7 @@ def _seq_adjoint(seq, comps):
         return None
     if isinstance(seq, Iterator):
         return comps
-    raise TypeError(f"wengert: cannot differentiate through the items of a "
+    raise RuleRefusal(f"wengert: cannot differentiate through the items of a "
                     f"{type(seq).__name__}; pass a list, a tuple or an array")
 
 
@@ -85,7 +86,7 @@ def _item_dots(seq, seq_dot, n):
     if seq_dot is None or isinstance(seq, _NO_DERIVATIVE_ITERABLES):
         return None
     if isinstance(seq, (set, frozenset)):
-        raise TypeError("wengert: cannot differentiate through the items of a set;"
+        raise RuleRefusal("wengert: cannot differentiate through the items of a set;"
                         " pass a list, a tuple or an array")
     if isinstance(seq, numpy.ndarray):
         axis = numpy.ndim(seq_dot) - numpy.ndim(seq)  # after the batch axes
