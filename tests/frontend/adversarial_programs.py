@@ -136,7 +136,8 @@ ADVERSARIAL = dataclasses.replace(
                       "vcall", "prop", "classmeth", "nt", "callobj", "integrate", "map",
                       "sortkey", "maxkey"),
     statement_kinds=(*SMOOTH.statement_kinds, "sweep", "mutiter", "cells", "lambdas",
-                     "constpow", "objects", "containers", "arrays"),
+                     "constpow", "objects", "containers", "arrays", "swaps", "rebinds",
+                     "stars"),
     prelude=ADVERSARIAL_PRELUDE,
 )
 
@@ -301,6 +302,46 @@ def _extra_statement(draw, kind: str, g: Grammar, indent: int, expr, wrap) -> li
                     (indent + 1, f"{target} = {wrap(f'{target} * 0.5 + ev * y')}")]
         return [(indent, "ac = np.array([x, y]).copy()"), (indent, f"ac[0] = ac[1] * {e}"),
                 (indent, f"{target} = {wrap(f'{target} + ac[0] * ac[1]')}")]
+    if kind == "swaps":
+        # Rows of a table swapped (a pivot picked by a key, adjacent rows, through a
+        # temporary), then written into.
+        form = draw(st.sampled_from(["pivot", "adjacent", "temporary"]))
+        e = draw(expr)
+        lines = [(indent, f"rows = [[x, {e}], [y, 0.5], [z, x * y]]")]
+        if form == "pivot":
+            lines += [(indent, "pv = max(range(3), key=lambda j: abs(rows[j][0]))"),
+                      (indent, "rows[0], rows[pv] = rows[pv], rows[0]")]
+        elif form == "adjacent":
+            lines += [(indent, "for j in range(2):"),
+                      (indent + 1, "if rows[j][0] > rows[j + 1][0]:"),
+                      (indent + 2, "rows[j], rows[j + 1] = rows[j + 1], rows[j]")]
+        else:
+            lines += [(indent, "tr = rows[2]"), (indent, "rows[2] = rows[1]"),
+                      (indent, "rows[1] = tr")]
+        return lines + [(indent, "rows[1][0] = rows[1][0] * y + rows[0][1]"),
+                        (indent, f"{target} = "
+                                 f"{wrap(f'{target} + rows[0][0] * rows[2][1] + sum(rows[1])')}")]
+    if kind == "rebinds":
+        # A nested function rebinding the caller's variable (``nonlocal``), called as a
+        # statement, assigned, added to that very variable.
+        e = draw(expr)
+        call = draw(st.sampled_from([f"bump({e})", f"rr = bump({e})",
+                                     f"{target} += bump(y)"]))
+        return [(indent, "def bump(v):"), (indent + 1, f"nonlocal {target}"),
+                (indent + 1, f"{target} = {wrap(f'{target} * 0.5 + v')}"),
+                (indent + 1, f"return v * {target}"),
+                (indent, call), (indent, f"{target} = {wrap(f'{target} + x')}")]
+    if kind == "stars":
+        # Starred arguments: a named tuple's entries, the columns of rows, numbers.
+        e = draw(expr)
+        form = draw(st.sampled_from(["tuple", "columns", "extreme"]))
+        if form == "tuple":
+            got = f"math.hypot(*Pt({e}, y)) + math.atan2(*(x, 2.0))"
+        elif form == "columns":
+            got = f"sum(c[0] * c[1] for c in zip(*[[x, {e}], [y, z]]))"
+        else:
+            got = f"max(*[x, {e}, 0.25]) - min(*[y, z])"
+        return [(indent, f"{target} = {wrap(f'{target} + {got}')}")]
     assert kind == "constpow", kind
     c = draw(st.sampled_from(["-1.0", "-0.5", "-2.0"]))
     return [(indent, f"c = {c}"), (indent, f"{target} = {wrap(f'{target} + x * c ** 2')}")]

@@ -80,10 +80,10 @@ def nonlocal_statement(x):
     total = 0.0
 
     def add(v):
-        nonlocal total  # ERROR: nonlocal_stmt
+        nonlocal total
         total = total + v
 
-    add(x)
+    list(map(add, [x]))  # ERROR: nonlocal_stmt
     return total
 
 

@@ -43,7 +43,7 @@ UNSUPPORTED = {
     "try_nested_deep": (error_cases.try_in_loop_in_branch, "try", "try"),
     "class_def": (error_cases.class_inside, "class", "class"),
     "global_stmt": (error_cases.global_statement, "global", "global"),
-    "nonlocal_stmt": (error_cases.nonlocal_statement, "nonlocal", "nonlocal"),
+    "nonlocal_stmt": (error_cases.nonlocal_statement, "add", "nonlocal"),
     "del_attr": (error_cases.del_attr, "p.x", "del"),
     "del_attr_nested": (error_cases.del_attr_nested, "ps[0].x", "del"),
     "import_missing": (error_cases.import_missing, "import", "cannot import"),

@@ -4,9 +4,15 @@ and its errors."""
 
 from __future__ import annotations
 
+import bisect
 import copy
+import dataclasses
+import functools
+import itertools
 import math
+import operator
 import statistics
+import typing
 
 import numpy as np
 import pytest
@@ -261,3 +267,112 @@ def test_a_loop_over_items_writing_another_entry_sees_it_at_the_next_step():
     # writes into its values leave the keys as they are)
     _check(_write_a_later_entry, (1.3,))
     assert wengert.grad(_write_a_later_entry)(1.3) == pytest.approx(19 * 1.3)
+
+
+# --- itertools, bisect, a float's parts, starred calls, functions in a list --------------------
+
+
+class _Pt(typing.NamedTuple):
+    x: float
+    y: float
+
+
+@dataclasses.dataclass
+class _State:
+    x: float
+    v: float
+
+
+def _copied_state(x):
+    p = _State(x, x * x)
+    q = copy.deepcopy(p)
+    q.x = 3.0  # (not p's)
+    return p.x * q.x + q.v
+
+
+def _copied_params(x):
+    params = {"w": x, "b": [x, 2.0]}
+    best = copy.deepcopy(params)
+    params["w"] = params["w"] * 2.0
+    return best["w"] * params["w"] + best["b"][0]
+
+
+def _interp(x, xs, ys):
+    i = bisect.bisect_right(xs, x) - 1
+    i = min(max(i, 0), len(xs) - 2)
+    t = (x - xs[i]) / (xs[i + 1] - xs[i])
+    return ys[i] * (1 - t) + ys[i + 1] * t
+
+
+def _composed(x, a):
+    fs = [lambda v: v + a, math.tanh, lambda v: a * v * v]
+    return functools.reduce(lambda acc, f: f(acc), fs, x)
+
+
+def _columns(m):
+    s = 0.0
+    for c in zip(*m):
+        s += math.prod(c) + max(c)
+    t = list(zip(*m))
+    return s + sum(t[0][i] * t[1][i] for i in range(len(t[0])))
+
+
+MORE_PROGRAMS = {
+    "chain": (lambda x: sum(k * v for k, v in enumerate(
+        itertools.chain([x], (x * x, 2.0), [math.sin(x)]))), (0.7,)),
+    "chain_from_iterable": (lambda x: list(itertools.chain.from_iterable(
+        [[x], [x * x], [2.0]]))[1] * 5.0, (0.7,)),
+    "accumulate": (lambda x: list(itertools.accumulate([x, x * x, 1.0]))[-1] * list(
+        itertools.accumulate([x, 2.0, x], lambda a, b: a * b))[2], (0.7,)),
+    "accumulate_initial": (lambda x: sum(itertools.accumulate(
+        [x, 2.0], operator.mul, initial=x)), (0.7,)),
+    "bisect": (lambda x: _interp(x, [0.0, 0.5, 1.0, 1.5], [1.0, x, 0.5, x * x]), (0.7,)),
+    "bisect_left": (lambda x: [x, 2 * x, 3 * x][bisect.bisect_left([0.5, 1.0], x)], (0.7,)),
+    "float_parts": (lambda x: x.real * x + x.imag + x.conjugate() ** 2, (0.7,)),
+    "star_namedtuple": (lambda x: math.hypot(*_Pt(x, 2.0 * x - 1.0)), (0.7,)),
+    "star_tuple": (lambda x: math.atan2(*(x, x * x + 1.0)) + max(*(x, 0.5)), (0.7,)),
+    "star_numbers": (lambda x: max(*[x, 0.2, x * x]) * min(*[x, 0.2, x * x]), (0.7,)),
+    "zip_star": (lambda x: _columns([[x, 2.0, 0.5], [3.0, x * x, -1.0]]), (0.7,)),
+    "reduce_functions": (lambda x: _composed(x, 1.3 * x), (0.4,)),
+    "map_two": (lambda x: sum(map(operator.mul, [x, 2.0], [x * x, x])), (0.7,)),
+    "deepcopy_dataclass": (_copied_state, (0.7,)),
+    "deepcopy_dict": (_copied_params, (0.7,)),
+    "covariance": (lambda x: statistics.covariance([x, 1.0, x * x, 2.5], [0.3, x, 1.0, 2.0]),
+                   (0.7,)),
+    "correlation": (lambda x: statistics.correlation([x, 1.0, x * x, 2.5],
+                                                     [0.3, x, 1.0, 2.0]), (0.7,)),
+    "linear_regression": (lambda x: sum(statistics.linear_regression(
+        [0.0, 1.0, 2.0, 3.0], [x, 1.3, x * x, 1.5])), (0.7,)),
+    "linear_regression_proportional": (lambda x: statistics.linear_regression(
+        [1.0, x, 2.0], [x * x, 2.0, 3.0], proportional=True).slope, (0.7,)),
+}
+
+
+@pytest.mark.parametrize("name", MORE_PROGRAMS)
+def test_more_of_the_library_against_finite_differences(name):
+    _check(*MORE_PROGRAMS[name])
+
+
+@pytest.mark.parametrize("xs", [[], [0.5]])
+def test_a_starred_extreme_of_fewer_than_two_numbers_raises_as_python(xs):
+    def f(x, ys):
+        return max(*ys) * x
+
+    with pytest.raises(TypeError) as python:
+        f(1.0, xs)
+    with pytest.raises(TypeError) as ours:
+        wengert.grad(f)(1.0, xs)
+    assert str(ours.value) == str(python.value)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: statistics.correlation([x, x], [1.0, 1.0]),
+    lambda x: statistics.covariance([x], [1.0]),
+    lambda x: statistics.linear_regression([x, x], [1.0, 2.0]).slope,
+])
+def test_a_pair_of_samples_the_library_refuses_raises_its_error(f):
+    with pytest.raises(statistics.StatisticsError) as python:
+        f(0.5)
+    with pytest.raises(statistics.StatisticsError) as ours:
+        wengert.grad(f)(0.5)
+    assert str(ours.value) == str(python.value)

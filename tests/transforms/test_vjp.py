@@ -186,3 +186,65 @@ def test_a_test_of_a_container_changed_later_is_saved_not_computed_again():
     gradient of ``s_1`` was 0. From the adversarial generator."""
     check_grads(set_default_in_a_loop, (0.3, 0.7, 3), modes=("rev", "fwd"), argnums=(0, 1),
                 order=2)
+
+
+# --- one object given to a callee at several parameters -----------------------------------------
+
+
+def table_product(a, b):
+    """A product into a table of zeros, made and returned by a helper."""
+    n, m, p = len(a), len(b), len(b[0])
+    c = [[0.0] * p for _ in range(n)]
+    for i in range(n):
+        for j in range(p):
+            for k in range(m):
+                c[i][j] += a[i][k] * b[k][j]
+    return c
+
+
+def trace_of_square(a):
+    r = table_product(a, a)
+    return r[0][0] + r[1][1] + 0.5 * r[0][1]
+
+
+def trace_of_power(a):
+    r = [[1.0, 0.0], [0.0, 1.0]]
+    for _ in range(3):
+        r = table_product(r, a)
+    return r[0][0] + r[1][1] + r[0][1]
+
+
+def pairs(u, v):
+    return sum(x * y for x, y in zip(u, v))
+
+
+def pairs_twice(xs):
+    return pairs(xs, xs) + pairs(xs, [1.0, 2.0, 3.0])
+
+
+def scaled_by(a, b):
+    a[0] = a[0] * b[1]  # (through one parameter, seen through the other)
+    return a[0] + b[0]
+
+
+def written_through_one(xs):
+    xs = list(xs)
+    return scaled_by(xs, xs)
+
+
+@pytest.mark.parametrize(("f", "args"), [
+    (trace_of_square, ([[1.0, 0.5], [0.3, 0.8]],)),
+    (trace_of_power, ([[1.0, 0.5], [0.3, 0.8]],)),
+    (pairs_twice, ([0.7, -1.1, 0.4],)),
+    (written_through_one, ([0.7, -1.1],)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_one_list_given_at_two_parameters_gets_both_adjoints(f, args):
+    """``table_product(a, a)``: the callee's adjoints of both parameters are the one list's
+    (the second replaced the first before: half the gradient of ``trace(a @ a)``)."""
+    check_grads(f, args, modes=("rev", "fwd"), order=2)
+
+
+def test_the_gradient_of_a_square_s_trace_is_twice_the_transpose():
+    a = [[1.0, 0.5], [0.3, 0.8]]
+    g = wengert.grad(lambda m: table_product(m, m)[0][0] + table_product(m, m)[1][1])(a)
+    numpy.testing.assert_allclose(g, [[2.0, 0.6], [1.0, 1.6]], rtol=1e-12)

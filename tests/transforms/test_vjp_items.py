@@ -797,3 +797,153 @@ def test_check_held_alone_refuses_each_way_of_sharing():
     holder = Trail(0.1, [5.0])
     with pytest.raises(wengert.NonDifferentiableError, match="another argument"):
         runtime.check_held_alone(holder, None, 0, [holder])
+
+
+# --- rows swapped: ``m[k], m[p] = m[p], m[k]`` -------------------------------------------------
+
+
+def pivoted_det(a):
+    """Gaussian elimination with partial pivoting, the pivot chosen by a key function."""
+    m = [row[:] for row in a]
+    n = len(m)
+    d = 1.0
+    for k in range(n):
+        p = max(range(k, n), key=lambda i: abs(m[i][k]))
+        if p != k:
+            m[k], m[p] = m[p], m[k]
+            d = -d
+        d *= m[k][k]
+        for i in range(k + 1, n):
+            f = m[i][k] / m[k][k]
+            for j in range(k, n):
+                m[i][j] -= f * m[k][j]
+    return d
+
+
+def pivoted_det_by_loop(a):
+    """The same, the pivot found by a loop and the rows swapped through a temporary."""
+    m = [list(row) for row in a]
+    n = len(m)
+    d = 1.0
+    for k in range(n):
+        p = k
+        for i in range(k + 1, n):
+            if abs(m[i][k]) > abs(m[p][k]):
+                p = i
+        if p != k:
+            t = m[k]
+            m[k] = m[p]
+            m[p] = t
+            d = -d
+        d *= m[k][k]
+        for i in range(k + 1, n):
+            f = m[i][k] / m[k][k]
+            for j in range(k, n):
+                m[i][j] = m[i][j] - f * m[k][j]
+    return d
+
+
+def solved(a, b):
+    """``x`` of ``a x = b`` by elimination on the augmented rows, then back-substitution
+    over ``reversed(range(n))``; ``sum(x ** 2)``."""
+    m = [list(row) + [bi] for row, bi in zip(a, b)]
+    n = len(m)
+    for k in range(n):
+        p = max(range(k, n), key=lambda i: abs(m[i][k]))
+        m[k], m[p] = m[p], m[k]
+        for i in range(k + 1, n):
+            f = m[i][k] / m[k][k]
+            for j in range(k, n + 1):
+                m[i][j] = m[i][j] - f * m[k][j]
+    x = [0.0] * n
+    for i in reversed(range(n)):
+        s = m[i][n]
+        for j in range(i + 1, n):
+            s -= m[i][j] * x[j]
+        x[i] = s / m[i][i]
+    return sum(xi * xi for xi in x)
+
+
+def bubbled(xs):
+    """Rows sorted by a bubble sort of adjacent swaps, then one written into."""
+    v = [[x, 2.0 * x] for x in xs]
+    for i in range(len(v)):
+        for j in range(len(v) - 1 - i):
+            if v[j][0] > v[j + 1][0]:
+                v[j], v[j + 1] = v[j + 1], v[j]
+    v[0][1] = v[0][1] * 3.0
+    return sum(r[1] * (k + 1) for k, r in enumerate(v))
+
+
+PIVOTING = [[0.5, 1.0, 2.0, 0.1], [1.0, 3.0, 0.2, 0.3], [3.3, 0.4, 1.5, 0.2],
+            [0.1, 4.2, 0.3, 2.0]]  # (each column's pivot is a row below it: rows move)
+
+
+@pytest.mark.parametrize("f", [pivoted_det, pivoted_det_by_loop], ids=lambda f: f.__name__)
+def test_elimination_with_rows_swapped_to_second_order(f):
+    check_grads(f, (PIVOTING,), modes=("rev", "fwd"), order=2)
+    # d det / d a = det * inv(a).T: the number a person checks it against.
+    a = np.array(PIVOTING)
+    expected = np.linalg.det(a) * np.linalg.inv(a).T
+    np.testing.assert_allclose(wengert.grad(f)(PIVOTING), expected, rtol=1e-9)
+
+
+def test_a_system_solved_with_swapped_rows_in_both_modes():
+    b = [0.3, -0.2, 0.5, 0.1]
+    check_grads(solved, (PIVOTING, b), modes=("rev", "fwd"))
+    hess = np.array(wengert.hessian(solved, argnums=1)(PIVOTING, b))
+    x = np.linalg.solve(np.array(PIVOTING), np.array(b))
+    inv = np.linalg.inv(np.array(PIVOTING))
+    np.testing.assert_allclose(2 * inv.T @ x, wengert.grad(solved, argnums=1)(PIVOTING, b),
+                               rtol=1e-9)
+    np.testing.assert_allclose(hess, 2 * inv.T @ inv, rtol=1e-8)
+
+
+def test_adjacent_rows_swapped_by_a_sort_to_second_order():
+    check_grads(bubbled, ([0.3, -0.5, 0.1, 0.9, -0.2],), modes=("rev", "fwd"), order=2)
+    # The rows end sorted: the smallest's second entry counts 3 * 2 * 1, the k-th's 2 * k.
+    assert wengert.grad(bubbled)([0.3, -0.5, 0.1, 0.9, -0.2]) == [8.0, 6.0, 6.0, 10.0, 4.0]
+
+
+def read_across_a_swap(a, s):
+    m = [row[:] for row in a]
+    r = m[0]
+    m[0], m[1] = m[1], m[0]
+    m[1][0] = s * m[1][0]  # (``r`` is this row now)
+    return r[0] * m[0][1]
+
+
+def rotated(a, s):
+    m = [row[:] for row in a]
+    m[0], m[1], m[2] = m[1], m[2], m[0]
+    m[0][0] = s * m[0][0]
+    return m[0][0] + m[2][0]
+
+
+def duplicated(a, s):
+    m = [row[:] for row in a]
+    m[0] = m[1]  # (one row at two places)
+    m[0][0] = s * m[0][0]
+    return m[1][0] + m[0][0]
+
+
+def swapped_at(a, s, i, j):
+    m = [row[:] for row in a]
+    m[i], m[j] = m[j], m[i]
+    m[i][0] = s * m[i][0]
+    return m[i][0] * m[j][1] + m[0][0]
+
+
+@pytest.mark.parametrize("f", [read_across_a_swap, rotated, duplicated],
+                         ids=lambda f: f.__name__)
+def test_rows_moved_otherwise_are_refused_in_reverse_mode_and_right_forward(f):
+    """A row read before a swap and used after a write into it, three rows moved round,
+    one row stored at two places: refused at the write (forward mode is right)."""
+    with pytest.raises(wengert.NonDifferentiableError, match="read out of a list"):
+        wengert.grad(f, argnums=(0, 1))(A, 1.3)
+    check_grads(f, (A, 1.3), modes=("fwd",))
+
+
+@pytest.mark.parametrize(("i", "j"), [(1, 1), (0, 2), (2, 0), (-1, 2)])
+def test_a_swap_of_a_place_with_itself_or_another_to_second_order(i, j):
+    check_grads(swapped_at, (A, 1.3, i, j), modes=("rev", "fwd"), order=2)

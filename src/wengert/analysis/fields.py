@@ -61,10 +61,26 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
         for v in op.operands():
             uses[v.id] = uses.get(v.id, 0) + 1
 
-    def value_type(v: n.Value) -> Any:
+    # Fields whose lists may be changed through a read of the field (``m.layers.append``):
+    # a list display of objects given to one holds those only while nothing changes it.
+    changed_through: set[str] = set()
+    reads: dict[int, list[n.Op]] = {}
+    for op in n.walk(fn.body):
+        for v in op.operands():
+            reads.setdefault(v.id, []).append(op)
+    for op in n.walk(fn.body):
+        if isinstance(op, n.GetAttr) and not all(
+                isinstance(u, n.For) and u.iterable is op.result or
+                isinstance(u, n.GetItem) and u.obj is op.result or
+                isinstance(u, n.Call) and consts.get(u.fn.id) is len and
+                u.args == [op.result] for u in reads.get(op.result.id, [])):
+            changed_through.add(op.name)
+
+    def value_type(v: n.Value, name: str | None = None) -> Any:
         t = type_of(v)
         if t is list and display_type is not None and uses.get(v.id) == 1 and \
-                (held := display_type(v)) is not None:
+                (held := display_type(v)) is not None and \
+                (held.item in (float, int) or name is not None and name not in changed_through):
             return held
         return t
 
@@ -148,7 +164,7 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
                 poisoned.update(made | {k for k, _ in found})  # it may be any of them
                 return {}
             if c is not None:
-                found.setdefault((c, op.name), []).append(value_type(op.value))
+                found.setdefault((c, op.name), []).append(value_type(op.value, op.name))
         _joins(op, kind, poisoned)
     for (c, name), ts in found.items():
         if any(name not in names for names in seeded.get(c, ())):
@@ -198,7 +214,7 @@ def _plain_class(t: type) -> bool:
         and not hasattr(t, "__slots__")
 
 
-def _constructor(c: type, op: n.Call, type_of: Callable[[n.Value], Type],
+def _constructor(c: type, op: n.Call, type_of: Callable[[n.Value, str], Type],
                  found: dict[tuple[type, str], list[Type]]) -> bool:
     """Record the field types a dataclass constructor call gives; ``False`` when the call
     is not one whose fields are known (a custom ``__init__``, ``__post_init__``, ``*``)."""
@@ -215,7 +231,7 @@ def _constructor(c: type, op: n.Call, type_of: Callable[[n.Value], Type],
         given[k] = v
     for f in fields:
         if f.name in given:
-            t = type_of(given[f.name])
+            t = type_of(given[f.name], f.name)
         elif f.default is not dataclasses.MISSING:
             t = type(f.default)
         elif f.default_factory is list or f.default_factory is dict:

@@ -938,6 +938,15 @@ def _puts_back(op: n.Op, lst: int, defs: Mapping[int, n.Op]) -> bool:
     return isinstance(d, n.GetItem) and d.obj is op.obj and d.index is op.index
 
 
+def _moved(op: n.Op, lst: int, defs: Mapping[int, n.Op]) -> bool:
+    """Whether ``op`` is ``xs[i] = p`` into the list ``lst`` of a ``p`` read out of it
+    (``m[k], m[p] = m[p], m[k]``): an item it held, of the type its items have."""
+    if not isinstance(op, n.SetItem) or op.obj.id != lst or op.value.id == lst:
+        return False
+    d = defs.get(op.value.id)
+    return isinstance(d, n.GetItem) and d.obj is op.obj
+
+
 def _index(body: n.Region) -> tuple[dict[int, Any], dict[int, n.Op], dict[int, list[n.Op]]]:
     """The constants, the defining op and the using ops of each value of ``body`` (nested
     regions included), by value id."""
@@ -971,7 +980,10 @@ def _table_rows(body: n.Region, appended: Mapping[int, list[n.Value]], kept: set
 
     def only_read(u: n.Op, lst: int) -> bool:
         if isinstance(u, n.GetItem) and u.obj.id == lst:
-            return u.result.id in kept
+            return u.result.id in kept or all(
+                _moved(w, lst, defs) for w in uses.get(u.result.id, [None]))
+        if _moved(u, lst, defs) or isinstance(u, n.Return):
+            return True  # (a row put at another place of the table; the table returned)
         if isinstance(u, n.For) and u.iterable.id == lst:
             return u.body.args[0].id in kept
         if isinstance(u, n.GetAttr) and u.name == "append" and lst in appended or \
@@ -986,6 +998,23 @@ def _table_rows(body: n.Region, appended: Mapping[int, list[n.Value]], kept: set
             _user_function(f) and \
             not any(i in writes(f) for i, a in enumerate(u.args) if a.id == lst)
 
+    copies: RecordCopies | None = None
+
+    def measured(u: n.Op, v: n.Value) -> bool:
+        # ``len(row)``, or a loop's record of it only measured (or its structure read) in
+        # the reverse loop (the rows a gradient differentiated again copies, ``list(row)``).
+        nonlocal copies
+        if isinstance(u, n.Call) and consts.get(u.fn.id) is len and u.args == [v]:
+            return True
+        if not isinstance(u, n.Build):
+            return False
+        copies = copies or record_copies(body)
+        outs = copies.of(u, v)
+        return bool(outs) and all(
+            isinstance(w, n.Call) and consts.get(w.fn.id) is len and len(w.args) == 1 or
+            w is not None and _structure_read(w, c, consts)
+            for c in outs for w in uses.get(c, [None]))
+
     out: set[int] = set()
     for lst, values in tables.items():
         if not all(only_read(u, lst) for u in uses.get(lst, [])):
@@ -993,7 +1022,8 @@ def _table_rows(body: n.Region, appended: Mapping[int, list[n.Value]], kept: set
         for v in values:
             # (Used by the table alone, and by its own appends while it was made.)
             if sum(1 for u in uses.get(v.id, []) if not (
-                    isinstance(u, n.GetAttr) and u.obj is v and u.name == "append")) != 1:
+                    isinstance(u, n.GetAttr) and u.obj is v and u.name == "append" or
+                    measured(u, v))) != 1:
                 continue
             out.add(v.id)
             made = defs.get(v.id)
@@ -1022,11 +1052,13 @@ def _appended(body: n.Region, writes: Callable[[Any], Any] | None = None,
                            for c in calls):
                     break
                 values += [c.args[0] for c in calls]  # type: ignore[union-attr]
-            elif isinstance(u, n.For) and u.iterable.id == op.result.id:
-                continue
+            elif isinstance(u, n.For) and u.iterable.id == op.result.id or \
+                    isinstance(u, n.Return):
+                continue  # (iterated; returned, as the last thing done)
             elif isinstance(u, n.GetItem) and u.obj.id == op.result.id:
                 continue  # an item read back
-            elif _puts_back(u, op.result.id, defs) or _structure_read(u, op.result.id, consts):
+            elif _puts_back(u, op.result.id, defs) or _moved(u, op.result.id, defs) or \
+                    _structure_read(u, op.result.id, consts):
                 continue
             elif isinstance(u, n.Call) and _hashable(consts.get(u.fn.id)) and \
                     consts.get(u.fn.id) in _LIST_READERS and u.fn.id != op.result.id:
@@ -1435,8 +1467,8 @@ def _entry_shape(shape: tuple[int, ...] | None, parts: list[Any]) -> tuple[int, 
 
 
 def _for_item(t: Type) -> Type:
-    if t is range:
-        return int
+    if t is range or t is _REVERSED[range]:
+        return int  # (``for i in reversed(range(n))`` too)
     if t is str:
         return str
     if t in (enumerate, zip):
@@ -1637,6 +1669,11 @@ class _Inference:
                     op.result.id in self.readonly and self.get(op.args[0]) is not list and \
                     (item := self.item_type(op.args[0])) is not None:
                 self.items[op.result.id] = item  # ``list(iter(xs))``, ``list(reversed(xs))``
+            if fn is list and simple and len(op.args) == 1 and \
+                    op.result.id in self.readonly and \
+                    len(kinds := set(self.entries.get(op.args[0].id) or [None])) == 1 and \
+                    (item := kinds.pop()) in _NUMBER_KINDS:
+                self.items[op.result.id] = item  # ``list(q)`` of a tuple of floats
             if t is None and simple and len(args) == 1 and fn in (max, min, sum):
                 # The extreme or the sum of a list of floats is a float (a sum of none is
                 # the int 0, for which the float code computes the same numbers).
@@ -1926,12 +1963,17 @@ class _Inference:
 
     def display_type(self, v: n.Value) -> ListOf | None:
         """``ListOf(t)`` where ``v`` is a list display of numbers all of type ``t``
-        (``[c, tr.k]``): what it holds when made, whatever is done with it after."""
+        (``[c, tr.k]``), or of objects all of one plain class ``t`` (``[Dense(w, b),
+        Dense(v, c)]``): what it holds when made, whatever is done with it after."""
         d = self.defs.get(v.id)
         if not isinstance(d, n.Build) or d.kind != "list" or d.starred or not d.items:
             return None
         kinds = {self.get(x) for x in d.items}
-        return ListOf(kinds.pop()) if len(kinds) == 1 and kinds <= {float, int} else None
+        if len(kinds) != 1:
+            return None
+        t = kinds.pop()
+        return ListOf(t) if t in (float, int) or isinstance(t, type) and _plain_class(t) \
+            else None
 
     def full_type(self, v: n.Value) -> Any:
         """``v``'s type, as :class:`ListOf` for a list of known items."""

@@ -30,6 +30,7 @@ from wengert.frontend.expressions import (
     _changed_names,
     _targets_of,
 )
+from wengert.frontend.nonlocals import without_nonlocals
 from wengert.frontend.source import FunctionSource, Resolver, get_source, unwrap
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
@@ -213,6 +214,8 @@ class FunctionLowering(ExpressionLowering):
         self.b = Builder()
         self.env: dict[str, n.Value] = {}
         self.loop_depth = 0
+        # (nested functions that rebind this one's variables take and return them)
+        self.node = without_nonlocals(self.node, set(self._local_names()), self.error)
         self.locals = set(self._local_names())
         # Names of the enclosing functions' locals this function reads (closures).
         self.captured: dict[str, n.Value] = {}
@@ -407,6 +410,16 @@ class FunctionLowering(ExpressionLowering):
                 from None
 
     def stmt_Assign(self, s: ast.Assign) -> None:
+        pairs = _pairwise(s.targets, s.value)
+        if pairs is not None:
+            # ``a, b = x, y`` (a swap ``m[i], m[k] = m[k], m[i]`` too) is the assignments of
+            # its items, all values first as Python evaluates them: no tuple is built to be
+            # unpacked, so what each target receives stays the value it is (a row of ``m``),
+            # for the analyses as for the generated code.
+            values = [self.expr(e, hint=_single_name([t])) for t, e in pairs]
+            for (t, _), v in zip(pairs, values):
+                self.assign(t, v)
+            return
         value = self.expr(s.value, hint=_single_name(s.targets))
         for t in s.targets:
             self.assign(t, value)
@@ -821,6 +834,18 @@ def _char_col(text: str, byte_col: int) -> int:
 
 def _contains(outer: ast.AST, inner: ast.AST) -> bool:
     return any(x is inner for x in ast.walk(outer))
+
+
+def _pairwise(targets: list[ast.expr], value: ast.expr) -> list[tuple[ast.expr, ast.expr]] | None:
+    """The (target, value) pairs of ``a, b = x, y``: one tuple or list target and a tuple
+    display of as many items, no starred item on either side; else ``None``."""
+    if len(targets) != 1 or not isinstance(targets[0], (ast.Tuple, ast.List)) or \
+            not isinstance(value, ast.Tuple) or len(targets[0].elts) != len(value.elts):
+        return None
+    items = [*targets[0].elts, *value.elts]
+    if any(isinstance(e, ast.Starred) for e in items):
+        return None
+    return list(zip(targets[0].elts, value.elts))
 
 
 def _single_name(targets: list[ast.AST]) -> str | None:

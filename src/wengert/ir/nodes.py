@@ -531,20 +531,30 @@ TERMINATORS = (Yield, Return)
 
 def walk(region: Region) -> Iterator[Op]:
     """Every op of ``region`` and its nested regions, in program order (pre-order)."""
-    for op in region.ops:
-        yield op
-        for r in op.regions():
-            yield from walk(r)
+    return _walk(region, True)
 
 
 def walk_local(region: Region) -> Iterator[Op]:
     """:func:`walk` without entering nested functions' bodies: the ops of one function's
     own control flow."""
-    for op in region.ops:
+    return _walk(region, False)
+
+
+def _walk(region: Region, functions: bool) -> Iterator[Op]:
+    # A stack of the regions being walked, not a generator per level: each op is yielded
+    # once, however deep the control flow around it (nested generators pass every op
+    # up through each level: quadratic in the depth of inlined recursion).
+    stack = [iter(region.ops)]
+    while stack:
+        op = next(stack[-1], None)
+        if op is None:
+            stack.pop()
+            continue
         yield op
-        if not isinstance(op, MakeFunction):
-            for r in op.regions():
-                yield from walk_local(r)
+        if functions or not isinstance(op, MakeFunction):
+            regions = op.regions()
+            for r in reversed(regions):
+                stack.append(iter(r.ops))
 
 
 def region_args(op: Op) -> list[Value]:

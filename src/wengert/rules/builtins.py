@@ -10,8 +10,10 @@ only meet primal values through infix operators and the linear helpers.
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import collections
+import copy
 import operator
 from typing import Any
 
@@ -239,6 +241,8 @@ nondifferentiable(
     builtins.callable, builtins.ord, builtins.chr, builtins.bin, builtins.oct, builtins.hex,
     warn=False, pure=True,
 )
+# Where ``bisect`` puts a number in a sorted list: an index, piecewise constant.
+nondifferentiable(bisect.bisect_left, bisect.bisect_right, warn=False, pure=True)
 # ``super().__init__()`` reaching ``object``: it takes nothing and leaves the object alone.
 nondifferentiable(object.__init__, pure=True)
 # A rule's refusal of what it is given, raised from its body (a TypeError too).
@@ -355,6 +359,21 @@ def _copy_rules(make):
 
 _copy_rules(builtins.list)
 _copy_rules(builtins.tuple)
+
+
+@defrule(copy.deepcopy)
+def deepcopy_rule(x):
+    # A new object of the same structure, sharing nothing: its adjoint is the original's,
+    # its tangent a copy of the original's (a write into it must not reach the other).
+    y = copy.deepcopy(x)
+
+    def deepcopy_pullback(y_bar):
+        return (y_bar,)
+
+    def deepcopy_differential(x_dot):
+        return copy.deepcopy(x_dot)
+
+    return y, deepcopy_pullback, deepcopy_differential
 
 
 @defrule(builtins.sorted)

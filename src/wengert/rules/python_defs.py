@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import itertools
 import math
 import operator
 import statistics
@@ -47,6 +48,8 @@ from wengert.rules.sequences import _is_mapping
 def map_(function, *iterables):
     if len(iterables) == 1:
         return iter([function(x) for x in iterables[0]])
+    if len(iterables) == 2:  # (no starred call: one of a known callee is inlined)
+        return iter([function(x, y) for x, y in zip(iterables[0], iterables[1])])
     return iter([function(*xs) for xs in zip(*iterables)])
 
 
@@ -59,15 +62,17 @@ def filter_(function, iterable):
 
 @defpython(functools.reduce)
 def reduce_(function, iterable, *initial):
-    items = list(iterable)
     if len(initial) == 0:
+        items = list(iterable)
         if len(items) == 0:
             functools.reduce(function, items)  # raises as Python does
         acc = items[0]
         rest = items[1:]
     else:
+        # (the iterable itself, not a copy: a display of closures stays one, whose calls
+        # are calls of the closures)
         acc = initial[0]
-        rest = items
+        rest = iterable
     for x in rest:
         acc = function(acc, x)
     return acc
@@ -236,6 +241,115 @@ def stdev_(data, xbar=None):
 @defpython(statistics.pstdev, keywords=("mu",))
 def pstdev_(data, mu=None):
     return math.sqrt(pvariance_(data, mu))
+
+
+@defpython(itertools.chain)
+def chain_(*iterables):
+    out = []
+    for it in iterables:
+        for x in it:
+            out.append(x)
+    return iter(out)
+
+
+@defpython(itertools.chain.from_iterable)
+def chain_from_iterable_(iterables):
+    out = []
+    for it in iterables:
+        for x in it:
+            out.append(x)
+    return iter(out)
+
+
+@defpython(itertools.accumulate, keywords=("func", "initial"))
+def accumulate_(iterable, func=None, initial=None):
+    items = list(iterable)
+    if initial is not None:
+        items = [initial] + items
+    if len(items) == 0:
+        return iter([])
+    acc = items[0]
+    out = [acc]
+    for x in items[1:]:
+        acc = acc + x if func is None else func(acc, x)
+        out.append(acc)
+    return iter(out)
+
+
+@defpython(runtime.zip_rows)
+def zip_rows_(rows):
+    # (``zip(*rows)`` of a list of lists or tuples: its columns, as tuples, made by index)
+    n = min([len(r) for r in rows]) if len(rows) > 0 else 0
+    return iter([tuple([r[j] for r in rows]) for j in range(n)])
+
+
+# -- a real number's parts (``x.real``, ``x.imag``, ``x.conjugate()``): itself and zero.
+
+@defpython(float.real)
+def float_real(self):
+    return self
+
+
+@defpython(float.imag)
+def float_imag(self):
+    return 0.0 * self
+
+
+@defpython(float.conjugate)
+def float_conjugate(self):
+    return self
+
+
+def _let_raise(fn, failed, *args):
+    """Let ``fn`` raise its own error where ``failed`` (what the definition would not)."""
+    if failed:
+        fn(*args)
+
+
+nondifferentiable(_let_raise)
+
+
+def _centred_sums(xs, ys):
+    n = len(xs)
+    xbar = math.fsum(xs) / n
+    ybar = math.fsum(ys) / n
+    sxy = math.fsum([(a - xbar) * (b - ybar) for a, b in zip(xs, ys)])
+    return n, xbar, ybar, sxy
+
+
+@defpython(statistics.covariance)
+def covariance_(x, y):
+    xs, ys = list(x), list(y)
+    _let_raise(statistics.covariance, len(xs) != len(ys) or len(xs) < 2, xs, ys)
+    n, _, _, sxy = _centred_sums(xs, ys)
+    return sxy / (n - 1)
+
+
+@defpython(statistics.correlation)
+def correlation_(x, y):
+    xs, ys = list(x), list(y)
+    _let_raise(statistics.correlation, len(xs) != len(ys) or len(xs) < 2, xs, ys)
+    n, xbar, ybar, sxy = _centred_sums(xs, ys)
+    sxx = math.fsum([(a - xbar) * (a - xbar) for a in xs])
+    syy = math.fsum([(b - ybar) * (b - ybar) for b in ys])
+    _let_raise(statistics.correlation, sxx * syy == 0.0, xs, ys)
+    return sxy / math.sqrt(sxx * syy)
+
+
+@defpython(statistics.linear_regression, keywords=("proportional",))
+def linear_regression_(x, y, proportional=False):
+    xs, ys = list(x), list(y)
+    _let_raise(statistics.linear_regression, len(xs) != len(ys) or len(xs) < 2, xs, ys)
+    if proportional:
+        sxy = math.fsum([a * b for a, b in zip(xs, ys)])
+        sxx = math.fsum([a * a for a in xs])
+        _let_raise(statistics.linear_regression, sxx == 0.0, xs, ys)
+        return statistics.LinearRegression(slope=sxy / sxx, intercept=0.0)
+    n, xbar, ybar, sxy = _centred_sums(xs, ys)
+    sxx = math.fsum([(a - xbar) * (a - xbar) for a in xs])
+    _let_raise(statistics.linear_regression, sxx == 0.0, xs, ys)
+    slope = sxy / sxx
+    return statistics.LinearRegression(slope=slope, intercept=ybar - slope * xbar)
 
 
 # -- named tuples' methods, called on an object whose class is known only at run time (one

@@ -19,6 +19,7 @@ returned by name; that is the shape the inliner recognises.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -75,13 +76,17 @@ class Rule:
     view: bool = False
 
 
-_RULES: dict[int, Rule] = {}
-_KEEPALIVE: dict[int, Any] = {}
+_RULES: dict[object, Rule] = {}
+_KEEPALIVE: dict[object, Any] = {}
 
 
-def _key(fn: Any) -> int:
+def _key(fn: Any) -> object:
     # Keyed by identity: builtins such as ``math.sin`` are not always hashable in a
-    # useful way, and two distinct callables must never share a rule.
+    # useful way, and two distinct callables must never share a rule. A class method of a
+    # builtin class (``itertools.chain.from_iterable``) is a new object at each read: it
+    # is keyed by its class and name.
+    if isinstance(fn, types.BuiltinMethodType) and isinstance(fn.__self__, type):
+        return ("classmethod", id(fn.__self__), fn.__name__)
     return id(fn)
 
 

@@ -12,6 +12,7 @@ from wengert.runtime.checks import (  # noqa: F401
     check_operands,
     check_plain_setattr,
     check_rebinding,
+    check_spread,
     check_union,
     check_view,
     contained_in,
@@ -26,6 +27,7 @@ from wengert.runtime.checks import (  # noqa: F401
     not_contained_in,
     plain_attr,
     unbound_local,
+    zip_rows,
 )
 from wengert.runtime.forward import (  # noqa: F401
     _DICT_METHODS,

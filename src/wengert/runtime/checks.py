@@ -241,6 +241,21 @@ def keyed_order(items: Any, key: Any, reverse: bool) -> list[int]:
     return sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
 
 
+def check_spread(items: Any, extreme: Any) -> None:
+    """Raise as ``extreme(*items)`` (``max(*xs)`` of numbers) does where ``extreme(items)``
+    would not: for fewer than two items."""
+    if len(items) == 0:
+        extreme()
+    if len(items) == 1:
+        extreme(items[0])
+
+
+def zip_rows(rows: Any) -> Any:
+    """``zip(*rows)``: the columns of a list of rows (its Python definition, in
+    ``rules.python_defs``, is what transforms differentiate)."""
+    return zip(*rows)
+
+
 def make_namedtuple(cls: Any, items: tuple) -> Any:
     """``cls(*items)`` for a named tuple class (its fields bound in order)."""
     return cls._make(items)

@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from wengert import runtime
-from wengert.analysis.types import infer_types
+from wengert.analysis.types import INT_OR_FLOAT, ListOf, TupleOf, Types, infer_types
 from wengert.diagnostics import NonDifferentiableError
 from wengert.ir import nodes as n
 from wengert.ir.uses import expand_ops, replace_uses
@@ -77,6 +77,7 @@ def devirtualize(fn: n.Function, arg_types: Sequence[Any],
                 _rewrite_operator(op, consts, types_.of) or \
                 _rewrite_dict_union(op, consts, types_.of, mapping) or \
                 _rewrite_sum_of_objects(op, consts, defs, types_.of) or \
+                _rewrite_star(op, consts, defs, types_, arg_types, fn.body.args) or \
                 _rewrite_replace(op, consts, types_.of(op.args[0]) if op.args else None) or \
                 _rewrite_delete(op, consts, defs, [types_.of(a) for a in op.args])
         if isinstance(op, n.GetAttr) and op.name in _NAMEDTUPLE_METHODS and \
@@ -85,7 +86,8 @@ def devirtualize(fn: n.Function, arg_types: Sequence[Any],
                 all(_namedtuple_call(c, types_.of(op.obj), op.name) for c in calls):
             return []  # (each call becomes what it does, below)
         if isinstance(op, n.GetAttr):
-            return _rewrite_super_attr(op, consts, uses, defs, types_.of, resolved) or \
+            return _rewrite_class_method(op, consts) or \
+                _rewrite_super_attr(op, consts, uses, defs, types_.of, resolved) or \
                 _rewrite_attr(op, consts, uses, types_.of(op.obj), mapping)
         if isinstance(op, n.SetAttr):
             return _rewrite_store(op, types_.of(op.obj))
@@ -183,6 +185,20 @@ def _rewrite_attr(op: n.GetAttr, consts: dict[int, n.Const], uses: dict[int, lis
             call.starred = tuple(i + len(lead) for i in call.starred)
         return out
     return None
+
+
+def _rewrite_class_method(op: n.GetAttr, consts: dict[int, n.Const]) -> list[n.Op] | None:
+    """``itertools.chain.from_iterable`` (a builtin class's class method, or another of its
+    attributes with a rule): the callable itself, a constant whose rule applies."""
+    c = consts.get(op.obj.id)
+    if c is None or not isinstance(c.value, type):
+        return None
+    value = getattr(c.value, op.name, None)
+    if value is None or registry.lookup(value) is None or not (
+            builtin_type(c.value) or isinstance(value, types.BuiltinMethodType)):
+        return None
+    return [n.Const(value, [op.result], f"{c.origin}.{op.name}" if c.origin else None,
+                    root=c.root, loc=op.loc)]
 
 
 def _rewrite_super_attr(op: n.GetAttr, consts: dict[int, n.Const],
@@ -601,6 +617,70 @@ def _rewrite_protocol(op: n.GetItem | n.SetItem | n.For, type_of: Callable[[n.Va
                 loc=op.loc)
     op.iterable = it.result
     return [k, it, op]
+
+
+def _rewrite_star(op: n.Call, consts: dict[int, n.Const], defs: dict[int, n.Op],
+                  types_: Types, arg_types: Sequence[Any], params: list[n.Value]
+                  ) -> list[n.Op] | None:
+    """A call given ``*t`` of a tuple whose entries are known in number (a named tuple, a
+    tuple display, a tuple parameter of known entries: ``math.hypot(*p)``) is given the
+    entries themselves; ``zip(*rows)`` of a list of lists or tuples is
+    :func:`runtime.zip_rows`, defined in Python. Either is a call the transforms inline
+    and differentiate to any order, where a starred call is dispatched when it runs."""
+    if not op.starred:
+        return None
+    c = consts.get(op.fn.id)
+    rows = types_.items.get(op.args[0].id) if op.args else None
+    if c is not None and c.value is builtins.zip and op.starred == (0,) and \
+            len(op.args) == 1 and not op.kwargs and types_.of(op.args[0]) is list and \
+            (rows in (list, tuple) or isinstance(rows, (ListOf, TupleOf))):
+        k = n.Const(runtime.zip_rows, [n.Value()], origin="zip")
+        return [k, n.Call(k.result, list(op.args), [], op.results, loc=op.loc)]
+    if c is not None and c.value in (builtins.max, builtins.min) and op.starred == (0,) and \
+            len(op.args) == 1 and not op.kwargs and types_.of(op.args[0]) in (list, tuple) \
+            and types_.items.get(op.args[0].id) in (float, int, INT_OR_FLOAT):
+        # ``max(*xs)`` of numbers: ``max(xs)``, where ``xs`` has two items or more.
+        check = n.Const(runtime.check_spread, [n.Value()])
+        return [check, n.Call(check.result, [op.args[0], op.fn], [], [n.Value()], loc=op.loc),
+                n.Call(op.fn, list(op.args), [], op.results, loc=op.loc)]
+    ops: list[n.Op] = []
+    args: list[n.Value] = []
+    starred: list[int] = []
+    for i, a in enumerate(op.args):
+        count = _entry_count(a, defs, types_.of(a), arg_types, params) \
+            if i in op.starred else None
+        if count is None:
+            if i in op.starred:
+                starred.append(len(args))
+            args.append(a)
+            continue
+        shown = defs.get(a.id)
+        if isinstance(shown, n.Build):
+            args.extend(shown.items)
+            continue
+        for k in range(count):
+            index = n.Const(k, [n.Value()])
+            entry = n.GetItem(a, index.result, [n.Value()], loc=op.loc)
+            ops += [index, entry]
+            args.append(entry.result)
+    if len(starred) == len(op.starred):
+        return None
+    return [*ops, n.Call(op.fn, args, list(op.kwargs), op.results, tuple(starred),
+                         loc=op.loc)]
+
+
+def _entry_count(a: n.Value, defs: dict[int, n.Op], kind: Any, arg_types: Sequence[Any],
+                 params: list[n.Value]) -> int | None:
+    """How many entries the tuple ``a`` has, where known before it runs: a tuple display's,
+    a named tuple's fields, a tuple parameter's given entries; else ``None``."""
+    shown = defs.get(a.id)
+    if isinstance(shown, n.Build) and shown.kind == "tuple" and not shown.starred:
+        return len(shown.items)
+    if is_namedtuple(kind):
+        return len(kind._fields)
+    if a in params and isinstance(t := arg_types[params.index(a)], TupleOf):
+        return len(t.entries)
+    return None
 
 
 def _rewrite_dict_union(op: n.Call, consts: dict[int, n.Const],

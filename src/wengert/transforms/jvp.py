@@ -342,44 +342,41 @@ class JVP(Transform):
         """Drop ops the transform added whose results nobody reads (dead tangents)."""
         while True:
             used: set[int] = set()
-            for op in n.walk(region):
-                used.update(v.id for v in op.operands())
-                if isinstance(op, n.MakeFunction):
-                    used.update(v.id for v in free_uses(op.func.body))
-            removed = False
-            for op in list(n.walk(region)):
-                if id(op) in self.mine and op.results and self.removable(op) and \
-                        not any(r.id in used for r in op.results):
-                    for r in self._regions_holding(region, op):
-                        r.ops.remove(op)
-                    removed = True
-            if not removed:
+            consts: dict[int, n.Const] = {}
+            holder: dict[int, n.Region] = {}
+            stack = [region]
+            while stack:
+                r = stack.pop()
+                for op in r.ops:
+                    holder[id(op)] = r
+                    used.update(v.id for v in op.operands())
+                    if isinstance(op, n.Const):
+                        consts[op.result.id] = op
+                    if isinstance(op, n.MakeFunction):
+                        used.update(v.id for v in free_uses(op.func.body))
+                    stack.extend(op.regions())
+            gone = [op for op in n.walk(region)
+                    if id(op) in self.mine and op.results and self.removable(op, consts) and
+                    not any(r.id in used for r in op.results)]
+            if not gone:
                 return
+            for op in gone:
+                holder[id(op)].ops.remove(op)
 
-    def removable(self, op: n.Op) -> bool:
-        """Whether ``op``, once unused, can go: it computes a value and changes nothing."""
+    def removable(self, op: n.Op, consts: dict[int, n.Const]) -> bool:
+        """Whether ``op``, once unused, can go: it computes a value and changes nothing
+        (``consts``: the constants of the region swept, by value id)."""
         if isinstance(op, (n.Const, n.GetItem, n.GetAttr, n.Build, n.BuildDict, n.Unpack)):
             return True
         if isinstance(op, n.Call):
             is_c, fn = self.const_value(op.fn)
             if not is_c:
-                c = next((o for o in n.walk(self.fn.body) if isinstance(o, n.Const)
-                          and o.result is op.fn), None)
+                c = consts.get(op.fn.id)
                 if c is None:
                     return False
                 fn = c.value
             return hashable(fn) and (fn in _PURE_HELPERS or registry.is_pure(fn))
         return False
-
-    def _regions_holding(self, region: n.Region, op: n.Op) -> list[n.Region]:
-        if op in region.ops:
-            return [region]
-        for o in region.ops:
-            for r in o.regions():
-                found = self._regions_holding(r, op)
-                if found:
-                    return found
-        return []
 
     def region(self, region: n.Region) -> None:
         """Rewrite ``region`` in place: each active op followed by its tangent code."""

@@ -14,6 +14,7 @@ alone, so d/dx [x * d/dy (x + y)] is 1, not 2, whatever the nesting.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -225,8 +226,11 @@ def _expand_vjp(fn: n.Function, site: n.Call, defs: dict[int, n.Op],
     target, args = site.args[0], list(site.args[1:])
     mk = defs.get(target.id)
     if target.id in consts:
-        # ``def g(*xs)`` called with n arguments: a wrapper of n parameters (api).
-        ir = linker.function_ir(linker.fixed_arity(consts[target.id], len(args)))
+        # ``def g(*xs)`` called with n arguments: a wrapper of n parameters (api); a
+        # function made by ``grad`` (``grad(energy)``, met again when its own derivative
+        # is differentiated): its gradient's IR at the arguments' types.
+        ir = _made_gradient_ir(consts[target.id], args, ptype, linker) or \
+            linker.function_ir(linker.fixed_arity(consts[target.id], len(args)))
         free: list[n.Value] = []
         if ir is None or len(ir.body.args) != len(args) or ir.signature.vararg or \
                 ir.signature.kwarg or ir.signature.kwonly:
@@ -280,6 +284,23 @@ def _expand_vjp(fn: n.Function, site: n.Call, defs: dict[int, n.Op],
         r.ops[j:j + 1] = body
         mapping[call.result.id] = result
     return len(calls) + 1
+
+
+def _made_gradient_ir(value: Any, args: list[n.Value], ptype: Callable[[n.Value], Any],
+                      linker: Linker) -> n.Function | None:
+    """The IR of ``value``'s gradient at ``args``' types where ``value`` is a function made
+    by ``grad`` of a plain function of as many parameters; else ``None``."""
+    spec = getattr(value, "__wengert_grad__", None)
+    if spec is None or not isinstance(spec[0], types.FunctionType):
+        return None
+    base = linker.function_ir(linker.fixed_arity(spec[0], len(args)))
+    argnums = spec[1]
+    nums = (argnums,) if type(argnums) is int else argnums
+    if base is None or len(base.body.args) != len(args) or not isinstance(nums, tuple) or \
+            not nums or not all(type(a) is int and -len(args) <= a < len(args) for a in nums):
+        return None
+    wrt = tuple(a % len(args) for a in nums)
+    return linker.gradient_ir(base, wrt, type(argnums) is int, [ptype(a) for a in args])
 
 
 def _argnums(site: n.Call, consts: dict[int, Any], defs: dict[int, n.Op]) -> Any:

@@ -907,11 +907,16 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         scope.b.loc = loc
         g_val = scope.need(y)
         call_args = [g_val]
+        # One object given at several places (``matmul(a, a)``) goes in once, at the first:
+        # the callee's adjoints of the others are what it adds to it, added after.
+        first: dict[int, int] = {}
+        for k in inout_idx:
+            first.setdefault(self.resolve(originals[k]).id, k)
         if inout_idx:
             ins = [scope.b.const(None)] * len(inputs)
             for k in inout_idx:
                 cur = scope.get(inputs[k])
-                if cur is not None:
+                if cur is not None and first[self.resolve(originals[k]).id] == k:
                     ins[k] = cur
             call_args.append(scope.b.tuple(*ins))
         if pullback is not None:
@@ -929,9 +934,11 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
             c = scope.b.getitem(outs, scope.b.const(k), hint=_bar(a))
             if layout[k] is not None:
                 c = scope.b.call(runtime.like_structure, c, scope.res(a), hint=_bar(a))
-            if k in inout_idx:
+            if k in inout_idx and first[self.resolve(a).id] == k:
                 scope.adj[self.resolve(a).id] = c
                 scope.maybe_none.add(self.resolve(a).id)
+            elif k in inout_idx:
+                scope.accumulate(a, c, maybe_none=True)
             else:
                 scope.accumulate(a, c, maybe_none=k not in sure)
 

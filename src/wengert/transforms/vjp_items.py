@@ -80,6 +80,8 @@ from wengert.analysis.types import (
 from wengert.ir import nodes as n
 from wengert.ir.uses import Places
 from wengert.objects import attribute_kind, hashable, plain_class
+from wengert.rules import registry
+from wengert.transforms.base import INPLACE
 from wengert.transforms.iteration import _index_for, _region_of, _State
 from wengert.transforms.vjp_containers import (
     _made_class,
@@ -341,14 +343,20 @@ def _items(xs: n.Value, plan: _Plan, types: Types, arg_types: Sequence[Any],
             others = (len(tops), tops + deep)
     elif not (kind is list and isinstance(made, n.Build) and made.kind == "list" and
               not made.starred and
-              all(_new_inert_object(v, made, plan, types) for v in made.items)):
-        return None
+              all(_new_inert_object(v, made, plan, types) or _new_row(v, made, plan, types)
+                  for v in made.items)):
+        return None  # (not a display of new objects or new rows: ``[[x, 2.0], [y, c]]``)
     given = arg_types[params.index(xs)] if xs in params else None
     fields = dict(given.fields) if isinstance(given, ObjectOf) else {}
     reads: list[n.Op] = []
     stores: list[n.Op] = []
     first_write = None
+    swapped = _swaps(xs, plan) if kind is list else {}
     for use in plan.uses.get(xs.id, []):
+        if id(use) in swapped:
+            if isinstance(use, n.SetItem):
+                stores.append(use)  # (two items swapped: ``m[k], m[p] = m[p], m[k]``)
+            continue
         if _held_read(use, xs, kind, fields, types):
             if types.of(use.results[0]) not in _INERT:
                 reads.append(use)
@@ -383,6 +391,8 @@ def _items(xs: n.Value, plan: _Plan, types: Types, arg_types: Sequence[Any],
             stores.extend(calls)  # (new objects at new places: ``ps.append(Body(c, v))``)
         elif isinstance(use, n.Return) and xs not in params and use.value is xs:
             continue  # (a table made here, returned: its adjoint is the output's)
+        elif isinstance(use, n.MakeFunction) and _reading_key(use, plan):
+            continue  # (``max(range(k, n), key=lambda i: abs(m[i][k]))``)
         elif use is not made:
             return None
     # The writes into what the reads give (each followed by a write-back, and reads after
@@ -403,7 +413,7 @@ def _items(xs: n.Value, plan: _Plan, types: Types, arg_types: Sequence[Any],
                 if use in writes:
                     return None  # (an object read, its place given a new one, then the
                     # old object written into: its write-back would put it back)
-                if _same_place(s, read, plan, grows):
+                if id(s) not in swapped and _same_place(s, read, plan, grows):
                     # (used after its place was given a new one: the object as it was
                     # there just before, never written into again)
                     if p not in kept.setdefault(id(s), []):
@@ -415,6 +425,99 @@ def _items(xs: n.Value, plan: _Plan, types: Types, arg_types: Sequence[Any],
                     use.obj is p:
                 first_write = use.loc
     return reads, first_write, others, kept
+
+
+def _swaps(xs: n.Value, plan: _Plan) -> dict[int, n.Op]:
+    """The ops, by ``id``, of each swap of two items of the list ``xs``: ``a = xs[i]; b =
+    xs[k]`` then ``xs[i] = b; xs[k] = a`` (``m[i], m[k] = m[k], m[i]``, or through a
+    temporary), the four in one region with nothing but constants, index arithmetic
+    (``v[j], v[j + 1] = v[j + 1], v[j]``) and measures of ``xs`` between them, each read
+    used by its store alone. The items stay distinct objects, each at one place (where
+    ``i`` is ``k`` nothing changes), so writes into them keep their write-backs; three or
+    more places moved round are not taken (with two of the places one, an object would be
+    left at two places)."""
+    found: dict[int, n.Op] = {}
+    for s1 in plan.uses.get(xs.id, []):
+        if not isinstance(s1, n.SetItem) or s1.obj is not xs or id(s1) in found:
+            continue
+        r1 = plan.defs.get(s1.value.id)
+        if not (isinstance(r1, n.GetItem) and r1.obj is xs and
+                plan.uses.get(r1.result.id) == [s1]):
+            continue
+        region = plan.where[id(s1)]
+        ops = region.ops
+        at = ops.index(s1)
+        for s2 in ops[at + 1:]:
+            if _index_arithmetic(s2, plan) or _measures(s2, xs, plan):
+                continue
+            r2 = plan.defs.get(s2.value.id) if isinstance(s2, n.SetItem) else None
+            if isinstance(r2, n.GetItem) and s2.obj is xs and r2.obj is xs and \
+                    plan.uses.get(r2.result.id) == [s2] and \
+                    _one_index(s1.index, r2.index, plan) and \
+                    _one_index(s2.index, r1.index, plan) and \
+                    plan.where[id(r1)] is region and plan.where[id(r2)] is region:
+                first = min(ops.index(r1), ops.index(r2))
+                if all(_index_arithmetic(op, plan) or _measures(op, xs, plan) or
+                       op in (r1, r2, s1) for op in ops[first:at]):
+                    found.update({id(op): op for op in (r1, r2, s1, s2)})
+            break
+    return found
+
+
+#: Helpers taking a key function whose results only choose (an index, an order): no
+#: derivative passes through the key.
+_KEY_TAKERS = (runtime.keyed_extreme, runtime.keyed_order)
+
+
+def _reading_key(make: n.MakeFunction, plan: _Plan) -> bool:
+    """Whether ``make`` defines a key function (``lambda i: abs(m[i][k])``) given only to
+    :data:`_KEY_TAKERS` as their key, whose body reads numbers and calls rules: what it
+    reads of a holder it reads when called, at a place, and passes no derivative on; it
+    writes into nothing."""
+    f = make.results[0]
+    calls = plan.uses.get(f.id, [])
+    if not calls or not all(
+            isinstance(c, n.Call) and c.args[1:2] == [f] and f not in c.args[2:] and
+            f not in c.args[:1] and not c.kwargs and not c.starred and
+            any(_const(c.fn, plan) is t for t in _KEY_TAKERS) for c in calls):
+        return False
+    consts = {op.result.id: op.value for op in n.walk(make.func.body)
+              if isinstance(op, n.Const)}
+    for op in n.walk(make.func.body):
+        if isinstance(op, n.Call):
+            g = consts.get(op.fn.id)
+            if not hashable(g) or g in INPLACE or registry.lookup(g) is None:
+                return False
+        elif not isinstance(op, (n.Const, n.GetItem, n.Return)):
+            return False
+    return True
+
+
+#: Arithmetic of ints that two indices may each compute anew (``v[j + 1]`` twice).
+_INDEX_ARITHMETIC = (operator.add, operator.sub, operator.mul, operator.neg,
+                     operator.floordiv, operator.mod)
+
+
+def _index_arithmetic(op: n.Op, plan: _Plan) -> bool:
+    """Whether ``op`` is a constant or :data:`_INDEX_ARITHMETIC` (it changes nothing)."""
+    return isinstance(op, n.Const) or isinstance(op, n.Call) and \
+        any(_const(op.fn, plan) is g for g in _INDEX_ARITHMETIC)
+
+
+def _one_index(a: n.Value, b: n.Value, plan: _Plan, depth: int = 0) -> bool:
+    """Whether the indices ``a`` and ``b`` are one value, equal int constants, or the same
+    arithmetic of such (``j + 1`` computed twice)."""
+    if a is b:
+        return True
+    x, y = plan.defs.get(a.id), plan.defs.get(b.id)
+    if isinstance(x, n.Const) and isinstance(y, n.Const):
+        return type(x.value) is int and type(y.value) is int and x.value == y.value
+    if depth > 4 or not (isinstance(x, n.Call) and isinstance(y, n.Call)) or \
+            x.kwargs or y.kwargs or x.starred or y.starred or len(x.args) != len(y.args):
+        return False
+    f = _const(x.fn, plan)
+    return any(f is g for g in _INDEX_ARITHMETIC) and _const(y.fn, plan) is f and \
+        all(_one_index(u, v, plan, depth + 1) for u, v in zip(x.args, y.args))
 
 
 def _same_place(store: n.Op, read: n.Op, plan: _Plan, grows: bool) -> bool:
@@ -681,16 +784,29 @@ def _new_row(v: n.Value, append: n.Op, plan: _Plan, types: Types) -> bool:
         made = plan.defs.get(shown.id)
     if isinstance(made, n.Build) and made.kind == "list" and not made.starred:
         return all(types.of(x) in _INERT for x in made.items)
+    if isinstance(made, n.Call) and not made.kwargs and not made.starred and \
+            len(made.args) == 2 and _const(made.fn, plan) is operator.add:
+        # ``list(row) + [b]``: a new list of what both hold.
+        return all(_numbers_list(x, types) or _inert_display(x, plan, types)
+                   for x in made.args)
     if isinstance(made, n.GetItem) and types.of(made.index) is slice:
         return _numbers_list(made.obj, types)
     if isinstance(made, n.Call) and len(made.args) == 1 and not made.kwargs and \
             not made.starred and _const(made.fn, plan) is builtins.list:
-        return _numbers_list(made.args[0], types)
+        # (a new list, of numbers: ``list(q)`` of a tuple of floats too)
+        return _numbers_list(made.args[0], types) or _numbers_list(v, types)
     if isinstance(made, n.Call) and not made.args and not made.kwargs:
         method = plan.defs.get(made.fn.id)
         return isinstance(method, n.GetAttr) and method.name == "copy" and \
             _numbers_list(method.obj, types)
     return False
+
+
+def _inert_display(v: n.Value, plan: _Plan, types: Types) -> bool:
+    """Whether ``v`` is a list display of numbers and strings (``[b]``)."""
+    made = plan.defs.get(v.id)
+    return isinstance(made, n.Build) and made.kind == "list" and not made.starred and \
+        all(types.of(x) in _INERT for x in made.items)
 
 
 def _numbers_list(v: n.Value, types: Types) -> bool:

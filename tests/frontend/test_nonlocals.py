@@ -1,0 +1,166 @@
+"""``nonlocal`` in a nested function called as a statement: differentiated as Python means
+it (both modes, second order, against central differences), and every other use of such a
+function refused at its line."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import wengert
+from wengert.testing import check_grads
+
+
+def counter(x):
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total += v * v
+
+    for i in range(3):
+        add(x * i)
+    return total
+
+
+def two_variables(x, y):
+    s, c = 0.0, 1.0
+
+    def step(v):
+        nonlocal s, c
+        s = s + c * math.sin(v)
+        c = c * v
+        return s * c
+
+    r = step(x)
+    r += step(y)
+    return r + s * c
+
+
+def returns_early(x):
+    acc = x
+
+    def update(v):
+        nonlocal acc
+        if v > 1.0:
+            acc = acc * v
+            return acc
+        acc = acc + v
+        return -acc
+
+    a = update(x)
+    b = update(2.0 * x)
+    return a * b + acc
+
+
+def targets_win(x):
+    t = x
+
+    def f(v):
+        nonlocal t
+        t = t * v
+        return v
+
+    t = f(3.0)  # (the assignment is the last: t is 3.0)
+    u = x
+
+    def g(v):
+        nonlocal u
+        u = u * 2.0
+        return v
+
+    u += g(x)  # (u as it was before the call, plus x)
+    return t * u
+
+
+def returned_call(x):
+    n = 1.0
+
+    def bump(v):
+        nonlocal n
+        n = n * v
+        return n + v
+
+    if x > 0.0:
+        return bump(x)
+    return n
+
+
+@pytest.mark.parametrize(("f", "args"), [
+    (counter, (0.7,)), (two_variables, (0.7, 1.3)), (returns_early, (0.7,)),
+    (returns_early, (1.7,)), (targets_win, (0.7,)), (returned_call, (0.8,)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_nested_function_rebinding_its_callers_variables_to_second_order(f, args):
+    check_grads(f, args, argnums=tuple(range(len(args))), modes=("rev", "fwd"), order=2)
+
+
+def test_the_values_are_python_s():
+    # (the primal regenerated from the rewritten function, against the function itself)
+    for f, args in [(counter, (0.7,)), (targets_win, (0.7,)), (returns_early, (1.7,))]:
+        assert wengert.value_and_grad(f)(*args)[0] == f(*args)
+    assert targets_win(0.7) == pytest.approx(3.0 * 1.4)
+
+
+def passed_on(x):
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total = total + v
+
+    list(map(add, [x, 2 * x]))
+    return total
+
+
+def called_in_an_expression(x):
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total = total + v
+        return v
+
+    return 2.0 * add(x) + total
+
+
+def called_by_another(x):
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total = total + v
+
+    def twice(v):
+        add(v)
+        add(v)
+
+    twice(x)
+    return total
+
+
+def outer_variable(x):
+    total = x
+
+    def middle(v):
+        def inner(w):
+            nonlocal total
+            total = total + w
+
+        inner(v)
+        return v
+
+    return middle(x) + total
+
+
+@pytest.mark.parametrize(("f", "caret", "words"), [
+    (passed_on, "add", "other than called as a statement"),
+    (called_in_an_expression, "add", "other than called as a statement"),
+    (called_by_another, "add", "other than called as a statement"),
+    (outer_variable, "def inner", "names a variable of a function around"),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_other_uses_are_refused_at_the_line(f, caret, words):
+    with pytest.raises(wengert.UnsupportedSyntaxError, match=words) as info:
+        wengert.grad(f)(0.7)
+    loc = info.value.loc
+    assert loc is not None and loc.source_line[loc.col:].startswith(caret), loc
