@@ -87,7 +87,28 @@ def returned_call(x):
     return n
 
 
+def defined_twice(x):
+    t = x
+    for k in range(2):
+        def bump(v):
+            nonlocal t
+            t = t * 0.5 + v
+            return v * t
+
+        bump(x * k)
+    t += x
+
+    def bump(v):  # noqa: F811 (defined again, as a generated program may)
+        nonlocal t
+        t = math.sin(t + v)
+        return t
+
+    r = bump(x)
+    return r * t
+
+
 @pytest.mark.parametrize(("f", "args"), [
+    (defined_twice, (0.7,)),
     (counter, (0.7,)), (two_variables, (0.7, 1.3)), (returns_early, (0.7,)),
     (returns_early, (1.7,)), (targets_win, (0.7,)), (returned_call, (0.8,)),
 ], ids=lambda v: getattr(v, "__name__", ""))
@@ -153,7 +174,38 @@ def outer_variable(x):
     return middle(x) + total
 
 
+def defined_again_otherwise(x):
+    s, t = x, 1.0
+
+    def bump(v):
+        nonlocal s
+        s = s + v
+
+    bump(x)
+
+    def bump(v):  # noqa: F811
+        nonlocal t
+        t = t * v
+
+    bump(x)
+    return s * t
+
+
+def assigned_over(x):
+    s = x
+
+    def bump(v):
+        nonlocal s
+        s = s + v
+
+    bump(x)
+    bump = abs
+    return bump(s)
+
+
 @pytest.mark.parametrize(("f", "caret", "words"), [
+    (defined_again_otherwise, "def bump", "assigning other nonlocal"),
+    (assigned_over, "bump = abs", "is assigned here"),
     (passed_on, "add", "other than called as a statement"),
     (called_in_an_expression, "add", "other than called as a statement"),
     (called_by_another, "add", "other than called as a statement"),

@@ -947,3 +947,17 @@ def test_rows_moved_otherwise_are_refused_in_reverse_mode_and_right_forward(f):
 @pytest.mark.parametrize(("i", "j"), [(1, 1), (0, 2), (2, 0), (-1, 2)])
 def test_a_swap_of_a_place_with_itself_or_another_to_second_order(i, j):
     check_grads(swapped_at, (A, 1.3, i, j), modes=("rev", "fwd"), order=2)
+
+
+def pivoted_display(x, y, z):
+    """A display of rows (not a comprehension), the pivot picked by a key reading it."""
+    rows = [[x, z], [y, 0.5], [z, x * y]]
+    pv = max(range(3), key=lambda j: abs(rows[j][0]))
+    rows[0], rows[pv] = rows[pv], rows[0]
+    rows[1][0] = rows[1][0] * y + rows[0][1]
+    return rows[0][0] * rows[2][1] + sum(rows[1])
+
+
+@pytest.mark.parametrize("point", [(0.3, 0.2, 0.7), (0.9, 0.2, 0.1), (0.1, 0.8, 0.3)])
+def test_a_display_of_rows_pivoted_by_a_key_to_second_order(point):
+    check_grads(pivoted_display, point, argnums=(0, 1, 2), modes=("rev", "fwd"), order=2)

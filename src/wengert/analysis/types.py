@@ -11,6 +11,7 @@ scalar compared with a float, ``numpy.float64(array)``), the answer is unknown.
 from __future__ import annotations
 
 import builtins
+import copy
 import dataclasses
 import itertools
 import operator
@@ -458,7 +459,10 @@ def _reshapes(body: n.Region, writes: Callable[[Any], Any] | None) -> bool:
 #: Callables that read a list they are given and never change it.
 _READERS = frozenset({len, sum, min, max, enumerate, zip, reversed, sorted, iter, list,
                       tuple, range, runtime.check_distinct_items,
-                      runtime.check_held_alone, dict.keys, dict.values, dict.items})
+                      runtime.check_held_alone, dict.keys, dict.values, dict.items,
+                      # (the index of ``max(xs, key=)``, the order of ``sorted(xs, key=)``)
+                      runtime.keyed_extreme, runtime.keyed_order, runtime.first_extreme,
+                      copy.deepcopy, runtime.copy_rows, runtime.check_unshared_rows})
 
 
 def _read_only(body: n.Region, writes: Callable[[Any], Any] | None = None,
@@ -749,7 +753,8 @@ def _item_writes(body: n.Region, writes: Callable[[Any], Any] | None = None
         region = stack.pop()
         for op in region.ops:
             if isinstance(op, n.MakeFunction):
-                captured.update(v.id for v in free_uses(op.func.body))
+                if not _reading_function(op):  # (a key function only reads)
+                    captured.update(v.id for v in free_uses(op.func.body))
                 continue
             if isinstance(op, n.GetItem):
                 reads[op.result.id] = op
@@ -938,6 +943,30 @@ def _puts_back(op: n.Op, lst: int, defs: Mapping[int, n.Op]) -> bool:
     return isinstance(d, n.GetItem) and d.obj is op.obj and d.index is op.index
 
 
+def _reading_function(op: n.Op) -> bool:
+    """Whether ``op`` defines a function that only reads what it captures: its body reads
+    items and calls nothing but builtins, ``math`` and ``operator`` functions that change
+    nothing they are given."""
+    if not isinstance(op, n.MakeFunction):
+        return False
+    consts = {o.result.id: o.value for o in n.walk(op.func.body) if isinstance(o, n.Const)}
+    for o in n.walk(op.func.body):
+        if isinstance(o, n.Call):
+            f = consts.get(o.fn.id)
+            if not (f in _KEY_BUILTINS if _hashable(f) else False) and not (
+                    getattr(f, "__module__", None) == "math" or
+                    getattr(f, "__module__", None) in ("operator", "_operator") and
+                    not f.__name__.startswith(("i", "set", "del"))):
+                return False
+        elif not isinstance(o, (n.Const, n.GetItem, n.Return)):
+            return False
+    return True
+
+
+#: Builtins a function only reading what it captures may call.
+_KEY_BUILTINS = frozenset({abs, len, min, max, sum, float, int, round})
+
+
 def _moved(op: n.Op, lst: int, defs: Mapping[int, n.Op]) -> bool:
     """Whether ``op`` is ``xs[i] = p`` into the list ``lst`` of a ``p`` read out of it
     (``m[k], m[p] = m[p], m[k]``): an item it held, of the type its items have."""
@@ -982,8 +1011,9 @@ def _table_rows(body: n.Region, appended: Mapping[int, list[n.Value]], kept: set
         if isinstance(u, n.GetItem) and u.obj.id == lst:
             return u.result.id in kept or all(
                 _moved(w, lst, defs) for w in uses.get(u.result.id, [None]))
-        if _moved(u, lst, defs) or isinstance(u, n.Return):
-            return True  # (a row put at another place of the table; the table returned)
+        if _moved(u, lst, defs) or isinstance(u, n.Return) or _reading_function(u):
+            return True  # (a row put at another place of the table; the table returned;
+            # a key function reading its numbers, ``lambda i: abs(m[i][k])``)
         if isinstance(u, n.For) and u.iterable.id == lst:
             return u.body.args[0].id in kept
         if isinstance(u, n.GetAttr) and u.name == "append" and lst in appended or \
@@ -992,7 +1022,7 @@ def _table_rows(body: n.Region, appended: Mapping[int, list[n.Value]], kept: set
         if not isinstance(u, n.Call) or u.starred or u.kwargs or u.fn.id == lst:
             return False
         f = consts.get(u.fn.id)
-        if f is len:
+        if _reader(f):  # (len, sum, copy.deepcopy: it changes nothing there)
             return True
         return writes is not None and isinstance(f, types.FunctionType) and \
             _user_function(f) and \
@@ -1944,6 +1974,8 @@ class _Inference:
         appended to), or ``None``."""
         if v.id in self.items:
             return self.items[v.id]
+        if self.get(v) is range:
+            return int  # (``list(range(k, n))``: the candidates of ``max(..., key=)``)
         made = self.defs.get(v.id)
         if isinstance(made, n.Call) and len(made.args) == 1 and not made.kwargs and \
                 not made.starred and self.consts.get(made.fn.id) in (reversed, iter) and \

@@ -49,7 +49,8 @@ def without_nonlocals(fdef: ast.AST, local_names: set[str], error: Error) -> ast
         return fdef
     fdef = copy.deepcopy(fdef)
     writers: dict[str, list[str]] = {}
-    for d in _nested_defs(fdef.body):
+    rewritten: set[int] = set()
+    for d in list(_nested_defs(fdef.body)):
         names = _nonlocal_names(d)
         if not names:
             continue
@@ -62,11 +63,21 @@ def without_nonlocals(fdef: ast.AST, local_names: set[str], error: Error) -> ast
         if any(isinstance(x, (ast.Yield, ast.YieldFrom)) for x in _own_nodes(d.body)):
             raise error(d, f"{d.name!r} assigns a nonlocal variable and is a generator",
                         _HINT)
-        if d.name in writers:
-            raise error(d, f"{d.name!r} is defined twice and assigns a nonlocal variable",
-                        _HINT)
+        if writers.get(d.name, names) != names:
+            raise error(d, f"{d.name!r} is defined again, assigning other nonlocal "
+                           "variables", _HINT)
         writers[d.name] = names
+        rewritten.add(id(d))
         _rewrite_writer(d, names)
+    for d in _nested_defs(fdef.body):
+        if d.name in writers and id(d) not in rewritten:
+            raise error(d, f"{d.name!r} is defined again, without its nonlocal variables",
+                        _HINT)
+    for node in _own_nodes(fdef.body):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and \
+                node.id in writers:
+            raise error(node, f"{node.id!r} assigns a nonlocal variable, and is assigned "
+                              "here", _HINT)
     fdef.body = _rewrite_calls(fdef.body, writers, error)
     ast.fix_missing_locations(fdef)
     return fdef

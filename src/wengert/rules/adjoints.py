@@ -437,7 +437,8 @@ nondifferentiable(runtime.structure)
 nondifferentiable(runtime.check_rebinding, runtime.check_view, runtime.check_operands,
                   runtime.check_union,
                   runtime.check_plain_setattr, runtime.check_distinct_items,
-                  runtime.check_held_alone, runtime.check_spread, pure=False)
+                  runtime.check_held_alone, runtime.check_spread,
+                  runtime.check_unshared_rows, pure=False)
 # A gradient's seed: 1 in the precision of the result, whatever the result's value.
 nondifferentiable(runtime.unit_like)
 # Which item max/min picks by key, the order sorted puts items in: piecewise constant.

@@ -276,6 +276,11 @@ def accumulate_(iterable, func=None, initial=None):
     return iter(out)
 
 
+@defpython(runtime.copy_rows)
+def copy_rows_(rows):
+    return [list(r) for r in rows]
+
+
 @defpython(runtime.zip_rows)
 def zip_rows_(rows):
     # (``zip(*rows)`` of a list of lists or tuples: its columns, as tuples, made by index)

@@ -250,6 +250,24 @@ def check_spread(items: Any, extreme: Any) -> None:
         extreme(items[0])
 
 
+def check_unshared_rows(rows: Any, site: Any) -> None:
+    """Before ``copy.deepcopy`` of a list of lists of numbers taken as a copy of each row:
+    refused where one row is in it twice (the deep copy would share its copy too)."""
+    if len({id(r) for r in rows}) != len(rows):
+        from wengert.diagnostics import NonDifferentiableError
+
+        raise NonDifferentiableError(
+            "copy.deepcopy of a list holding one list at two places: the copy shares one "
+            "new list there too, which the derivative does not follow", site,
+            hint="copy each row (`[row[:] for row in m]`) if they are meant to be apart")
+
+
+def copy_rows(rows: Any) -> Any:
+    """``copy.deepcopy(rows)`` of a list of lists of numbers, no row twice: a copy of each
+    row (its Python definition, in ``rules.python_defs``, is what transforms see)."""
+    return [list(r) for r in rows]
+
+
 def zip_rows(rows: Any) -> Any:
     """``zip(*rows)``: the columns of a list of rows (its Python definition, in
     ``rules.python_defs``, is what transforms differentiate)."""

@@ -23,6 +23,7 @@ whether a remaining read is a plain field (safe to differentiate as a read) or n
 from __future__ import annotations
 
 import builtins
+import copy
 import dataclasses
 import operator
 import types
@@ -78,6 +79,7 @@ def devirtualize(fn: n.Function, arg_types: Sequence[Any],
                 _rewrite_dict_union(op, consts, types_.of, mapping) or \
                 _rewrite_sum_of_objects(op, consts, defs, types_.of) or \
                 _rewrite_star(op, consts, defs, types_, arg_types, fn.body.args) or \
+                _rewrite_deepcopy(op, consts, types_) or \
                 _rewrite_replace(op, consts, types_.of(op.args[0]) if op.args else None) or \
                 _rewrite_delete(op, consts, defs, [types_.of(a) for a in op.args])
         if isinstance(op, n.GetAttr) and op.name in _NAMEDTUPLE_METHODS and \
@@ -667,6 +669,33 @@ def _rewrite_star(op: n.Call, consts: dict[int, n.Const], defs: dict[int, n.Op],
         return None
     return [*ops, n.Call(op.fn, args, list(op.kwargs), op.results, tuple(starred),
                          loc=op.loc)]
+
+
+def _rewrite_deepcopy(op: n.Call, consts: dict[int, n.Const], types_: Types
+                      ) -> list[n.Op] | None:
+    """``copy.deepcopy(x)`` of a list of numbers (``list(x)``), a dict of numbers
+    (``dict(x)``) or a list of lists of numbers (a copy of each row, no row twice:
+    :func:`runtime.copy_rows`): a new container the transforms see made, whose items a
+    loop may write into (the copy the deep copy is, as the rule of ``copy.deepcopy``
+    would not say)."""
+    c = consts.get(op.fn.id)
+    if c is None or c.value is not copy.deepcopy or len(op.args) != 1 or op.kwargs or \
+            op.starred:
+        return None
+    x = op.args[0]
+    kind, item, value = types_.of(x), types_.items.get(x.id), types_.values.get(x.id)
+    numbers = (float, int, INT_OR_FLOAT)
+    if kind is list and item in numbers or kind is dict and value in numbers:
+        k = n.Const(kind, [n.Value()])
+        return [k, n.Call(k.result, [x], [], op.results, loc=op.loc)]
+    if kind is list and isinstance(item, ListOf) and item.item in numbers:
+        site = n.Const(op.loc, [n.Value()], origin="site")
+        check = n.Const(runtime.check_unshared_rows, [n.Value()])
+        k = n.Const(runtime.copy_rows, [n.Value()])
+        return [site, check, n.Call(check.result, [x, site.result], [], [n.Value()],
+                                    loc=op.loc),
+                k, n.Call(k.result, [x], [], op.results, loc=op.loc)]
+    return None
 
 
 def _entry_count(a: n.Value, defs: dict[int, n.Op], kind: Any, arg_types: Sequence[Any],
