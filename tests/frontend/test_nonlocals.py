@@ -179,13 +179,56 @@ def defined_again_otherwise(x):
 
     def bump(v):
         nonlocal s
-        s = s + v
+        s = s + v * t  # (t read, as the enclosing function has it)
 
     bump(x)
 
     def bump(v):  # noqa: F811
         nonlocal t
-        t = t * v
+        t = t * v + s
+
+    bump(x)
+    bump(2.0 * x)
+    return s * t
+
+
+def redefined_plain(x):
+    s = x
+
+    def bump(v):
+        nonlocal s
+        s = s * v
+
+    bump(x)
+
+    def bump(v):  # noqa: F811 (a plain function now: it reads s, rebinds nothing)
+        return v + s
+
+    r = bump(3.0)
+    return r * s
+
+
+def test_a_function_defined_again_rebinding_other_variables():
+    """Each definition takes and gives back the variables either declares nonlocal (one
+    declaring none gives them back as they were)."""
+    check_grads(defined_again_otherwise, (0.7,), modes=("rev", "fwd"), order=2)
+    check_grads(redefined_plain, (0.7,), modes=("rev", "fwd"), order=2)
+    assert wengert.value_and_grad(defined_again_otherwise)(0.7)[0] == \
+        defined_again_otherwise(0.7)
+
+
+def defined_again_with_a_local(x):
+    s, t = x, 1.0
+
+    def bump(v):
+        nonlocal s
+        s = s + v
+
+    bump(x)
+
+    def bump(v):  # noqa: F811
+        s = v * 2.0  # (its own s: the other's nonlocal)
+        return s
 
     bump(x)
     return s * t
@@ -204,7 +247,7 @@ def assigned_over(x):
 
 
 @pytest.mark.parametrize(("f", "caret", "words"), [
-    (defined_again_otherwise, "def bump", "assigning other nonlocal"),
+    (defined_again_with_a_local, "def bump", "a local variable another one declares"),
     (assigned_over, "bump = abs", "is assigned here"),
     (passed_on, "add", "other than called as a statement"),
     (called_in_an_expression, "add", "other than called as a statement"),

@@ -961,3 +961,19 @@ def pivoted_display(x, y, z):
 @pytest.mark.parametrize("point", [(0.3, 0.2, 0.7), (0.9, 0.2, 0.1), (0.1, 0.8, 0.3)])
 def test_a_display_of_rows_pivoted_by_a_key_to_second_order(point):
     check_grads(pivoted_display, point, argnums=(0, 1, 2), modes=("rev", "fwd"), order=2)
+
+
+def sorted_rows_with_ints(x, y, z):
+    """Rows of a display holding an int beside floats, sorted by adjacent swaps."""
+    rows = [[x, 1], [y, 0.5], [z, x * y]]
+    for j in range(2):
+        if rows[j][0] > rows[j + 1][0]:
+            rows[j], rows[j + 1] = rows[j + 1], rows[j]
+    rows[1][0] = rows[1][0] * y + rows[0][1]
+    return rows[0][0] * rows[2][1] + sum(rows[1])
+
+
+@pytest.mark.parametrize("point", [(0.3, 0.2, 0.7), (0.9, 0.2, 0.1)])
+def test_rows_holding_ints_swapped_to_second_order(point):
+    check_grads(sorted_rows_with_ints, point, argnums=(0, 1, 2), modes=("rev", "fwd"),
+                order=2)

@@ -1636,6 +1636,11 @@ class _Inference:
                 kinds = [float for _ in op.items]
             if kinds[0] is not None and all(k == kinds[0] for k in kinds):
                 self.items[op.result.id] = kinds[0]
+            elif all(k in _NUMBER_KINDS for k in kinds):
+                self.items[op.result.id] = INT_OR_FLOAT  # (``[x, 1]``: numbers)
+            elif all(isinstance(k, ListOf) and k.item in _NUMBER_KINDS for k in kinds):
+                # (rows of numbers, some with ints: ``[[x, 1], [y, 0.5]]``)
+                self.items[op.result.id] = ListOf(INT_OR_FLOAT)
         if op.kind == "tuple" and not op.starred:
             # A tuple cannot change: its entries are what it was built from, read by index
             # (``p[0]``, a named tuple's ``p.x``) or unpacked.

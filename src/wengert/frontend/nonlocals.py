@@ -48,11 +48,16 @@ def without_nonlocals(fdef: ast.AST, local_names: set[str], error: Error) -> ast
             _nonlocal_names(d) for d in _nested_defs(fdef.body)):
         return fdef
     fdef = copy.deepcopy(fdef)
+    # Each name's variables: those every definition of it declares (a function defined
+    # again may rebind others; each takes and gives back them all).
     writers: dict[str, list[str]] = {}
-    rewritten: set[int] = set()
+    for d in _nested_defs(fdef.body):
+        for name in _nonlocal_names(d):
+            if name not in writers.setdefault(d.name, []):
+                writers[d.name].append(name)
     for d in list(_nested_defs(fdef.body)):
         names = _nonlocal_names(d)
-        if not names:
+        if d.name not in writers:
             continue
         for name in names:
             if name not in local_names:
@@ -63,16 +68,15 @@ def without_nonlocals(fdef: ast.AST, local_names: set[str], error: Error) -> ast
         if any(isinstance(x, (ast.Yield, ast.YieldFrom)) for x in _own_nodes(d.body)):
             raise error(d, f"{d.name!r} assigns a nonlocal variable and is a generator",
                         _HINT)
-        if writers.get(d.name, names) != names:
-            raise error(d, f"{d.name!r} is defined again, assigning other nonlocal "
-                           "variables", _HINT)
-        writers[d.name] = names
-        rewritten.add(id(d))
-        _rewrite_writer(d, names)
-    for d in _nested_defs(fdef.body):
-        if d.name in writers and id(d) not in rewritten:
-            raise error(d, f"{d.name!r} is defined again, without its nonlocal variables",
-                        _HINT)
+        others = [x for x in writers[d.name] if x not in names]
+        params = {a.arg for a in [*d.args.posonlyargs, *d.args.args, *d.args.kwonlyargs,
+                                  *[x for x in (d.args.vararg, d.args.kwarg) if x]]}
+        bound = {x.id for x in _own_nodes(d.body)
+                 if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}
+        if any(x in params or x in bound for x in others):
+            raise error(d, f"{d.name!r} is defined again, and this definition has a local "
+                           f"variable another one declares nonlocal", _HINT)
+        _rewrite_writer(d, writers[d.name])
     for node in _own_nodes(fdef.body):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and \
                 node.id in writers:
