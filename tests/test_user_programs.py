@@ -148,6 +148,17 @@ def list_remove_and_index(x, y):
     return v * xs[0] + sum(xs) + k * xs[k]
 
 
+def list_cleared_and_filled(x, y):
+    acc = [x, y * x]
+    total = 0.0
+    for _ in range(3):
+        total += sum(acc)
+        acc.clear()  # (emptied: what it held no longer reaches the sum)
+        acc.append(total * 0.5)
+        acc.append(y)
+    return total + acc[0]
+
+
 def dict_update_with_keywords(x, y):
     d = {"a": x, "b": y}
     d.update(c=x * y)
@@ -161,7 +172,8 @@ def dict_update_with_keywords(x, y):
 
 @pytest.mark.parametrize("f", [list_sorted_in_place, list_sort_plain_and_slice_assign,
                                list_reversed_in_place, list_remove_and_index,
-                               dict_update_with_keywords], ids=lambda f: f.__name__)
+                               list_cleared_and_filled, dict_update_with_keywords],
+                         ids=lambda f: f.__name__)
 def test_list_and_dict_methods(f):
     check_grads(f, (0.7, 1.3), order=2)
 

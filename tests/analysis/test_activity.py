@@ -746,6 +746,63 @@ def test_a_deletion_writes_into_its_container(f, expected):
         assert written_params(f) == frozenset()
 
 
+def _pops_a_copy(m, j):
+    r = list(m[0])
+    r.pop(j)
+    return r[0]
+
+
+def _removes_from_a_comprehension(m):
+    r = [v for v in m[0]]
+    r.remove(r[0])
+    r.reverse()
+    return r[0]
+
+
+def _clears_its_argument(xs):
+    xs.clear()
+    return 0.0
+
+
+def _pops_a_row_of_its_argument(m):
+    m[0].pop()
+    return m[0][0]
+
+
+def _sorts_by_a_key(xs, key):
+    r = list(xs)
+    r.sort(key=key)  # (``key`` runs on the items: any of them may be changed)
+    return r[0]
+
+
+class _Stack:
+    def __init__(self, items):
+        self.items = items
+
+    def pop(self):
+        self.items[0].append(1.0)  # (a user's ``pop``, known by its class: what it does)
+        return self.items.pop()
+
+
+def _pops_a_stack(items):
+    return _Stack(items).pop()
+
+
+@pytest.mark.parametrize("f, expected", [
+    (_pops_a_copy, set()), (_removes_from_a_comprehension, set()),
+    (_clears_its_argument, {0}), (_pops_a_row_of_its_argument, {0}),
+    (_sorts_by_a_key, {0, 1}), (_pops_a_stack, {0}),
+])
+def test_taking_items_out_of_a_list_writes_into_that_list_alone(f, expected):
+    """``pop``, ``remove``, ``clear``, ``reverse``, ``sort`` change the list they are called
+    on, not its items: a copy of a row popped (``r = list(row); r.pop(j)``, a minor of a
+    determinant) writes into nothing the caller gave, a row of an argument popped writes
+    into the argument."""
+    from wengert.driver.pipeline import written_params
+
+    assert written_params(f) == frozenset(expected), f
+
+
 class _Pair(typing.NamedTuple):
     u: float
     w: float = 0.5

@@ -593,7 +593,7 @@ PULLBACK_HELPERS = [
     "entry_write_adjoint", "entry_write_adjoint_owned", "display_item_adjoint", "item_tangent",
     "spread_adjoint", "total_adjoint", "slice_write_adjoint", "slice_write_merge",
     "slice_pair_adjoint", "nested_entry_adjoint_owned", "nested_entry_adjoint",
-    "items_adjoint_owned", "fields_adjoint", "nested_entry_taken",
+    "items_adjoint_owned", "fields_adjoint", "nested_entry_taken", "slice_pairs_adjoint",
 ]
 #: Helpers that write into their arguments or raise, so an unused call must stay.
 IMPURE = {"push", "check_list"}
@@ -678,6 +678,22 @@ FUSED = {
                                 (slice(None, None, 2), [[0.1, 0.2], None]),
                                 (slice(None, None, -1), [[0.1, 0.2]]),
                                 (slice(1, None), [None, None]), (slice(0, 0), [])]],
+    # (a minor's rows: the adjoint's last items the rows'; held rows added into, a step,
+    # fewer adjoints than rows after a break, a zero adjoint, overlapping slices)
+    "slice_pairs_adjoint": [(prev, m, index, m[index], first, second, gs)
+                            for m in [[[1.0, 2.0, 3.0], [3.0, 4.0, 5.0], [5.0, 6.0, 7.0]]]
+                            for prev in [None, [None, [0.5, None, 1.0], None],
+                                         [[1.0, 1.0, 1.0], [0.5, 0.25, 0.0], [None, 2.0, 1.0]]]
+                            for index, first, second, gs in [
+                                (slice(1, None), slice(None, 1), slice(2, None),
+                                 [[9.0, 9.0], [0.1, 0.2], [0.3, None]]),
+                                (slice(None, None, 2), slice(None, 1), slice(1, None),
+                                 [[0.1, 0.2, 0.3], None]),
+                                (slice(None, None, -1), slice(None, 2), slice(1, None),
+                                 [[0.1, 0.2, 0.3, 0.4], [0.5, 0.6, 0.7, 0.8],
+                                  [None, 1.0, 1.0, None]]),
+                                (slice(1, None), slice(None, 1), slice(2, None), None),
+                                (slice(0, 0), slice(None, 1), slice(2, None), [])]],
 }
 
 

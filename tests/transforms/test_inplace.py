@@ -9,6 +9,7 @@ central differences. The runtime check behind it is tested directly too.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 
 import numpy as np
@@ -274,6 +275,137 @@ def shared_row_slices(m):
     return total
 
 
+def det_named_rest(m):
+    if len(m) == 1:
+        return m[0][0]
+    rest = m[1:]
+    total = 0.0
+    for j in range(len(m)):
+        total += (-1.0) ** j * m[0][j] * det_named_rest([r[:j] + r[j + 1:] for r in rest])
+    return total
+
+
+def minors_with_head(m):
+    total = 0.0
+    for j in range(len(m[0])):
+        # (items before the comprehension's, and a row read after: not all of ys's adjoint
+        # comes from the rows)
+        ys = [[m[0][j]]] + [row[:j] + row[j + 1:] for row in m[1:]]
+        total += sum(v * v for y in ys for v in y) * ys[0][0]
+    return total
+
+
+def minors_until(m):
+    total = 0.0
+    for j in range(2):
+        ys = []
+        for row in m[1:]:
+            if row[0] > 2.0:  # (a loop left early: not the comprehension's reverse)
+                break
+            ys.append(row[:j] + row[j + 1:])
+        total += sum(y[0] * y[-1] for y in ys) * m[0][j]
+    return total
+
+
+def minors_of_columns(m):
+    total = 0.0
+    for j in range(len(m)):
+        cols = [row[:j] + row[j + 2:] for row in m[::2]]  # (a step, a wider gap)
+        total += sum(c[0] * c[-1] for c in cols) * math.cos(m[0][j])
+    return total
+
+
+def det_of_popped_copies(m):
+    if len(m) == 2:
+        return m[0][0] * m[1][1] - m[0][1] * m[1][0]
+    total = 0.0
+    for j, a in enumerate(m[0]):
+        minor = []
+        for row in m[1:]:
+            r = list(row)
+            r.pop(j)
+            minor.append(r)
+        total += (1.0 if j % 2 == 0 else -1.0) * a * det_of_popped_copies(minor)
+    return total
+
+
+def test_a_determinant_of_minors_made_by_popping_copies_is_typed_to_second_order():
+    """Minors made as ``r = list(row); r.pop(j)`` (a copy taken out of, not the caller's
+    row): the recursion writes into no argument, so its Hessian is derived (refused
+    before: "writes into its arguments"), and the minors are lists of lists of floats, so
+    the recursive call is a direct call of the same derivative with no run-time checks."""
+    m = [[1.5, -0.5, 0.25, 0.5], [0.75, 2.0, -1.0, 0.3], [0.5, 0.3, 1.25, -0.2],
+         [0.1, -0.4, 0.6, 1.1]]
+    source = wengert.show(det_of_popped_copies, mode="vjp", like=(m,))
+    assert "det_of_popped_copies_vjp(minor)" in source and "check_operands" not in source, \
+        source
+    check_grads(det_of_popped_copies, (m,), modes=("rev", "fwd"), order=2)
+    hessian = np.array(wengert.hessian(det_of_popped_copies)(m))
+    # (linear in each row: no second derivative within one)
+    assert hessian.shape == (4, 4, 4, 4) and all(np.allclose(hessian[i, :, i, :], 0.0)
+                                                 for i in range(4))
+
+
+def det_of_index_minors(m):
+    n = len(m)
+    if n == 1:
+        return m[0][0]
+    total = 0.0
+    for j in range(n):
+        minor = [[m[i][k] for k in range(n) if k != j] for i in range(1, n)]
+        total += (-1) ** j * m[0][j] * det_of_index_minors(minor)
+    return total
+
+
+def test_a_sign_written_as_a_power_of_minus_one_keeps_the_products_floats():
+    """``(-1) ** j`` is an int or a float (``2 ** -1`` is one), so its product with a
+    float is a float: the recursion's sum is typed and its operators inline (``mul_vjp``
+    calls and run-time operand checks before); right to second order."""
+    m = [[1.5, -0.5, 0.25], [0.75, 2.0, -1.0], [0.5, 0.3, 1.25]]
+    source = wengert.show(det_of_index_minors, mode="vjp", like=(m,))
+    assert "check_operands" not in source and "mul_vjp" not in source, source
+    check_grads(det_of_index_minors, (m,), modes=("rev", "fwd"), order=2)
+    check_grads(lambda x, k: 2 ** k * x + x ** k, (1.5, -2), modes=("rev", "fwd"), order=2)
+
+
+def test_the_reverse_of_a_comprehension_of_row_slices_is_one_call():
+    """``[row[:j] + row[j + 1:] for row in m[1:]]`` (a cofactor expansion's minor): its
+    reverse loop (pop each row's adjoint, split it, collect, add into ``m``'s) is one call,
+    ``slice_pairs_adjoint``, which adds each part into the row's owned adjoint in place;
+    right for named slices, items appended before, a loop left early (not fused), steps
+    and gaps, and to second order; the helper against the calls it stands for."""
+    m = [[1.5, -0.5, 0.25], [0.75, 2.0, -1.0], [0.5, 0.3, 1.25]]
+    for f, fused in [(cofactor_det, True), (det_named_rest, False),  # (a name: a sum)
+                     (minors_with_head, True), (minors_until, False),
+                     (minors_of_columns, True)]:
+        source = wengert.show(f, mode="vjp", like=(m,))
+        assert ("slice_pairs_adjoint(" in source) == fused, (f, source)
+        check_grads(f, (m,), modes=("rev", "fwd"), order=2)
+    check_grads(minors_until, ([[1.5, -0.5], [0.75, 2.0], [2.5, 0.3], [0.5, 1.0]],),
+                modes=("rev", "fwd"), order=2)
+    x = [[1.0, 2.0, 3.0], [3.0, 4.0, 5.0], [5.0, 6.0, 7.0]]
+    first, second = slice(None, 1), slice(2, None)
+    shared = [0.5, None, 1.0]
+    for index, gs in [(slice(1, None), [[9.0, 9.0], [0.1, 0.2], [0.3, None]]),
+                      (slice(None, None, -1), [[0.1, 0.2], None, [0.5, 0.25]]),
+                      (slice(None, None, 2), [None, [0.25, 0.5]]),
+                      (slice(1, None), None)]:
+        seen = x[index]
+        rows = None if gs is None else \
+            [runtime.slice_pair_adjoint(r, first, second, g)
+             for r, g in zip(seen, gs[len(gs) - len(seen):])]
+        want = runtime.getitem_adjoint([None, shared, [1.0, None, None]], x, index, rows)
+        # (``prev`` held by nothing but the call: added into in place, but not ``shared``)
+        got = runtime.slice_pairs_adjoint([None, shared, [1.0, None, None]], x, index, seen,
+                                          first, second, gs)
+        assert got == want and shared == [0.5, None, 1.0], (index, got, want)
+        assert runtime.slice_pairs_adjoint(None, x, index, seen, first, second, gs) == \
+            runtime.getitem_adjoint(None, x, index, rows)
+    with pytest.raises(ValueError, match="an adjoint of 3 items for a list of 2"):
+        runtime.slice_pairs_adjoint([None, [0.0] * 3, None], x, slice(1, 2), x[1:2], first,
+                                    second, [[1.0, 2.0, 3.0]])
+
+
 def test_a_loop_over_a_slice_of_a_list_adds_its_items_adjoints_in_place():
     """The reverse of ``for row in m[1:]`` adds each row's adjoint at its place in ``m``'s
     (``items_adjoint_owned``: no reversed list, no new list per row where the row's adjoint
@@ -282,7 +414,8 @@ def test_a_loop_over_a_slice_of_a_list_adds_its_items_adjoints_in_place():
     for f in (cofactor_det, rows_after_first, rows_until, shared_row_slices):
         like = m if f is not cofactor_det else [r[:3] for r in m[:3]]
         if f is not rows_until:
-            assert "items_adjoint_owned(" in wengert.show(f, mode="vjp", like=(like,)), f
+            fused = "slice_pairs_adjoint(" if f is cofactor_det else "items_adjoint_owned("
+            assert fused in wengert.show(f, mode="vjp", like=(like,)), f
         check_grads(f, (like,), modes=("rev", "fwd"), order=2)
     x = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
     shared = [0.5, None]
@@ -318,7 +451,7 @@ def test_a_concatenation_of_two_slices_of_a_list_is_reversed_in_one_list():
     """``xs[:j] + xs[j + 1:]``'s adjoint is one new list with the two parts placed
     (``slice_pair_adjoint``), not two scatters of two copies; slices that overlap add."""
     m = [[1.5, -0.5, 0.25], [0.75, 2.0, -1.0], [0.5, 0.3, 1.25]]
-    for f in (cofactor_det, overlapping):
+    for f in (det_named_rest, overlapping):  # (cofactor_det's: ``slice_pairs_adjoint``)
         assert "slice_pair_adjoint(" in wengert.show(f, mode="vjp", like=(m,)), f
         check_grads(f, (m,), modes=("rev", "fwd"), order=2)
     check_grads(without_each, ([0.5, -1.25, 2.0, 0.75],), modes=("rev", "fwd"), order=2)
@@ -354,9 +487,8 @@ def test_a_slice_pair_saves_no_length_per_row():
     assert ".append(row)" not in forward and "minor = [row[:j] + row[j + 1:] for row in" in \
         forward and "len(" not in forward.split("for row in")[1].split("\n\n")[0], src
     src = wengert.show(first_minor_row_only, mode="vjp", like=(m,))
-    popped = re.search(r"(\w+), (\w+) = pop_adjoint_owned\(minor_bar\)", src)
-    assert popped and "slice_pair_adjoint(row, " in src and \
-        re.search(rf"slice_pair_adjoint\(row, \w+, \w+, {popped[2]}\)", src), src
+    # (The rows' adjoints popped off ``minor_bar``, split and placed: one call.)
+    assert re.search(r"slice_pairs_adjoint\(m_bar, m, \w+, \w+, \w+, \w+, minor_bar\)", src), src
     for f, x in [(cofactor_det, m), (first_minor_row_only, m),
                  (after_and_before, [tuple(r) for r in m]), (after_and_before, m)]:
         check_grads(f, (x,), modes=("rev", "fwd"), order=2)

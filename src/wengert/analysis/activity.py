@@ -64,6 +64,13 @@ MUTATING_METHODS = frozenset({
     "__setitem__", "__setattr__", "__iadd__", "__imul__", "fill", "put", "itemset",
 })
 
+#: Methods that change only their object itself, taking items out of it or moving them
+#: (called without keywords: ``sort(key=f)`` runs ``f``): nothing is stored into it and no
+#: item of it is written into, as for :data:`MUTATING_METHODS`, trusted by name.
+SHRINKING_METHODS = frozenset({
+    "pop", "remove", "clear", "reverse", "sort", "popitem", "discard", "popleft",
+})
+
 #: Methods known not to write their arguments into ``self`` (common list/dict/str/NumPy
 #: methods). Any other method called with a varied argument is assumed to mutate its object:
 #: user classes (``acc.push(x)``) must stay sound.
@@ -369,6 +376,10 @@ class _Analysis:
             if summary is not None:
                 # ``self.m(args)`` in a method of a known class: ``m``'s own summary.
                 return self._method_call(summary, obj, op)
+            if name in SHRINKING_METHODS and not op.kwargs and not op.starred and \
+                    (name != "sort" or not op.args):
+                # ``r = list(row); r.pop(j)``: the copy changes, not ``row``'s items.
+                return _Call(targets=(obj,), read_from=(obj,))
             if name in MUTATING_METHODS:
                 if isinstance(_const_value(self.defs, obj)[1], type) and args:
                     # Called through its class (``object.__setattr__(o, "x", v)``): the

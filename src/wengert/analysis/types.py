@@ -268,7 +268,9 @@ def infer_types(fn: n.Function, param_types: Sequence[Type],
         raise ValueError(f"{fn.name}: {len(param_types)} parameter types for "
                          f"{len(fn.body.args)} parameters")
     readonly = _read_only(fn.body, writes)
-    consts = _consts_and_methods(fn.body)[0]
+    consts, methods = _consts_and_methods(fn.body)
+    shrinks = any(name in _SHRINKING_METHODS for name in methods.values())
+    shrunk = _read_only(fn.body, writes, shrinking=True) if shrinks else set()
     in_place = [op for op in n.walk(fn.body) if _in_place_operator(op, consts)]
     if in_place:
         # ``total += x`` changes nothing when ``total`` is a number: assume so, infer, and
@@ -276,18 +278,23 @@ def infer_types(fn: n.Function, param_types: Sequence[Type],
         # induction on the program's steps: the first to change a list or an array would
         # have a number as its target, a contradiction).
         assumed = _read_only(fn.body, writes, numbers_in_place=True)
-        if assumed != readonly:
-            trial = _infer(fn, param_types, free_types, callee, writes, assumed)
+        assumed_shrunk = _read_only(fn.body, writes, numbers_in_place=True,
+                                    shrinking=True) if shrinks else set()
+        if assumed != readonly or assumed_shrunk != shrunk:
+            trial = _infer(fn, param_types, free_types, callee, writes, assumed,
+                           assumed_shrunk)
             if all(trial.of(op.args[0]) in _IMMUTABLE_NUMBERS  # type: ignore[union-attr]
                    for op in in_place):
                 return trial
-    return _infer(fn, param_types, free_types, callee, writes, readonly)
+    return _infer(fn, param_types, free_types, callee, writes, readonly, shrunk)
 
 
 def _infer(fn: n.Function, param_types: Sequence[Type], free_types: Mapping[int, type] | None,
            callee: Callable[[Any, list[Type]], Type] | None,
-           writes: Callable[[Any], Any] | None, readonly: set[int]) -> Types:
-    """:func:`infer_types` with the values only read (``_read_only``) given."""
+           writes: Callable[[Any], Any] | None, readonly: set[int],
+           shrunk: set[int] = frozenset()) -> Types:  # type: ignore[assignment]
+    """:func:`infer_types` with the values only read (``_read_only``) given, and those
+    only read or shrunk (``shrinking``)."""
     reshaped = _reshapes(fn.body, writes)
     item_writes = _item_writes(fn.body, writes)
 
@@ -298,6 +305,7 @@ def _infer(fn: n.Function, param_types: Sequence[Type], free_types: Mapping[int,
         inf.readonly = readonly | lists
         inf.table_rows = _table_rows(fn.body, inf.appended, inf.readonly, writes)
         inf.readonly |= inf.table_rows
+        inf.kept = inf.readonly | shrunk
         inf.fields = fields
         for a, t in zip(fn.body.args, param_types):
             t = widened.get(a.id, t)
@@ -462,19 +470,24 @@ _READERS = frozenset({len, sum, min, max, enumerate, zip, reversed, sorted, iter
                       runtime.check_held_alone, dict.keys, dict.values, dict.items,
                       # (the index of ``max(xs, key=)``, the order of ``sorted(xs, key=)``)
                       runtime.keyed_extreme, runtime.keyed_order, runtime.first_extreme,
-                      copy.deepcopy, runtime.copy_rows, runtime.check_unshared_rows})
+                      copy.deepcopy, runtime.copy_rows, runtime.check_unshared_rows,
+                      # (the run-time checks before an operator, ``+=`` on what may be a view)
+                      runtime.check_view, runtime.check_operands, runtime.check_union})
 
 
 def _read_only(body: n.Region, writes: Callable[[Any], Any] | None = None,
-               numbers_in_place: bool = False) -> set[int]:
+               numbers_in_place: bool = False, shrinking: bool = False) -> set[int]:
     """Values only read wherever used (and the parameters never used): indexed, iterated,
     or passed to :data:`_READERS` (so a list among them holds the same items throughout).
     In a function that writes into nothing (no item or attribute assignment, no in-place
     operator, no method but ``append``, no callee that may write), a value appended to a
     list is only stored, not changed. ``numbers_in_place``: assume every in-place operator
-    (``total += x``) acts on a number, which it does not change (for the caller to check)."""
+    (``total += x``) acts on a number, which it does not change (for the caller to check).
+    ``shrinking``: also those only taken items out of or reordered (``r.pop(j)``,
+    :data:`_SHRINKING_METHODS`): a list among them holds items of the types it was made
+    with, not the same items throughout."""
     consts, methods = _consts_and_methods(body)
-    quiet = _writes_nothing(body, consts, methods, writes, numbers_in_place)
+    quiet = _writes_nothing(body, consts, methods, writes, numbers_in_place, shrinking)
     bad: set[int] = set()
     seen: set[int] = set()
     copies = record_copies(body)
@@ -494,6 +507,8 @@ def _read_only(body: n.Region, writes: Callable[[Any], Any] | None = None,
                     isinstance(op, n.For) and op.iterable.id == v.id or \
                     isinstance(op, n.GetAttr) and op.name in _READ_METHODS:
                 continue  # (``xs.copy``, ``d.get``: methods that change nothing)
+            if shrinking and isinstance(op, n.GetAttr) and op.name in _SHRINKING_METHODS:
+                continue
             if isinstance(op, n.Call) and op.fn.id != v.id and v in op.args and \
                     _reader(consts.get(op.fn.id)):
                 continue
@@ -651,10 +666,11 @@ def record_copies(body: n.Region) -> RecordCopies:
 
 
 def _writes_nothing(body: n.Region, consts: Mapping[int, Any], methods: Mapping[int, str],
-                    writes: Callable[[Any], Any] | None, numbers_in_place: bool = False
-                    ) -> bool:
+                    writes: Callable[[Any], Any] | None, numbers_in_place: bool = False,
+                    shrinking: bool = False) -> bool:
     """Whether nothing in ``body`` may write into an object other than by ``append`` (and
-    by in-place operators, with ``numbers_in_place``)."""
+    by in-place operators, with ``numbers_in_place``; by :data:`_SHRINKING_METHODS`, with
+    ``shrinking``)."""
     for op in n.walk(body):
         if isinstance(op, (n.SetItem, n.SetAttr, n.MakeFunction)):
             return False
@@ -663,7 +679,8 @@ def _writes_nothing(body: n.Region, consts: Mapping[int, Any], methods: Mapping[
         if numbers_in_place and _in_place_operator(op, consts):
             continue
         if op.fn.id in methods:
-            if methods[op.fn.id] not in ("append", *_READ_METHODS):
+            if methods[op.fn.id] not in ("append", *_READ_METHODS) and \
+                    not (shrinking and methods[op.fn.id] in _SHRINKING_METHODS):
                 return False
             continue
         f = consts.get(op.fn.id, _NOT_CONST)
@@ -691,6 +708,8 @@ def _in_place_operator(op: n.Op, consts: Mapping[int, Any]) -> bool:
         f in _IN_PLACE_OPERATORS and bool(op.args)
 #: Methods of lists, tuples and strings that change nothing.
 _READ_METHODS = ("index", "count", "copy", "keys", "values", "items", "get")
+#: Methods that take items out of a list or reorder it, putting none in.
+_SHRINKING_METHODS = ("pop", "remove", "clear", "reverse")
 
 
 def _user_function(f: Any) -> bool:
@@ -1235,7 +1254,9 @@ def _arith(fn: Any, a: Type, b: Type) -> Type:
     if a in _INTS and b in _INTS:
         if fn in _DIVS:
             return float
-        return None if fn in _POWS else int  # 2 ** -1 is a float
+        # (``2 ** -1`` is a float, ``(-1) ** j`` an int: one of the two, which a product
+        # with a float makes a float)
+        return INT_OR_FLOAT if fn in _POWS else int
     if a in _NUMBERS and b in _NUMBERS:
         return float
     if (a is numpy.float64 and b in _F64_PARTNERS) or (b is numpy.float64 and a in _F64_PARTNERS):
@@ -1536,6 +1557,9 @@ class _Inference:
         self.items: dict[int, type] = {}
         #: Values only ever read (never written into, nor handed to code that might).
         self.readonly: set[int] = set()
+        #: ``readonly`` and the lists only shrunk or reordered (:func:`_read_only`): the
+        #: items they hold keep the types they were made with.
+        self.kept: set[int] = set()
         #: Value types of dicts that hold one type throughout (``DictOf`` parameters).
         self.values: dict[int, type] = {}
         #: The dtype and number of axes of arrays known to have them (``ArrayOf``).
@@ -1693,9 +1717,16 @@ class _Inference:
                     (item := self.item_type(op.args[0])) is not None:
                 self.items[op.result.id] = item  # a copy holds the items it was taken with
             if fn is list and simple and len(op.args) == 1 and \
-                    op.result.id in self.readonly and self.get(op.args[0]) is list and \
+                    op.result.id in self.kept and self.get(op.args[0]) is list and \
                     (item := self.item_type(op.args[0])) is not None:
-                self.items[op.result.id] = item  # ``list(xs)``: a copy, then kept
+                self.items[op.result.id] = item  # ``list(xs)``: a copy, then kept (or shrunk)
+            if fn is sorted and len(op.args) == 1 and not op.starred and \
+                    all(k in ("key", "reverse") for k, _ in op.kwargs) and \
+                    op.result.id in self.kept and self.get(op.args[0]) is list and \
+                    (item := self.item_type(op.args[0])) is not None:
+                self.items[op.result.id] = item  # ``sorted(xs, key=abs)``: a copy, reordered
+            if fn is runtime.keyed_order and op.result.id in self.kept:
+                self.items[op.result.id] = int  # (the indices ``sorted(key=)`` puts in order)
             if fn is list and simple and len(op.args) == 1 and \
                     op.result.id in self.readonly and \
                     (entries := self.zipped(op.args[0])) is not None and None not in entries:

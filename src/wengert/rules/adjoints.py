@@ -408,13 +408,25 @@ def slice_pair_adjoint_(x, first, second, g):
                                    g[:n])
 
 
+@defpython(runtime.slice_pairs_adjoint)
+def slice_pairs_adjoint_(prev, x, index, seen, first, second, gs):
+    if gs is None:
+        return prev
+    items = [runtime.slice_pair_adjoint(row, first, second, g)
+             for row, g in zip(seen, gs[len(gs) - len(seen):])]
+    if all(g is None for g in items):
+        return prev  # (no row's adjoint: none placed)
+    return runtime.getitem_adjoint(prev, x, index, items)
+
+
 # ``push`` appends to its list: not pure, an unused call of it still has its effect.
 mark_pure(
     runtime.getitem_adjoint_owned, runtime.pop_adjoint_owned, runtime.getattr_adjoint_owned,
     runtime.entry_adjoint_of_array, runtime.entry_adjoint_of_array_owned,
     runtime.entry_adjoint_of_list, runtime.entry_adjoint_of_list_owned,
     runtime.nested_entry_adjoint, runtime.nested_entry_adjoint_owned,
-    runtime.items_adjoint_owned, runtime.slice_pair_adjoint, runtime.fields_adjoint,
+    runtime.items_adjoint_owned, runtime.slice_pair_adjoint, runtime.slice_pairs_adjoint,
+    runtime.fields_adjoint,
     runtime.nested_entry_taken,
     runtime.float_pop_adjoint, runtime.float_pop_adjoint_owned,
     runtime.entry_write_adjoint, runtime.entry_write_adjoint_owned,

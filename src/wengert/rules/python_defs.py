@@ -170,6 +170,12 @@ def list_remove(self, value):
     self.pop(self.index(value))  # (index raises ValueError as remove does)
 
 
+@defpython(list.clear)
+def list_clear(self):
+    for _ in range(len(self)):
+        self.pop()
+
+
 @defpython(list.copy)
 def list_copy(self):
     return self[:]

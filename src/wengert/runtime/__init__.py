@@ -137,6 +137,7 @@ from wengert.runtime.reverse import (  # noqa: F401
     setitem_adjoint,
     setitem_adjoint_owned,
     slice_pair_adjoint,
+    slice_pairs_adjoint,
     slice_write_adjoint,
     slice_write_merge,
     snapshot,

@@ -477,6 +477,59 @@ def items_adjoint_owned(prev: Any, x: Any, index: Any, items: Any, seen: Any) ->
     return getitem_adjoint_owned(prev, x, index, reversed_adjoint(items, seen))
 
 
+def slice_pairs_adjoint(prev: Any, x: Any, index: Any, seen: Any, first: Any, second: Any,
+                        gs: Any) -> Any:
+    """The reverse of ``ys = [row[first] + row[second] for row in x[index]]`` (``seen`` the
+    slice the loop walked, ``gs`` the adjoint of ``ys``, whose last ``len(seen)`` items
+    the loop appended) as one call: ``items_adjoint_owned`` of the rows'
+    ``slice_pair_adjoint``, each row's adjoint added into the list ``prev`` holds at its
+    place where nothing else holds that (a minor's rows in a determinant), so that no list
+    is made per row, none collected and none reversed."""
+    if gs is None:
+        return prev
+    if type(x) is list and type(index) is slice and type(seen) is list and \
+            type(gs) is list and type(first) is slice and type(second) is slice and \
+            first.step is None and second.step is None and \
+            (prev is None or type(prev) is list and len(prev) == len(x) and
+             _refs(prev) <= _SOLE):
+        start, stop, step = index.indices(len(x))
+        at = len(gs) - len(seen)
+        if at >= 0 and len(seen) == len(range(start, stop, step)):
+            out = prev
+            k = start
+            size = -1
+            places: list[int] = []
+            for row in seen:
+                g = gs[at]
+                at += 1
+                if g is not None:
+                    if out is None:
+                        out = [None] * len(x)
+                    old = out[k]
+                    if type(old) is list and type(row) is list and type(g) is list and \
+                            len(old) == len(row) and _refs(old) <= _SOLE_ITEM:
+                        if len(row) != size:
+                            # (where the parts go: measured once per length of row)
+                            size = len(row)
+                            places = [*range(size)[first], *range(size)[second]]
+                        if len(g) != len(places):
+                            raise ValueError(f"an adjoint of {len(g)} items for a list of "
+                                             f"{len(places)}")
+                        for i, gi in zip(places, g):
+                            if gi is not None:
+                                o = old[i]
+                                old[i] = gi if o is None else o + gi if type(o) is float \
+                                    and type(gi) is float else add_adjoint(o, gi)
+                    else:
+                        part = slice_pair_adjoint(row, first, second, g)
+                        out[k] = part if old is None else add_adjoint(old, part)
+                k += step
+            return out
+    items = [slice_pair_adjoint(row, first, second, g)
+             for row, g in zip(seen, gs[len(gs) - len(seen):])]
+    return getitem_adjoint_owned(prev, x, index, items)
+
+
 def _add_into_list(out: list[Any], g: list[Any]) -> None:
     """``out[i] += g[i]`` for every ``i``, for adjoints of lists (``None`` is zero)."""
     if len(out) == len(g) >= 16:

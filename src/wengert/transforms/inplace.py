@@ -145,6 +145,7 @@ def _function(fn: n.Function) -> None:
     _take_nested_entries(fn)
     _pair_slices(fn)
     _scatter_items(fn)
+    _scatter_slice_pairs(fn)
     _carried_fields(fn)
     _field_chains(fn)
 
@@ -498,6 +499,119 @@ def _scatter_items(fn: n.Function) -> None:
         r.ops.insert(r.ops.index(op), const)
         op.fn = const.result
     _drop(fn, dead)
+
+
+#: Calls the slices of :func:`_scatter_slice_pairs` may be computed by (moved out of the loop).
+_PURE_ARITHMETIC = frozenset({operator.add, operator.sub, operator.neg, operator.mul,
+                              operator.floordiv, operator.mod, len})
+
+
+def _scatter_slice_pairs(fn: n.Function) -> None:
+    """The reverse loop of ``ys = [row[s1] + row[s2] for row in x[s]]`` (its rows' adjoints
+    popped off ``ys``'s, split by ``slice_pair_adjoint``, collected and added into ``x``'s
+    by ``items_adjoint_owned``) as one call, ``slice_pairs_adjoint(p, x, s, seen, s1, s2,
+    g)``, which adds each popped adjoint's parts into the row's adjoint in place (a
+    minor's rows in a determinant): no list per row, no loop of calls. Only where the
+    forward loop walked all of ``seen`` (no ``break``) and nothing else reads the rest of
+    ``ys``'s adjoint; ``s1`` and ``s2`` are computed before the loop."""
+    consts, defs, uses = index_values(fn)
+    forward = {r.id: f for _, record, _, unpack in fn.records
+               for r, f in zip(unpack.results, record.items)}
+    walked = {stack.result.id: iterable for _, iterable, stack, _, kind in fn.item_loops
+              if kind is list}
+    fused: list[tuple[n.Region, n.Call, list[n.Op], tuple[n.Value, ...], list[n.Op]]] = []
+
+    def region(r: n.Region) -> None:
+        for op in r.ops:
+            for sub in op.regions():
+                region(sub)
+            if _calls(op, consts, (runtime.items_adjoint_owned,), 5):
+                found = _slice_pair_loop(op, r, consts, defs, uses)
+                seen = op.args[4]
+                if found is not None and walked.get(forward.get(found[0].id, found[0]).id) \
+                        is forward.get(seen.id, seen):
+                    fused.append((r, op, *found[1:]))
+
+    region(fn.body)
+    for r, op, hoisted, (s1, s2, g0), gone in fused:
+        const = n.Const(runtime.slice_pairs_adjoint, [n.Value(hint=None)], loc=op.loc)
+        at = r.ops.index(gone[-1])
+        for o in gone:
+            r.ops.remove(o)
+        r.ops[at - len(gone) + 1:at - len(gone) + 1] = hoisted
+        r.ops.insert(r.ops.index(op), const)
+        op.fn = const.result
+        op.args = [*op.args[:3], op.args[4], s1, s2, g0]
+
+
+def _slice_pair_loop(op: n.Call, r: n.Region, consts: dict[int, object],
+                     defs: dict[int, n.Op], uses: dict[int, int]
+                     ) -> tuple[n.Value, list[n.Op], tuple[n.Value, ...], list[n.Op]] | None:
+    """For ``items_adjoint_owned(p, x, s, items, seen)`` in ``r``, where ``items`` is
+    collected by a reverse loop of :func:`_scatter_slice_pairs`' form: the records the
+    loop walks, the ops computing its slices (to go before it), ``(s1, s2, the popped
+    adjoint before the loop)``, and the ops of ``r`` to drop (the loop last)."""
+    loop = defs.get(op.args[3].id)
+    if not isinstance(loop, n.For) or loop not in r.ops or loop.exit_flags or \
+            any(uses.get(v.id) for v in loop.results if v is not op.args[3]):
+        return None
+    k = loop.results.index(op.args[3])
+    made, rev = defs.get(loop.inits[k].id), defs.get(loop.iterable.id)
+    if not isinstance(made, n.Build) or made.kind != "list" or made.items or \
+            uses.get(made.result.id) != 1 or made not in r.ops or \
+            not _calls(rev, consts, (reversed,), 1) or uses.get(rev.result.id) != 1 or \
+            rev not in r.ops:
+        return None
+    body = loop.body
+    rec, args, ys = body.args[0], body.args[1:], body.terminator.values
+    items = args[k]
+    local = {res.id: o for o in body.ops for res in o.results}
+    append = next((o for o in body.ops if isinstance(o, n.GetAttr) and o.obj is items), None)
+    push = next((o for o in body.ops if isinstance(o, n.Call) and append is not None and
+                 o.fn is append.result), None)
+    if append is None or push is None or ys[k] is not items or uses.get(items.id) != 2 or \
+            len(push.args) != 1 or push.kwargs or push.starred:
+        return None
+    pair = local.get(push.args[0].id)
+    if not _calls(pair, consts, (runtime.slice_pair_adjoint,), 4) or \
+            uses.get(push.args[0].id) != 1:
+        return None
+    row, s1, s2, g = pair.args
+    taken = local.get(g.id)
+    popped = local.get(taken.value.id) if isinstance(taken, n.Unpack) else None
+    if not _calls(popped, consts, (runtime.pop_adjoint, runtime.pop_adjoint_owned), 1) or \
+            len(taken.results) != 2 or taken.results[1] is not g or uses.get(g.id) != 1 or \
+            popped.args[0] not in args or uses.get(popped.args[0].id) != 1:
+        return None
+    c = args.index(popped.args[0])
+    if ys[c] is not taken.results[0] or uses.get(taken.results[0].id) != 1:
+        return None
+    unpack = local.get(row.id)
+    if row is not rec and not (isinstance(unpack, n.Unpack) and unpack.value is rec):
+        return None
+    # The slices: computed from values outside the loop, by pure calls.
+    hoisted: list[n.Op] = []
+    needed = [s1, s2]
+    while needed:
+        v = needed.pop()
+        d = local.get(v.id)
+        if d is None:
+            if v in body.args:
+                return None
+            continue
+        if d in hoisted:
+            continue
+        if not isinstance(d, (n.Const, n.BuildSlice)) and not (
+                isinstance(d, n.Call) and not d.kwargs and not d.starred and
+                consts.get(d.fn.id) in _PURE_ARITHMETIC):
+            return None
+        hoisted.append(d)
+        needed += d.operands()
+    kept = {id(o) for o in (append, push, pair, taken, popped, unpack, *hoisted)}
+    if any(id(o) not in kept and not isinstance(o, (n.Const, n.Yield)) for o in body.ops):
+        return None  # (anything else the body does stays a loop)
+    hoisted = [o for o in body.ops if o in hoisted]  # (in their order)
+    return rev.args[0], hoisted, (s1, s2, loop.inits[c]), [made, rev, loop]
 
 
 def _carried_fields(fn: n.Function) -> None:

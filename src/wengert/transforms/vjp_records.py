@@ -420,6 +420,12 @@ def prune_unread_fields(vjp_fn: n.Function,
     mapping: dict[int, n.Value] = {}
     dropped: list[n.Value] = []
     for fwd_region, record_op, rev_region, unpack in records:
+        first: dict[int, int] = {}
+        for k, (f, r) in enumerate(zip(record_op.items, unpack.results)):
+            if r.id in used and first.setdefault(f.id, k) != k:
+                # (A value saved twice, as a loop's items and the list it walked: once.)
+                mapping[r.id] = unpack.results[first[f.id]]
+                used.discard(r.id)
         keep = [k for k, r in enumerate(unpack.results) if r.id in used]
         if len(keep) == len(unpack.results) or not keep:
             continue
@@ -435,6 +441,10 @@ def prune_unread_fields(vjp_fn: n.Function,
             continue
         record_op.items = [record_op.items[k] for k in keep]
         unpack.results = [unpack.results[k] for k in keep]
+    for key, v in mapping.items():
+        while v.id in mapping and mapping[v.id] is not v:
+            v = mapping[v.id]  # (a copy's field read as the one field left)
+        mapping[key] = v
     replace_uses(vjp_fn, mapping)
     return dropped
 
@@ -469,6 +479,9 @@ def prune_fused_records(fn: n.Function) -> None:
         again = []
         for v in dropped:
             region, op = defs.get(v.id, (None, None))
+            if isinstance(op, n.Build) and op.kind == "list" and not op.items:
+                again += _drop_unread_stack(fn, op, region, users, defs)  # type: ignore[arg-type]
+                continue
             if users.get(v.id) or not isinstance(op, n.Call) or op.kwargs or op.starred or \
                     not hashable(f := consts.get(op.fn.id)) or not registry.is_pure(f):
                 continue
@@ -484,6 +497,39 @@ def prune_fused_records(fn: n.Function) -> None:
             append = next(a for a in loop.body.ops if pushes[0].fn in a.results)
             _item_only(fn, loop, stack_op, fwd, kind, (append, pushes[0]))
     fn.item_loops = []
+    # (A loop's items saved as the list it walked may now be saved twice: once.)
+    prune_unread_fields(fn, [r for r in records if r[1] in r[0].ops and r[3] in r[2].ops])
+
+
+def _drop_unread_stack(fn: n.Function, stack: n.Build, region: n.Region,
+                       users: dict[int, int], defs: dict[int, tuple[n.Region, n.Op]]
+                       ) -> list[n.Value]:
+    """Drop the record list ``stack`` of a loop (made empty in ``region``) where nothing but
+    its pushes reads it any more (the reverse loop fused into one call), with the pushes
+    and the records they made; return the values those records held."""
+    reads = [o for o in n.walk(fn.body) if stack.result in o.operands()]
+    if len(reads) != users.get(stack.result.id) or \
+            any(not isinstance(o, n.GetAttr) or o.name != "append" for o in reads):
+        return []
+    pushes = [(defs[a.result.id][0], a, o) for a in reads for o in n.walk(fn.body)
+              if isinstance(o, n.Call) and o.fn is a.result]
+    if len(pushes) != len(reads) or \
+            any(users.get(a.result.id) != 1 or len(o.args) != 1 or o.kwargs or o.starred
+                or o.results and users.get(o.results[0].id) for _, a, o in pushes):
+        return []
+    held: list[n.Value] = []
+    region.ops.remove(stack)
+    for body, attr, push in pushes:
+        body.ops.remove(attr)
+        body.ops.remove(push)
+        record = defs.get(push.args[0].id, (None, None))[1]
+        if isinstance(record, n.Build) and record.kind == "tuple" and \
+                users.get(record.result.id) == 1 and record in body.ops:
+            body.ops.remove(record)
+            held += record.items
+        else:
+            held.append(push.args[0])
+    return held
 
 
 def _item_only(fn: n.Function, loop: n.For, stack_op: n.Build, fwd: n.Region, kind: type,
@@ -496,12 +542,37 @@ def _item_only(fn: n.Function, loop: n.For, stack_op: n.Build, fwd: n.Region, ki
         fwd.ops.remove(stack_op)
         replace_uses(fn, {stack_op.result.id: loop.iterable})
         return
+    if _unnamed_slice(fn, loop.iterable, loop, fwd):
+        # (A list made for the loop alone: nothing changes it, so it is its own copy.)
+        fwd.ops.remove(stack_op)
+        replace_uses(fn, {stack_op.result.id: loop.iterable})
+        return
     at = fwd.ops.index(stack_op)
     make = n.Const(list, [n.Value()])
     copy = n.Call(make.result, [loop.iterable], [], [stack_op.result], loc=loop.loc)
     fwd.ops[at:at + 1] = []
     at = fwd.ops.index(loop)
     fwd.ops[at:at] = [make, copy]
+
+
+def _unnamed_slice(fn: n.Function, xs: n.Value, loop: n.For, fwd: n.Region) -> bool:
+    """Whether ``xs`` is a slice of a list made in ``fwd`` for ``loop`` alone (``for row in
+    m[1:]``: no name of the user's holds it) and the forward code only iterates it there and
+    saves it in loop records (tuples the pullback reads): nothing can change it later."""
+    made = next((op for op in fwd.ops if xs in op.results), None)
+    if xs.hint is not None or not isinstance(made, n.GetItem) or made.obj is xs:
+        return False
+    cut = next((op for op in fwd.ops if made.index in op.results), None)
+    if not isinstance(cut, n.BuildSlice):
+        return False
+    for op in n.walk(fn.body):
+        if isinstance(op, n.MakeFunction) or all(v is not xs for v in op.operands()):
+            continue  # (the pullback reads the forward's values only)
+        if op is loop and xs not in loop.inits or op is made or \
+                isinstance(op, n.Build) and op.kind == "tuple":
+            continue
+        return False
+    return True
 
 
 def _measured(size: n.Value, defs: dict[int, n.Op], consts: dict[int, object]
