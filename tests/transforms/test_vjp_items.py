@@ -977,3 +977,30 @@ def sorted_rows_with_ints(x, y, z):
 def test_rows_holding_ints_swapped_to_second_order(point):
     check_grads(sorted_rows_with_ints, point, argnums=(0, 1, 2), modes=("rev", "fwd"),
                 order=2)
+
+
+def rows_of_mixed_numbers(x, y, z):
+    """Rows whose entries are ints or floats as the values run: ``min(x, 3)``, the middle
+    of ``sorted(..., key=abs)``, ``(-1) ** k``."""
+    rows = [[x, min(y, 3)], [y, sorted([x, 1, z], key=abs)[1]], [z, (-1) ** 2 * x * y]]
+    for j in range(2):
+        if rows[j][0] > rows[j + 1][0]:
+            rows[j], rows[j + 1] = rows[j + 1], rows[j]
+    rows[1][0] = rows[1][0] * y + rows[0][1]
+    return rows[0][0] * rows[2][1] + sum(rows[1])
+
+
+@pytest.mark.parametrize("point", [(0.3, 0.2, 0.7), (0.9, 4.2, 0.1), (2.1, 0.8, -0.3)])
+def test_rows_holding_numbers_of_either_kind_swapped_and_written(point):
+    """``min(float, int)``, ``sorted(key=)`` of ints and floats, ``int ** int`` are typed as
+    an int or a float (``INT_OR_FLOAT``): the rows are a table of numbers, swapped and
+    written into in reverse mode (refused at the write before); the Hessian against
+    differences of the gradient."""
+    check_grads(rows_of_mixed_numbers, point, argnums=(0, 1, 2), modes=("rev", "fwd"))
+    hessian = np.array(wengert.hessian(rows_of_mixed_numbers, argnums=(0, 1, 2))(*point))
+    grad = wengert.grad(rows_of_mixed_numbers, argnums=(0, 1, 2))
+    for k in range(3):
+        up = [v + (1e-6 if i == k else 0.0) for i, v in enumerate(point)]
+        down = [v - (1e-6 if i == k else 0.0) for i, v in enumerate(point)]
+        assert np.allclose(hessian[:, k], (np.array(grad(*up)) - np.array(grad(*down))) / 2e-6,
+                           atol=1e-5)

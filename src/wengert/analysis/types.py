@@ -1307,6 +1307,8 @@ def _builtin(fn: Any, args: list[Type], simple: bool) -> Type:
     if fn in (min, max):
         if simple and len(args) >= 2 and all(t is args[0] for t in args):
             return args[0]
+        if simple and len(args) >= 2 and all(t in _INT_FLOAT for t in args):
+            return INT_OR_FLOAT  # (``min(a, 3)``: the float or the int, whichever is less)
         return None
     if fn is reversed:
         return _REVERSED.get(args[0]) if simple and len(args) == 1 else None
