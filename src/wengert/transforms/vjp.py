@@ -200,8 +200,10 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         element of a list); a call whose callee is known only at run time is checked
         when it runs (:meth:`borrowed_positions`).
         """
-        self.loop_items = {op.body.args[0].id for op in n.walk(self.fn.body)
-                           if isinstance(op, n.For)}
+        #: Each loop's item, by id: the loop.
+        self.item_of: dict[int, n.For] = {op.body.args[0].id: op for op in n.walk(self.fn.body)
+                                          if isinstance(op, n.For)}
+        self.loop_items = set(self.item_of)
         #: A loop's carried values, by id: the loop.
         self.carried_args: dict[int, n.Op] = {
             a.id: op for op in n.walk(self.fn.body) if isinstance(op, (n.For, n.While))
@@ -212,6 +214,10 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
             if c is not None and isinstance(c.value, types.FunctionType) and \
                     written is not None and registry.lookup(c.value) is None:
                 check_second_order_only(c.value, op)  # (its own message, not a write's)
+            taken = self.taken_out_of(op)
+            if taken is not None and self.borrowed(taken) and not self.sliced(taken) and \
+                    self.read_again(taken, op):
+                raise _borrowed_error(op.loc)
             for target in write_targets(op, self.defs, self.type_of, written):
                 if self.borrowed(target):
                     raise _borrowed_error(op.loc)
@@ -223,6 +229,55 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
                         hint="forward mode (wengert.jvp, wengert.jacfwd) handles it; in "
                              "reverse mode write into each object under its own name, or "
                              "make a new one (`ys = list(xs)`)")
+
+    def taken_out_of(self, op: n.Op) -> n.Value | None:
+        """The list ``op`` takes items out of (``r.pop(j)``, ``r.remove(v)``, ``r.clear()``;
+        not a dict's, whose adjoint is keyed), or ``None``."""
+        m = self.defs.get(op.fn.id) if isinstance(op, n.Call) else None
+        if not isinstance(m, n.GetAttr) or m.name not in _TAKING_OUT or \
+                self.type_of(m.obj) not in (list, None):
+            return None
+        return m.obj
+
+    def sliced(self, v: n.Value) -> bool:
+        """Whether ``v`` is a slice ``x[a:b]``: a new list where ``x`` is one (an array's
+        slice, a view, has no ``pop``), whatever is known of ``x``'s type."""
+        src = self.defs.get(v.id)
+        return isinstance(src, n.GetItem) and self.type_of(src.index) is slice
+
+    def read_again(self, v: n.Value, op: n.Op) -> bool:
+        """Whether anything reads the list ``v`` (read out of a container), or the containers
+        it was read out of, after ``op`` (besides the reads that found it): then the adjoint
+        they give it has the length it had after ``op``, which the reverse of ``op`` does
+        not reach (a row's adjoint kept apart from its table's), so the two would not add
+        up. Where nothing else reads them (``total += r.pop()`` over the rows of an
+        argument), the popped item's adjoint is the row's whole adjoint and is right."""
+        # (Its own pops, this one included, are reversed on its own adjoint, in turn.)
+        finding = {id(u) for u in self.uses.get(v.id, ())
+                   if isinstance(u, n.GetAttr) and u.name in _TAKING_OUT}
+        seen: set[int] = set()
+        chain = [v]
+        while chain:
+            x = chain.pop()
+            if x.id in seen:
+                continue
+            seen.add(x.id)
+            src = self.defs.get(x.id)
+            if isinstance(src, n.GetItem):
+                finding.add(id(src))
+                chain.append(src.obj)
+            loop = self.item_of.get(x.id)
+            if loop is not None:  # (a loop's item: read out of what the loop walks)
+                finding.add(id(loop))
+                chain.append(loop.iterable)
+        at = self.place.get(id(op))
+
+        def after(u: n.Op) -> bool:  # (later in program order, or in a loop around both)
+            where = self.place.get(id(u))
+            return at is None or where is None or where[0] >= at[0] or \
+                bool(set(where[1]) & set(at[1]))
+        return any(id(u) not in finding and after(u)
+                   for vid in seen for u in self.uses.get(vid, ()))
 
     def borrowed(self, v: n.Value) -> bool:
         """Whether ``v`` is an active object read out of a container or another object:
@@ -1036,6 +1091,10 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
 
 def _hint_of(v: n.Value) -> str | None:
     return v.hint if v.hint and not v.hint.startswith(".") else None
+
+
+#: List methods that take items out of the list they are called on.
+_TAKING_OUT = frozenset({"pop", "remove", "clear"})
 
 
 def _borrowed_error(loc: SourceLoc | None) -> NonDifferentiableError:
