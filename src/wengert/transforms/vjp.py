@@ -179,8 +179,7 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
             return self.is_mutated(v)
         for vid in {v.id, self.resolve(v).id}:
             for m in self.mutations.get(vid, ()):
-                where = self.place.get(id(m))
-                if where is None or where[0] >= at[0] or set(where[1]) & set(at[1]):
+                if _reaches(self.place.get(id(m)), at):
                     return True
         return False
 
@@ -271,12 +270,7 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
                 finding.add(id(loop))
                 chain.append(loop.iterable)
         at = self.place.get(id(op))
-
-        def after(u: n.Op) -> bool:  # (later in program order, or in a loop around both)
-            where = self.place.get(id(u))
-            return at is None or where is None or where[0] >= at[0] or \
-                bool(set(where[1]) & set(at[1]))
-        return any(id(u) not in finding and after(u)
+        return any(id(u) not in finding and (at is None or _reaches(self.place.get(id(u)), at))
                    for vid in seen for u in self.uses.get(vid, ()))
 
     def borrowed(self, v: n.Value) -> bool:
@@ -1091,6 +1085,14 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
 
 def _hint_of(v: n.Value) -> str | None:
     return v.hint if v.hint and not v.hint.startswith(".") else None
+
+
+def _reaches(where: tuple[int, tuple[int, ...]] | None,
+             at: tuple[int, tuple[int, ...]]) -> bool:
+    """Whether an op placed at ``where`` (``VJP.place``; ``None``: unknown) may run after
+    the op placed at ``at``: later in program order, or in a loop around both (the next
+    iteration's)."""
+    return where is None or where[0] >= at[0] or bool(set(where[1]) & set(at[1]))
 
 
 #: List methods that take items out of the list they are called on.
