@@ -11,7 +11,11 @@ import os
 import sysconfig
 import types
 
+#: The files parsed last, most recent last. Few: a syntax tree is tens of thousands of
+#: objects the garbage collector walks at every full collection, and a program's
+#: derivatives are made from a handful of files (the rest are parsed again if asked).
 _PARSED: dict[str, tuple[str, ast.Module]] = {}
+_PARSED_KEPT = 4
 
 
 def parse_file(filename: str) -> ast.Module | None:
@@ -28,12 +32,16 @@ def parse_file(filename: str) -> ast.Module | None:
     text = "".join(lines)
     cached = _PARSED.get(filename)
     if cached is not None and cached[0] == text:
+        _PARSED[filename] = _PARSED.pop(filename)  # (the most recently used: last)
         return cached[1]
     try:
         tree = ast.parse(text, filename)
     except SyntaxError:
         return None
+    _PARSED.pop(filename, None)
     _PARSED[filename] = (text, tree)
+    while len(_PARSED) > _PARSED_KEPT:
+        del _PARSED[next(iter(_PARSED))]
     return tree
 
 

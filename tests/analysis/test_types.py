@@ -682,3 +682,28 @@ def test_a_copy_of_a_list_only_taken_out_of_keeps_its_items_types():
     assert copies and all(ty.items.get(v.id) is float for v in copies)
     assert returned(fn, rows) is float
     assert returned(lower(minors_popped_then_grown), rows) is None
+
+
+def tuple_read_at(xs, i):
+    return xs[i]
+
+
+def tuple_slice_read(xs, i):
+    tail = xs[i:]
+    return tail[0] * tail[-1]
+
+
+def test_entries_of_a_tuple_of_one_type_read_at_any_index_have_that_type():
+    """A tuple whose entries all have one type (``(0.5, 1.0, 2.0)``): an entry read at an
+    index known only at run time, and the items of a slice of it, have that type (Python
+    can change neither); a tuple of mixed entries says nothing."""
+    from wengert.analysis.types import ListOf, TupleOf
+
+    floats = TupleOf((float, float, float))
+    assert returned(lower(tuple_read_at), [floats, int]) is float
+    assert returned(lower(tuple_slice_read), [floats, int]) is float
+    assert returned(lower(tuple_read_at), [TupleOf((float, int)), int]) is None
+    assert returned(lower(tuple_slice_read), [TupleOf((float, ListOf(float))), int]) is None
+    rows = TupleOf((ListOf(float), ListOf(float)))
+    ty = infer_types(fn := lower(tuple_read_at), [rows, int])
+    assert ty.of(fn.body.terminator.value) is list

@@ -306,3 +306,60 @@ def test_a_loop_over_an_array_left_by_break_to_second_order(x):
     check_grads(left_by_break, (x,), modes=("rev", "fwd"), order=2)
     h = wengert.hessian(left_by_break)(x)
     assert h.shape == (len(x), len(x))
+
+
+def gauss_jordan_trace(a, b):
+    m = [[a, b, 0.3], [0.2, a + 2.0, b], [b, 0.1, 3.0]]
+    n = len(m)
+    aug = [row + [1.0 if i == j else 0.0 for j in range(n)] for i, row in enumerate(m)]
+    for col in range(n):
+        piv = max(range(col, n), key=lambda r: abs(aug[r][col]))
+        aug[col], aug[piv] = aug[piv], aug[col]
+        p = aug[col][col]
+        aug[col] = [v / p for v in aug[col]]
+        for r in range(n):
+            if r != col:
+                f = aug[r][col]
+                aug[r] = [v - f * w for v, w in zip(aug[r], aug[col])]
+    return sum(aug[i][n + i] for i in range(n))
+
+
+def rows_rescaled(rows, s):
+    for k in range(3):
+        for i in range(len(rows)):
+            rows[i] = [x * s + k for x in rows[i]]
+    return sum(sum(r) for r in rows)
+
+
+@dataclasses.dataclass
+class Weights:
+    w: list
+
+
+def fields_stepped(p, lr):
+    for _ in range(3):
+        grads = [2.0 * w for w in p.w]
+        p.w = [w - lr * g * w for w, g in zip(p.w, grads)]
+    return sum(w * w for w in p.w)
+
+
+def entries_stepped(d, s):
+    for _ in range(2):
+        for k in sorted(d):
+            d[k] = [v * s - v * v for v in d[k]]
+    return d["a"][0] * d["b"][1]
+
+
+@pytest.mark.parametrize("f, args", [
+    (gauss_jordan_trace, (2.7, 1.3)),
+    (rows_rescaled, ([[0.5, -0.25], [1.5, 0.75]], 0.9)),
+    (fields_stepped, (Weights([0.5, -0.25, 1.5]), 0.1)),
+    (entries_stepped, ({"a": [0.5, -0.25], "b": [1.5, 0.75]}, 0.9)),
+])
+def test_a_slot_replaced_by_a_list_made_from_its_own_items(f, args):
+    """``aug[col] = [v / p for v in aug[col]]`` in a loop: the new list is filled while
+    the old one is walked, and stored only after; the list walked in a later iteration may
+    be one made in an earlier one, never the one being filled (``_State._unmade_then``).
+    Refused before as "this loop changes the object it iterates over"; rows, fields and
+    dict entries."""
+    check_grads(f, args, modes=("rev", "fwd"), order=2)

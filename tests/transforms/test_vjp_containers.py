@@ -125,7 +125,8 @@ def test_fields_in_both_modes_and_to_second_order(f):
 def _reverse_loop_body(source: str) -> list[str]:
     """The lines of the pullback's loop over the records."""
     lines = source[source.index("_pullback("):].splitlines()
-    start = next(k for k, line in enumerate(lines) if "in reversed(" in line)
+    start = next(k for k, line in enumerate(lines)
+                 if "in reversed(" in line or "in reversed_records(" in line)
     indent = len(lines[start]) - len(lines[start].lstrip())
     body = []
     for line in lines[start + 1:]:

@@ -5,6 +5,7 @@ must already be in it: checked against central differences, both modes, second o
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -92,3 +93,68 @@ def test_an_entry_read_in_a_loop_is_one_float():
 def test_a_key_never_read_gets_no_entry():
     g = wengert.grad(branches_and_missing_keys)(dict(P), [1.0, 2.0])
     assert set(g) == {"a", "b", "c"} and g["b"] == 0.0 and g["a"] == pytest.approx(3.0)
+
+
+# --- items read again by a gradient differentiated again (``Scope.remakeable``) -------------
+
+
+@dataclasses.dataclass
+class Trail:
+    k: float
+    hist: list
+
+
+def field_rebound_after_the_loop(tr, c):
+    e = 0.0
+    tr.hist.append(tr.k * c)
+    for h in tr.hist:
+        e += h * tr.k * c
+    tr.hist = [c, tr.k]
+    return e + tr.hist[0] * tr.hist[1]
+
+
+def field_rebound_in_a_loop(tr, c):
+    e = 0.0
+    for _ in range(3):
+        tr.hist.append(tr.k * c)
+        for h in tr.hist:
+            e += h * tr.k * c
+        tr.hist = [c * e, tr.k]
+    return e + tr.hist[0]
+
+
+def row_rebound(m, c):
+    e = 0.0
+    m[0].append(c)
+    for v in m[0]:
+        e += v * c
+    m[0] = [c, e]
+    return e * m[0][1]
+
+
+def entry_rebound(d, c):
+    e = 0.0
+    d["h"].append(c)
+    for v in d["h"]:
+        e += v * c
+    d["h"] = [c, e]
+    return e * d["h"][1]
+
+
+@pytest.mark.parametrize("f, make", [
+    (field_rebound_after_the_loop, lambda: Trail(1.073, [-0.467, -0.445, 0.392])),
+    (field_rebound_in_a_loop, lambda: Trail(1.073, [-0.467, -0.445, 0.392])),
+    (row_rebound, lambda: [[0.5, 0.25], [1.5, 2.0]]),
+    (entry_rebound, lambda: {"h": [0.5, 0.25]}),
+])
+def test_a_slot_given_another_list_after_its_items_were_walked(f, make):
+    """A list in a field, a row or an entry is appended to, walked, then replaced by a new
+    list: the reverse of the walk reads the old list, which the gradient differentiated
+    again (Hessians, ``grad(grad(f))``) must not read out of the slot again (it failed
+    there with an ``IndexError``: the new list is shorter)."""
+    check_grads(f, (make(), 0.803), modes=("rev", "fwd"), order=2)
+    h = wengert.grad(wengert.grad(f, argnums=1), argnums=1)(make(), 0.803)
+    eps = 1e-5
+    g = wengert.grad(f, argnums=1)
+    assert math.isclose(h, (g(make(), 0.803 + eps) - g(make(), 0.803 - eps)) / (2 * eps),
+                        rel_tol=1e-5, abs_tol=1e-7)

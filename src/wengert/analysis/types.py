@@ -1864,10 +1864,16 @@ class _Inference:
                 len(self.entries[op.obj.id]):
             self.set_full(op.result, self.entries[op.obj.id][self.consts[op.index.id]])
             return
+        elif obj is tuple and (same := self.same_entries(op.obj)) is not None and \
+                index in _INTS:
+            self.set_full(op.result, same)  # (``xs[i]`` of a tuple of floats: a float)
+            return
         elif obj in (list, tuple) and index is slice:
             t = obj
             if obj is list and op.obj.id in self.items and op.result.id in self.readonly:
                 self.items[op.result.id] = self.items[op.obj.id]  # a slice: the same items
+            elif obj is tuple and (same := self.same_entries(op.obj)) is not None:
+                self.items[op.result.id] = same  # (a tuple's slice: entries of that type)
         elif op.obj.id in self.items and index in _INTS:
             self.set_full(op.result, self.items[op.obj.id])
             return
@@ -1884,6 +1890,16 @@ class _Inference:
         elif obj is numpy.ndarray and self.array_index(op.index):
             t = numpy.ndarray
         self.set(op.result, t)
+
+    def same_entries(self, v: n.Value) -> Any:
+        """The one type of every entry of the tuple ``v`` (its entries known, or its items:
+        a slice of such a tuple), else ``None``."""
+        if v.id in self.items and self.get(v) is tuple:
+            return self.items[v.id]
+        es = self.entries.get(v.id)
+        if not es or es[0] is None or any(e != es[0] for e in es[1:]):
+            return None
+        return es[0]
 
     def setitem(self, op: n.SetItem) -> None:
         a = self.arrays.get(op.obj.id)

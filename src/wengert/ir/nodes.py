@@ -388,6 +388,9 @@ class Function:
     #: ``fwd``) holds their item and more, with their iterable and its type: where that
     #: pass leaves the item alone, nothing need be pushed.
     item_loops: list[tuple[For, Value, Build, Region, type]] = field(default_factory=list)
+    #: A VJP's slices of lists and tuples (``m[1:]``), by the id of the value: where a
+    #: record holds one of a list the forward only reads, the reverse slices it again.
+    list_slices: set[int] = field(default_factory=set)
 
 
 @dataclass(eq=False)

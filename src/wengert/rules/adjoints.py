@@ -437,6 +437,7 @@ mark_pure(
     runtime.field_adjoint,
     runtime.setattr_adjoint, runtime.item_adjoint, runtime.split_adjoint, runtime.key_adjoint,
     runtime.subdict_adjoint, runtime.unpack_adjoint, runtime.reversed_adjoint, runtime.inout,
+    runtime.reversed_records,
     runtime.item_tangent, runtime.display_item_adjoint,
 
     runtime.as_tuple, runtime.regroup, runtime.like_structure,

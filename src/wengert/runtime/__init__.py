@@ -132,6 +132,7 @@ from wengert.runtime.reverse import (  # noqa: F401
     regroup,
     remove_adjoint,
     reversed_adjoint,
+    reversed_records,
     setattr_adjoint,
     setattr_adjoint_owned,
     setitem_adjoint,

@@ -1038,6 +1038,15 @@ def padded(items: list[Any], iterable: Any) -> list[Any]:
     return items + [None] * missing if missing > 0 else items
 
 
+def reversed_records(stack: list[Any], size: int) -> Any:
+    """The records of a loop pushed flat (``stack.extend((c, b, a))`` per step, fields last
+    first), last step first, each as the tuple ``(a, b, c)`` of its ``size`` fields: one
+    reversed iterator zipped with itself, so neither step makes a tuple that outlives it
+    (the forward's is freed once its fields are in the list, and ``zip`` reuses its own)."""
+    steps = reversed(stack)
+    return zip(*(steps,) * size)
+
+
 def reversed_adjoint(collected: list[Any], iterable: Any) -> Any:
     """The adjoint of a loop's iterable from its items' adjoints (collected in reverse)."""
     if (not collected or collected[0] is None) and all(c is None for c in collected):

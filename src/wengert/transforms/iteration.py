@@ -365,6 +365,8 @@ class _State:
             return False  # a value made only of numbers and strings is no object
         if ra & rb:
             return True
+        if self._unmade_then(a, b) or self._unmade_then(b, a):
+            return False
         # An object made here and never stored, captured or passed on is reached only
         # through its own name: it is nothing else. One that did escape is still not a
         # value computed without it (no data path from it, nor an unknown call after
@@ -392,6 +394,42 @@ class _State:
         if any(x[0] in ("unknown", "part") for x in (*ra, *rb)):
             return True
         return any(x[0] == "param" for x in ra) and any(x[0] == "param" for x in rb)
+
+    def _unmade_then(self, a: n.Value, w: n.Value) -> bool:
+        """Whether ``w``, an item or field read, was read where the object ``a`` (made by
+        one display or call each time it runs) did not exist yet or was reachable through
+        ``a`` alone: ``w`` is read by an op of the region that makes ``a``, before any op
+        of that region through which ``a`` escapes (stored, passed on), and not out of
+        ``a`` itself. ``row =
+        [v / p for v in aug[col]]; aug[col] = row`` in a loop: the row read is an older
+        one, never the list being filled."""
+        roots = self.roots(a)
+        if len(roots) != 1 or next(iter(roots))[0] != "fresh":
+            return False
+        made = next((o for o in self.ops if id(o) == next(iter(roots))[1]), None)
+        read = self.defs.get(w.id)
+        if made is None or not isinstance(read, (n.GetItem, n.GetAttr)):
+            return False  # (``w`` an item or field read: another question otherwise)
+        region = _region_of(made, self)
+        if not any(o is made for o in region.ops) or not any(o is read for o in region.ops):
+            return False
+        members = self._members(a)
+        ids = {m.id for m in members}
+        if any(v.id in ids for v in read.operands()):
+            return False
+        at = {id(o): k for k, o in enumerate(region.ops)}
+        for k, o in enumerate(region.ops):
+            for inner in o.regions():
+                for x in n.walk_local(inner):
+                    at.setdefault(id(x), k)
+        first = len(region.ops)
+        for m in members:
+            for use in self.uses.get(m.id, []):
+                if not self._harmless_use(use, m):
+                    if id(use) not in at:
+                        return False  # (it escapes outside that region)
+                    first = min(first, at[id(use)])
+        return at[id(read)] < first
 
     def _holds_own(self, made: int) -> bool:
         """Whether the container the op of id ``made`` makes holds only objects made here

@@ -96,6 +96,10 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         self.lifted = lifted
         #: Loop records: (forward body, record tuple, reverse body, its unpacking).
         self.records: list[tuple[n.Region, n.Build, n.Region, n.Unpack]] = []
+        #: Items read again out of a list by the reverse loops (not saved per iteration),
+        #: and the copies of lists made for them (``rematerialize``).
+        self.rereads: list[n.GetItem] = []
+        self.reread_copies: list[tuple[n.Const, n.Call]] = []
         #: Loop bodies and the ops that push their record (``loop.append``, the call).
         self.pushes: list[tuple[n.Region, n.GetAttr, n.Call]] = []
         #: Loops with a record list: (forward loop, the list's op, the region holding them,
@@ -181,6 +185,33 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
             for m in self.mutations.get(vid, ()):
                 if _reaches(self.place.get(id(m)), at):
                     return True
+        return False
+
+    def slot_rebound_after(self, read: n.GetItem | n.GetAttr) -> bool:
+        """Whether the slot ``read`` reads (``obj.name``, ``obj[k]``) may be given a new
+        object from ``read`` on: a write of something not read out of ``obj`` itself (the
+        write-back of an item read out of it, as ``tr.hist.append(x)`` and ``t[i][j] += v``
+        lower to, keeps the objects it holds)."""
+        at = self.place.get(id(read))
+        obj = self.resolve(read.obj)
+        holder = self.item_reads.get(self.resolve(read.results[0]).id)
+
+        def held(v: n.Value) -> bool:
+            # (read out of the same holder: a write-back, or a swap of two of its items)
+            v = self.resolve(v)
+            got = self.defs.get(v.id)
+            return holder is not None and self.item_reads.get(v.id) == holder or \
+                isinstance(got, n.GetItem) and self.resolve(got.obj) is obj or \
+                isinstance(got, n.GetAttr) and isinstance(read, n.GetAttr) and \
+                got.name == read.name and self.resolve(got.obj) is obj
+
+        for m in self.mutations.get(obj.id, ()):
+            if isinstance(m, n.SetAttr) and isinstance(read, n.GetAttr) and \
+                    m.name != read.name:
+                continue
+            if isinstance(m, (n.SetAttr, n.SetItem)) and not held(m.value) and \
+                    (at is None or _reaches(self.place.get(id(m)), at)):
+                return True
         return False
 
     def is_mutated(self, v: n.Value) -> bool:
@@ -540,6 +571,7 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         cleanup(pb_fn, drop_pure_calls=True)
         self.rematerialize(vjp_fn)
         cleanup(pb_fn, drop_pure_calls=True)  # what recomputing made unused
+        self.drop_unread_rereads(vjp_fn)
         self.prune_records(vjp_fn)
         self.keep_shapes(vjp_fn, mk)
         if not getattr(self.linker, "differentiated_again", False):
@@ -550,6 +582,9 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
             self.hoist_pushes()
             self.iterate_directly(vjp_fn)
             vjp_fn.records = self.records  # (what fusing adjoint calls leaves unread)
+            vjp_fn.list_slices = {
+                op.result.id for op in n.walk(vjp_fn.body) if isinstance(op, n.GetItem)
+                and self.type_of(op.obj) in (list, tuple) and self.type_of(op.index) is slice}
         cleanup(vjp_fn)
         return vjp_fn
 

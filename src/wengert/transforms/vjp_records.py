@@ -9,10 +9,12 @@ overwrites it: no copy of the old value).
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING
 
 import numpy
 
+from wengert import runtime
 from wengert.ir import nodes as n
 from wengert.ir.clone import substitute
 from wengert.ir.uses import free_uses, replace_uses
@@ -175,9 +177,30 @@ class LoopRecords:
                 at = min([ops.index(loop)] + [ops.index(entry[1]) for entry in self.stacks
                                               if entry[0] is loop and entry[1] in ops])
                 ops[at:at] = [make, copy]
+                self.reread_copies.append((make, copy))
                 copies[key] = copy.result
         new_ops.append(n.GetItem(copies[key], index, [n.Value(f.hint)], loc=op.loc))
+        self.rereads.append(new_ops[-1])
         return new_ops
+
+    def drop_unread_rereads(self, vjp_fn: n.Function) -> None:
+        """Drop the items :meth:`_item_reread` reads again that the cleaned-up pullback does
+        not use (``xs[i]`` in ``len(t) * xs[i]``: only the other operand's adjoint read it,
+        and that is zero), and the copies no read is left of: cleanup keeps an index it
+        cannot prove in range, and this one was read by the forward already."""
+        for _ in range(2):  # (the items, then the copies they read)
+            used = {v.id for op in n.walk(vjp_fn.body) for v in op.operands()}
+            dead = {id(op) for op in self.rereads if op.result.id not in used}
+            dead |= {id(op) for make, copy in self.reread_copies
+                     if copy.result.id not in used for op in (make, copy)}
+            if not dead:
+                return
+            regions = [vjp_fn.body]
+            while regions:
+                region = regions.pop()
+                region.ops = [o for o in region.ops if id(o) not in dead]
+                for o in region.ops:
+                    regions.extend(o.regions())  # (a nested function's body included)
 
     def _appended_reread(self, f: n.Value, body: n.Region, kept: dict[int, n.Value],
                          loop: n.For, vjp_fn: n.Function) -> list[n.Op] | None:
@@ -497,8 +520,232 @@ def prune_fused_records(fn: n.Function) -> None:
             append = next(a for a in loop.body.ops if pushes[0].fn in a.results)
             _item_only(fn, loop, stack_op, fwd, kind, (append, pushes[0]))
     fn.item_loops = []
+    live = [r for r in records if r[1] in r[0].ops and r[3] in r[2].ops]
+    _slice_again(fn, live)
+    fn.list_slices = set()
     # (A loop's items saved as the list it walked may now be saved twice: once.)
-    prune_unread_fields(fn, [r for r in records if r[1] in r[0].ops and r[3] in r[2].ops])
+    prune_unread_fields(fn, live)
+    _push_flat(fn, [r for r in live if r[1] in r[0].ops and r[3] in r[2].ops])
+
+
+def _push_flat(fn: n.Function, records: list[tuple[n.Region, n.Build, n.Region, n.Unpack]]
+               ) -> None:
+    """A loop record of several fields pushed as its fields (``loop.extend((c, b, a))``)
+    rather than as a tuple (``loop.append((a, b, c))``), and read back by
+    ``runtime.reversed_records(loop, 3)``: no tuple alive per iteration between the forward
+    and the pullback (a recursion's, a determinant's, has one per call). Only where the
+    record list is pushed this one record and walked by this one reverse loop."""
+    uses: dict[int, list[n.Op]] = {}
+    defs: dict[int, n.Op] = {}
+    loops: dict[int, n.For] = {}
+    for op in n.walk(fn.body):
+        for v in op.operands():
+            uses.setdefault(v.id, []).append(op)
+        for r in op.results:
+            defs[r.id] = op
+        if isinstance(op, n.For):
+            loops[id(op.body)] = op
+    pushed = {id(r[1]) for r in records}
+    held = {r.id: f for _, record, _, unpack in records
+            for f, r in zip(record.items, unpack.results)}
+    for fwd, record, rev, unpack in records:
+        push = uses.get(record.result.id, [])
+        append = defs.get(push[0].fn.id) if len(push) == 1 and \
+            isinstance(push[0], n.Call) else None
+        rfor = loops.get(id(rev))
+        if len(record.items) < 2 or not isinstance(append, n.GetAttr) or \
+                append.name != "append" or push[0].args != [record.result] or \
+                push[0].kwargs or push[0].starred or append not in fwd.ops or \
+                rfor is None or rfor.body.args[:1] != [unpack.value] or \
+                len(uses.get(unpack.value.id, [])) != 1:
+            continue
+        stack, walk = append.obj, defs.get(rfor.iterable.id)
+        if not isinstance(defs.get(stack.id), n.Build) or \
+                not isinstance(walk, n.Call) or len(walk.args) != 1 or \
+                walk.kwargs or walk.starred or len(uses.get(walk.result.id, [])) != 1 or \
+                not isinstance(defs.get(walk.fn.id), n.Const) or \
+                defs[walk.fn.id].value is not reversed:
+            continue
+        seen = walk.args[0]
+        passed: list[n.Op] = []  # (the yields it leaves an ``if`` by, on its way)
+        if _origin(seen, held, defs, passed) is not stack or \
+                seen is not stack and len(uses.get(seen.id, [])) != 1 or \
+                any(o is not append and o is not walk and o not in passed and
+                    not (isinstance(o, n.Build) and id(o) in pushed)
+                    for o in uses.get(stack.id, [])):
+            continue  # (the list read anywhere else: kept as it is)
+        record.items = record.items[::-1]  # (walked back: the first field first)
+        append.name = "extend"
+        flat = n.Const(runtime.reversed_records, [n.Value()], loc=walk.loc)
+        size = n.Const(len(record.items), [n.Value()], loc=walk.loc)
+        region = next(r for r in _regions(fn) if walk in r.ops)
+        at = region.ops.index(walk)
+        region.ops[at:at] = [flat, size]
+        walk.fn = flat.result
+        walk.args = [seen, size.result]
+
+
+def _origin(v: n.Value, held: dict[int, n.Value], defs: dict[int, n.Op],
+            passed: list[n.Op]) -> n.Value:
+    """The forward value the pullback's ``v`` is: through the record field that held it
+    and the ``if`` that yielded it where the other branch has ``None`` (a loop's record
+    list made in one branch); the yields passed are added to ``passed``."""
+    while True:
+        v = held.get(v.id, v)
+        made = defs.get(v.id)
+        if not isinstance(made, n.If):
+            return v
+        k = made.results.index(v)
+        out = [(r.terminator, r.terminator.values[k]) for r in made.regions()]
+        real = [(y, w) for y, w in out
+                if not (isinstance(defs.get(w.id), n.Const) and defs[w.id].value is None)]
+        if len(real) != 1:
+            return v
+        passed.append(real[0][0])
+        v = real[0][1]
+
+
+def _regions(fn: n.Function) -> list[n.Region]:
+    """Every region of ``fn``, nested functions' included."""
+    out, todo = [], [fn.body]
+    while todo:
+        r = todo.pop()
+        out.append(r)
+        for op in r.ops:
+            todo.extend(op.regions())
+    return out
+
+
+#: Integer arithmetic a slice's bounds are computed again by in the reverse loop, and
+#: ``slice`` itself.
+_BOUNDS_ARITHMETIC = (operator.add, operator.sub, operator.mul, operator.neg,
+                      operator.floordiv, operator.mod, len, slice)
+
+
+def _slice_again(fn: n.Function, records: list[tuple[n.Region, n.Build, n.Region, n.Unpack]]
+                 ) -> None:
+    """A record field that is a slice of a list or tuple the forward code never changes
+    (``m[1:]`` of the argument walked by ``for row in m[1:]`` in a loop over ``j``) is
+    sliced again by the reverse loop instead of saved: the same items, and one list fewer
+    alive per iteration between the forward and the pullback; a field that is a slice
+    object (``i:``) is made again too. Only for a list of the function's top level (its
+    parameters, values made outside every block) and bounds computed from constants, other
+    fields of the record and such top-level values by a little integer arithmetic."""
+    top = {v.id for v in fn.body.args} | {r.id for op in fn.body.ops for r in op.results}
+    consts = {op.result.id: op.value for op in n.walk(fn.body) if isinstance(op, n.Const)}
+    unchanged: dict[int, bool] = {}
+    for fwd, record_op, rev, unpack in records:
+        defs = {r.id: o for o in fwd.ops for r in o.results}
+        fields = {f.id: r for f, r in zip(record_op.items, unpack.results)}
+        made: dict[int, list[n.Op]] = {}
+        mapping: dict[int, n.Value] = {}
+
+        def again(v: n.Value | None, ops: list[n.Op], depth: int = 0) -> n.Value | None:
+            """``v`` in the reverse loop (ops that compute it added to ``ops``), or
+            ``None`` where it cannot be had there."""
+            if v.id in top:
+                return v
+            if v.id in fields:
+                return fields[v.id]
+            d = defs.get(v.id)
+            if isinstance(d, n.Const):
+                ops.append(n.Const(d.value, [n.Value(v.hint)], d.origin, d.root))
+                return ops[-1].result
+            if depth < 3 and isinstance(d, n.Call) and not d.kwargs and not d.starred and \
+                    hashable(f := consts.get(d.fn.id)) and f in _BOUNDS_ARITHMETIC:
+                args = [again(a, ops, depth + 1) for a in [d.fn, *d.args]]
+                if any(a is None for a in args):
+                    return None
+                ops.append(n.Call(args[0], args[1:], [], [n.Value(v.hint)], loc=d.loc))
+                return ops[-1].result
+            if depth < 3 and isinstance(d, n.BuildSlice):
+                parts = [None if p is None else again(p, ops, depth + 1)
+                         for p in (d.lower, d.upper, d.step)]
+                if any(p is None and q is not None
+                       for p, q in zip(parts, (d.lower, d.upper, d.step))):
+                    return None
+                ops.append(n.BuildSlice(*parts, [n.Value(v.hint)], loc=d.loc))
+                return ops[-1].result
+            return None
+
+        for f, r in zip(record_op.items, unpack.results):
+            op = defs.get(f.id)
+            ops: list[n.Op] = []
+            if isinstance(op, n.BuildSlice) or isinstance(op, n.Call) and \
+                    consts.get(op.fn.id) is slice:
+                del fields[f.id]  # (not read out of the record it replaces)
+                got = again(f, ops)
+                fields[f.id] = r
+            elif f.id in fn.list_slices and isinstance(op, n.GetItem) and op.obj.id in top:
+                cut = again(op.index, ops)
+                if cut is None:
+                    continue
+                if op.obj.id not in unchanged:
+                    unchanged[op.obj.id] = _never_changed(op.obj, fn, records)
+                if not unchanged[op.obj.id]:
+                    continue
+                ops.append(n.GetItem(op.obj, cut, [n.Value(r.hint)], loc=op.loc))
+                got = ops[-1].result
+            else:
+                continue
+            if got is not None and r.id not in mapping:
+                made[r.id] = ops
+                mapping[r.id] = got
+        firsts = {}
+        for rid in made:
+            at = next((k for k, o in enumerate(rev.ops)
+                       if any(v.id == rid for o2 in [o, *(x for sub in o.regions()
+                                                          for x in n.walk(sub))]
+                              for v in o2.operands())), None)
+            if at is None:
+                del mapping[rid]  # (read nowhere: pruned as it is)
+            else:
+                firsts[rid] = at
+        if firsts:
+            # All before the first op that reads one of them (below the comment of its
+            # line), slice objects first: a slice of a list made again may read one.
+            order = sorted(firsts, key=lambda rid: isinstance(made[rid][-1], n.GetItem))
+            at = min(firsts.values())
+            rev.ops[at:at] = [o for rid in order for o in made[rid]]
+            substitute(rev, mapping)
+
+
+def _never_changed(xs: n.Value, fn: n.Function,
+                   records: list[tuple[n.Region, n.Build, n.Region, n.Unpack]]) -> bool:
+    """Whether the forward code of the VJP ``fn`` only reads ``xs`` (indexes it, iterates
+    it, gives it to :data:`_LIST_READERS`, saves it in a loop record): no op of its own can
+    change it between the forward and the pullback."""
+    consts = {op.result.id: op.value for op in n.walk(fn.body) if isinstance(op, n.Const)}
+    pushed = {id(op) for _, op, _, _ in records}
+    pullback = next((v.id for op in fn.body.ops if isinstance(op, n.Return)
+                     for v in [op.value]), None)
+    regions = [fn.body]
+    while regions:
+        for op in regions.pop().ops:
+            if isinstance(op, n.MakeFunction):
+                if pullback is None or not any(
+                        isinstance(o, n.Build) and op.result in o.items and
+                        o.result.id == pullback for o in fn.body.ops) and \
+                        any(v is xs for v in free_uses(op.func.body)):
+                    return False
+                continue  # (the pullback reads the forward's values only)
+            regions.extend(op.regions())
+            if not _reads_only(op, xs, consts, pushed):
+                return False
+    return True
+
+
+def _reads_only(op: n.Op, xs: n.Value, consts: dict[int, object], pushed: set[int]) -> bool:
+    """Whether ``op`` leaves the list ``xs`` as it is: it does not name it, indexes it,
+    iterates it, gives it to one of :data:`_LIST_READERS` or saves it in a loop record (an
+    op of ``pushed``)."""
+    if all(v is not xs for v in op.operands()):
+        return True
+    return isinstance(op, n.GetItem) and op.obj is xs and op.index is not xs or \
+        isinstance(op, n.For) and op.iterable is xs and xs not in op.inits or \
+        isinstance(op, n.Build) and id(op) in pushed or \
+        isinstance(op, n.Call) and op.fn is not xs and not op.kwargs and \
+        hashable(f := consts.get(op.fn.id)) and f in _LIST_READERS
 
 
 def _drop_unread_stack(fn: n.Function, stack: n.Build, region: n.Region,

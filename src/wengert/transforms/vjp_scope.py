@@ -105,7 +105,9 @@ class Scope:
         be, to the pass differentiating the gradient, the object stored away)."""
         if isinstance(d, (n.GetItem, n.GetAttr)) and d.results[0].id in self.vjp.item_reads \
                 and getattr(self.vjp.linker, "differentiated_again", False):
-            return True
+            # (Not where the slot may hold another object by the time the reverse runs:
+            # ``tr.hist = [c, k]`` after the loop over ``tr.hist``.)
+            return not self.vjp.slot_rebound_after(d)
         if isinstance(d, n.BuildSlice):
             parts = [x for x in (d.lower, d.upper, d.step) if x is not None]
         elif isinstance(d, n.Call) and not d.kwargs and not d.starred and \
