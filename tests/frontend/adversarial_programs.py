@@ -327,9 +327,11 @@ def _extra_statement(draw, kind: str, g: Grammar, indent: int, expr, wrap) -> li
         e = draw(expr)
         call = draw(st.sampled_from([f"bump({e})", f"rr = bump({e})",
                                      f"{target} += bump(y)"]))
-        return [(indent, "def bump(v):"), (indent + 1, f"nonlocal {target}"),
-                (indent + 1, f"{target} = {wrap(f'{target} * 0.5 + v')}"),
-                (indent + 1, f"return v * {target}"),
+        # (its parameter is never the variable it rebinds: ``def bump(v): nonlocal v`` is
+        # no Python)
+        return [(indent, "def bump(by):"), (indent + 1, f"nonlocal {target}"),
+                (indent + 1, f"{target} = {wrap(f'{target} * 0.5 + by')}"),
+                (indent + 1, f"return by * {target}"),
                 (indent, call), (indent, f"{target} = {wrap(f'{target} + x')}")]
     if kind == "stars":
         # Starred arguments: a named tuple's entries, the columns of rows, numbers.

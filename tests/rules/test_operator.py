@@ -20,7 +20,7 @@ import pytest
 import wengert.rules
 from wengert.rules import operator as oprules
 from wengert.rules import registry
-from wengert.testing import check_rule
+from wengert.testing import check_grads, check_rule
 from wengert.transforms import nested_grad
 
 rng = numpy.random.default_rng(42)
@@ -116,6 +116,53 @@ def test_mul_sequence_adjoint_closed_form():
     _, pullback = registry.lookup(operator.mul).vjp([1.0, 2.0], 3)
     a_bar, n_bar = pullback([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
     assert a_bar == [1.0 + 3.0 + 5.0, 2.0 + 4.0 + 6.0] and n_bar is None
+    # Items that are lists or tuples: their adjoints add entry by entry (``+`` would join
+    # them: the first repeat's adjoint alone was read back, a third of the gradient).
+    _, pullback = registry.lookup(operator.mul).vjp([(1.0, 2.0)], 3)
+    a_bar, _ = pullback([(1.0, None), (0.5, 2.0), None])
+    assert a_bar == [(1.5, 2.0)]
+    _, pullback = registry.lookup(operator.mul).vjp(2, [[1.0, 2.0], [3.0]])
+    _, a_bar = pullback([[1.0, 1.0], [2.0], [0.25, None], [4.0]])
+    assert a_bar == [[1.25, 1.0], [6.0]]
+
+
+def _pairs_of_one_tuple(x):
+    t = (x, 0.5)
+    return sum(p[0] * p[1] + p[0] ** 2 for p in [t] * 3)
+
+
+def _rows_repeated_left(x, n):
+    rows = n * [[x, 2.0 * x]]
+    return sum(r[0] * r[1] for r in rows) + rows[-1][1]
+
+
+def _tuple_of_tuples(x):
+    grid = ((x, 1.5), (0.5, x * x)) * 2
+    return sum(a * b for a, b in grid) * grid[3][1]
+
+
+def _product_of_pools(x):
+    pools = [(x, 0.5)] * 3
+    out = [()]
+    for pool in pools:
+        out = [done + (y,) for done in out for y in pool]
+    return sum(a * b * c for a, b, c in out)
+
+
+def _repeated_in_place(x):
+    rows = [[x, 1.0]]
+    rows *= 3
+    return sum(math.sin(r[0]) * r[1] for r in rows)
+
+
+@pytest.mark.parametrize("f, args", [(_pairs_of_one_tuple, (0.7,)), (_rows_repeated_left, (0.7, 3)),
+                                     (_tuple_of_tuples, (0.7,)), (_product_of_pools, (0.7,)),
+                                     (_repeated_in_place, (0.7,))])
+def test_a_sequence_of_lists_or_tuples_repeated_sums_the_repeats_adjoints(f, args):
+    """``[t] * 3`` holds one tuple three times: its adjoint is the sum of the three slots'
+    (a silently wrong third of it before, the slots' adjoints joined by ``+``); every
+    spelling of the repetition, both modes, second order."""
+    check_grads(f, args, modes=("rev", "fwd"), order=2)
 
 
 # --- in-place operators ------------------------------------------------------------

@@ -350,6 +350,15 @@ MORE_PROGRAMS = {
         itertools.accumulate([x, 2.0, x], lambda a, b: a * b))[2], (0.7,)),
     "accumulate_initial": (lambda x: sum(itertools.accumulate(
         [x, 2.0], operator.mul, initial=x)), (0.7,)),
+    "product": (lambda x: sum(a * b for a, b in itertools.product([x, 2.0], [1.0, x, x * x])),
+                (0.7,)),
+    "product_repeat": (lambda x: sum(a * b * c for a, b, c in itertools.product(
+        [x, 0.5], repeat=3)), (0.7,)),
+    "combinations": (lambda x: sum(a * b - c for a, b, c in itertools.combinations(
+        [x, 2.0, x * x, 0.5], 3)) + len(list(itertools.combinations([x], 2))), (0.7,)),
+    "pairwise": (lambda x: sum((b - a) ** 2 for a, b in itertools.pairwise(
+        [x, 2.0, x * x, 0.5])), (0.7,)),
+    "starmap": (lambda x: sum(itertools.starmap(pow, [(x, 2.0), (1.5, x)])), (0.7,)),
     "bisect": (lambda x: _interp(x, [0.0, 0.5, 1.0, 1.5], [1.0, x, 0.5, x * x]), (0.7,)),
     "bisect_left": (lambda x: [x, 2 * x, 3 * x][bisect.bisect_left([0.5, 1.0], x)], (0.7,)),
     "float_parts": (lambda x: x.real * x + x.imag + x.conjugate() ** 2, (0.7,)),

@@ -6,6 +6,7 @@ list changed after, by the function or by its caller) are checked to stay right.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 
@@ -260,3 +261,83 @@ def test_reversed_records_walks_back_records_pushed_flat():
         stack.extend(r[::-1])
     assert list(runtime.reversed_records(stack, 3)) == records[::-1]
     assert list(runtime.reversed_records([], 2)) == []
+
+
+# --- numbers of the top level computed again ---------------------------------------------------
+
+
+def damped(x, k, n):
+    for _ in range(n):
+        c = -k * 0.5
+        x = x + c * math.sin(x)
+    return x
+
+
+def spring_steps(x, v, k, dt):
+    for _ in range(20):
+        a = -k * x - 0.1 * v
+        v = v + dt * a
+        x = x + dt * v
+    return x * v
+
+
+def test_a_number_made_from_the_top_level_is_computed_again_not_saved():
+    """``c = -k * 0.5`` inside a loop, ``k`` a parameter: the same at every step, so the
+    reverse loop computes it again instead of each step's record holding it."""
+    for f, args in [(damped, (0.7, 1.3, 6)), (spring_steps, (1.0, 0.0, 2.0, 0.05))]:
+        forward, pullback = _split(f, args)
+        invariant = set(re.findall(r"(\w+) = -k\b", forward))
+        assert invariant and not _pushed(forward) & invariant, forward
+        check_grads(f, args, modes=("rev", "fwd"), order=2)
+
+
+# --- one field read twice: saved once ----------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Point:
+    x: float
+    v: float
+
+    def nudge(self, d):
+        self.x += d
+        return d
+
+
+def read_twice(p, k, steps):
+    for _ in range(steps):
+        a = -k * p.x - 0.3 * p.x ** 3
+        p.v = p.v + 0.1 * a
+        p.x = p.x + 0.1 * p.v
+    return p.x * p.v
+
+
+def written_between(p, k, steps):
+    for _ in range(steps):
+        first = p.x * k
+        p.x = p.x * 0.9 + 0.1 * p.v
+        a = first * p.x
+        p.v = p.v + 0.1 * math.sin(a)
+    return p.x * p.v
+
+
+def changed_by_a_call_between(p, k, steps):
+    for _ in range(steps):
+        first = p.x * k
+        d = p.nudge(0.01 * first)
+        a = first * p.x + d
+        p.v = p.v + 0.1 * math.sin(a)
+    return p.x * p.v
+
+
+@pytest.mark.parametrize("f, saved", [(read_twice, 1), (written_between, None),
+                                      (changed_by_a_call_between, None)])
+def test_one_field_read_twice_between_numbers_only_is_saved_once(f, saved):
+    """``-k * p.x - 0.3 * p.x ** 3``: the two reads of ``p.x`` are one value (nothing between
+    them can change it), so each step saves one number; where the field is written, or a
+    method may write it, between the reads, both are saved and the gradient stays right."""
+    args = (Point(0.7, -0.2), 1.3, 6)
+    forward, pullback = _split(f, args)
+    if saved is not None:
+        assert forward.count(".append(") == saved and "extend(" not in forward, forward
+    check_grads(f, args, modes=("rev", "fwd"), order=2)

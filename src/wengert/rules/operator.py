@@ -88,11 +88,13 @@ def _pos_recip(a: Any) -> Any:
 
 
 def _sum_cotangents(items: Any) -> Any:
-    """The sum of the non-``None`` entries of ``items``; ``None`` when all are ``None``."""
+    """The sum of the non-``None`` entries of ``items``; ``None`` when all are ``None``.
+    Entries that are adjoints of lists or tuples (the items of ``[row] * 3``) add entry by
+    entry, never by ``+``, which would join them."""
     total = None
     for item in items:
         if item is not None:
-            total = item if total is None else total + item
+            total = item if total is None else runtime.add_adjoint(total, item)
     return total
 
 
@@ -141,7 +143,8 @@ cases(_pos_recip, (0.5,), (_A23 + 2.0,))
 deflinear(_sum_cotangents, lambda items: (
     tuple(ans_bar for _ in items) if isinstance(items, tuple) else [ans_bar for _ in items]),
     keep={"items": _skeleton})
-cases(_sum_cotangents, ([0.5, None, 1.5],), ((_A23, _A23),))
+cases(_sum_cotangents, ([0.5, None, 1.5],), ((_A23, _A23),), ([[0.5, None], None, [1.5, 2.0]],),
+      (((0.5, 1.0), (2.0, None)),))
 
 
 def _repeat_adjoint(y_bar: Any, n: int) -> Any:

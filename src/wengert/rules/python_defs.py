@@ -267,6 +267,42 @@ def chain_from_iterable_(iterables):
     return iter(out)
 
 
+@defpython(itertools.product, keywords=("repeat",))
+def product_(*iterables, repeat=1):
+    pools = [tuple(it) for it in iterables] * repeat
+    out = [()]
+    for pool in pools:
+        out = [done + (x,) for done in out for x in pool]
+    return iter(out)
+
+
+@defpython(itertools.combinations)
+def combinations_(iterable, r):
+    pool = tuple(iterable)
+    out = [()]
+    starts = [0]
+    for _ in range(r):
+        grown = []
+        after = []
+        for done, start in zip(out, starts):
+            for i in range(start, len(pool)):
+                grown.append(done + (pool[i],))
+                after.append(i + 1)
+        out, starts = grown, after
+    return iter(out)
+
+
+@defpython(itertools.pairwise)
+def pairwise_(iterable):
+    items = list(iterable)
+    return iter([(items[i], items[i + 1]) for i in range(len(items) - 1)])
+
+
+@defpython(itertools.starmap)
+def starmap_(function, iterable):
+    return iter([function(*args) for args in iterable])
+
+
 @defpython(itertools.accumulate, keywords=("func", "initial"))
 def accumulate_(iterable, func=None, initial=None):
     items = list(iterable)

@@ -99,6 +99,7 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         #: Items read again out of a list by the reverse loops (not saved per iteration),
         #: and the copies of lists made for them (``rematerialize``).
         self.rereads: list[n.GetItem] = []
+        self.top_numbers: set[int] = set()
         self.reread_copies: list[tuple[n.Const, n.Call]] = []
         #: Loop bodies and the ops that push their record (``loop.append``, the call).
         self.pushes: list[tuple[n.Region, n.GetAttr, n.Call]] = []
@@ -569,6 +570,7 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
                             fn.source_lines)
         replace_uses(vjp_fn, self.rename)
         cleanup(pb_fn, drop_pure_calls=True)
+        self.merge_field_reads()
         self.rematerialize(vjp_fn)
         cleanup(pb_fn, drop_pure_calls=True)  # what recomputing made unused
         self.drop_unread_rereads(vjp_fn)

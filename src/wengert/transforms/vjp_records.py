@@ -18,7 +18,7 @@ from wengert import runtime
 from wengert.ir import nodes as n
 from wengert.ir.clone import substitute
 from wengert.ir.uses import free_uses, replace_uses
-from wengert.objects import hashable
+from wengert.objects import attribute_kind, hashable
 from wengert.rules import registry, shapes
 from wengert.transforms.base import IMMUTABLE
 
@@ -93,6 +93,12 @@ class LoopRecords:
         it: what a person writing the adjoint does, and a smaller record (often none)."""
         consts = {op.result.id: op for op in n.walk(vjp_fn.body) if isinstance(op, n.Const)}
         top_loops = {id(op.body): op for op in vjp_fn.body.ops if isinstance(op, n.For)}
+        #: Numbers made at the function's top level (or given to it): nothing changes them.
+        self.top_numbers = {
+            v.id for v in [*vjp_fn.body.args, *(r for op in vjp_fn.body.ops
+                                                 if not isinstance(op, n.MakeFunction)
+                                                 for r in op.results)]
+            if self.type_of(v) in (float, int, bool)}
         copies: dict[tuple[int, int], n.Value] = {}
         for fwd_region, record_op, rev_region, unpack in self.records:
             defs = {r.id: o for o in fwd_region.ops for r in o.results}
@@ -127,7 +133,8 @@ class LoopRecords:
                 for o in chain:
                     args = []
                     for a in [o.fn, *o.args]:
-                        got = kept.get(a.id) or computed.get(a.id)
+                        got = kept.get(a.id) or computed.get(a.id) or \
+                            (a if a.id in self.top_numbers else None)
                         if got is None:
                             c = consts[a.id]
                             new_ops.append(n.Const(c.value, [n.Value(a.hint)], c.origin, c.root))
@@ -141,6 +148,50 @@ class LoopRecords:
                 mapping[unpack.results[k].id] = computed[f.id]
             if mapping:
                 substitute(rev_region, mapping)
+
+    def merge_field_reads(self) -> None:
+        """Two record fields that read one field of one object (``self.x`` twice in ``a =
+        -k * self.x - 0.3 * self.x ** 3``) with nothing between the reads that could change
+        it (arithmetic of numbers, constants, other reads) are one value: the reverse loop
+        reads the first, and the second is not saved."""
+        for fwd_region, record_op, rev_region, unpack in self.records:
+            if record_op not in fwd_region.ops:
+                continue
+            where = {id(o): k for k, o in enumerate(fwd_region.ops)}
+            defs = {r.id: o for o in fwd_region.ops for r in o.results}
+            first: dict[tuple[int, str], tuple[n.GetAttr, n.Value]] = {}
+            mapping: dict[int, n.Value] = {}
+            for f, r in zip(record_op.items, unpack.results):
+                op = defs.get(f.id)
+                if not isinstance(op, n.GetAttr) or \
+                        attribute_kind(self.type_of(op.obj), op.name) != "field":
+                    continue
+                key = (self.resolve(op.obj).id, op.name)
+                seen = first.get(key)
+                if seen is None or where[id(seen[0])] > where[id(op)]:
+                    if seen is None or not self._unchanged_between(op, seen[0], fwd_region):
+                        first[key] = (op, r)
+                        continue
+                    first[key], (op, r) = (op, r), seen
+                if self._unchanged_between(first[key][0], op, fwd_region):
+                    mapping[r.id] = first[key][1]
+            if mapping:
+                substitute(rev_region, mapping)
+
+    def _unchanged_between(self, a: n.Op, b: n.Op, region: n.Region) -> bool:
+        """Whether nothing between the ops ``a`` and ``b`` of ``region`` (``a`` first) can
+        change an object's field: constants, reads, and pure calls of numbers only."""
+        ops = region.ops
+        consts = {o.result.id: o.value for o in ops if isinstance(o, n.Const)}
+        for op in ops[ops.index(a) + 1:ops.index(b)]:
+            if isinstance(op, (n.Const, n.GetAttr, n.GetItem)):
+                continue
+            f = consts.get(op.fn.id, consts) if isinstance(op, n.Call) else consts
+            if f is consts or not hashable(f) or not registry.is_pure(f) or \
+                    op.kwargs or op.starred or \
+                    any(self.type_of(x) not in (float, int, bool) for x in op.args):
+                return False
+        return True
 
     def _item_reread(self, f: n.Value, defs: dict[int, n.Op], consts: dict[int, n.Const],
                      kept: dict[int, n.Value], computed: dict[int, n.Value], loop: n.For,
@@ -244,10 +295,14 @@ class LoopRecords:
                     kept: dict[int, n.Value], computed: dict[int, n.Value]
                     ) -> list[n.Call] | None:
         """The pure calls that compute record field ``f`` again from kept fields, values
-        already recomputed and constants, in order, if there are at most three new ones."""
+        already recomputed, numbers of the function's top level (``-k`` of a parameter:
+        the same at every step) and constants, in order, if there are at most three new
+        ones."""
         chain: list[n.Call] = []
 
         def visit(v: n.Value, top: bool) -> bool:
+            if not top and v.id in self.top_numbers:
+                return True
             if not top and v.id in kept and self.changes_later(v):
                 return False  # (its contents when the pullback runs are not those read)
             if not top and (v.id in kept or v.id in computed or v.id in consts):
@@ -450,7 +505,18 @@ def prune_unread_fields(vjp_fn: n.Function,
                 mapping[r.id] = unpack.results[first[f.id]]
                 used.discard(r.id)
         keep = [k for k, r in enumerate(unpack.results) if r.id in used]
-        if len(keep) == len(unpack.results) or not keep:
+        if len(keep) == len(unpack.results):
+            continue
+        if not keep and record_op in fwd_region.ops and unpack in rev_region.ops:
+            # Nothing read of the iterations (all computed again): ``None`` is pushed
+            # per step, to count them (``count_only_loops`` may push nothing at all).
+            dropped += record_op.items
+            none = n.Const(None, [n.Value()], loc=record_op.loc)
+            fwd_region.ops[fwd_region.ops.index(record_op)] = none
+            mapping[record_op.result.id] = none.result
+            rev_region.ops.remove(unpack)
+            continue
+        if not keep:
             continue
         dropped += [f for k, f in enumerate(record_op.items) if k not in keep]
         if len(keep) == 1:
