@@ -694,10 +694,14 @@ def _slice_again(fn: n.Function, records: list[tuple[n.Region, n.Build, n.Region
     (``m[1:]`` of the argument walked by ``for row in m[1:]`` in a loop over ``j``) is
     sliced again by the reverse loop instead of saved: the same items, and one list fewer
     alive per iteration between the forward and the pullback; a field that is a slice
-    object (``i:``) is made again too. Only for a list of the function's top level (its
-    parameters, values made outside every block) and bounds computed from constants, other
-    fields of the record and such top-level values by a little integer arithmetic."""
+    object (``i:``) is made again too. Only for a list the function is given (a callee
+    reaching it through a global is the one change not seen here, as for
+    ``iteration.py``) and bounds computed from constants, other fields of the record and
+    values of the function's top level by a little integer arithmetic."""
     top = {v.id for v in fn.body.args} | {r.id for op in fn.body.ops for r in op.results}
+    # (A parameter only: a global list, or one read out of a global, may be changed by a
+    # callee that reaches it through the global, which no op of this function shows.)
+    params = fn.body.args
     consts = {op.result.id: op.value for op in n.walk(fn.body) if isinstance(op, n.Const)}
     unchanged: dict[int, bool] = {}
     for fwd, record_op, rev, unpack in records:
@@ -742,7 +746,7 @@ def _slice_again(fn: n.Function, records: list[tuple[n.Region, n.Build, n.Region
                 del fields[f.id]  # (not read out of the record it replaces)
                 got = again(f, ops)
                 fields[f.id] = r
-            elif f.id in fn.list_slices and isinstance(op, n.GetItem) and op.obj.id in top:
+            elif f.id in fn.list_slices and isinstance(op, n.GetItem) and op.obj in params:
                 cut = again(op.index, ops)
                 if cut is None:
                     continue
