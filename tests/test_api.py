@@ -4,12 +4,14 @@ import importlib.util
 import math
 import sys
 
+import numpy as np
 import pytest
 
 import wengert
 from wengert import api
 from wengert.diagnostics import OutputNotScalarError
 from wengert.driver import cache
+from wengert.testing import check_grads
 
 SOURCE = '''
 SCALE = 2.0
@@ -192,3 +194,105 @@ def test_primitives_given_directly_with_optional_arguments():
     assert wengert.grad(math.log, argnums=(0, 1))(8.0, 2.0)[1] == pytest.approx(
         -math.log(8.0) / (2.0 * math.log(2.0) ** 2))
     assert wengert.grad(math.log)(2.0) == pytest.approx(0.5)
+
+
+# ------------------------------------------------ zeros, misuse, rules given directly
+
+
+@pytest.mark.parametrize("make", [
+    lambda f: wengert.grad(f, argnums=1),
+    lambda f: (lambda *a: wengert.grad(f, argnums=(0, 1))(*a)[1]),
+    lambda f: (lambda *a: wengert.value_and_grad(f, argnums=1)(*a)[1]),
+    lambda f: (lambda *a: wengert.vjp(f, *a)[1](1.0)[1]),
+    lambda f: wengert.jacrev(f, argnums=1),
+    lambda f: wengert.jacfwd(f, argnums=1),
+], ids=["grad", "grad-pair", "value_and_grad", "vjp", "jacrev", "jacfwd"])
+@pytest.mark.parametrize("v", [[1.0, 2.0], (1.0, 2.0), {"a": 1.0, "b": [2.0, 3.0]},
+                               [[1.0], [2.0, 3.0]], np.ones(3)],
+                         ids=["list", "tuple", "dict", "rows", "array"])
+def test_a_zero_gradient_has_the_argument_s_structure(make, v):
+    def unused(x, v):
+        return x * x
+
+    def unused_on_the_path_taken(x, v):
+        if x > 0.0:
+            return x * x
+        return x * v[0] if not isinstance(v, dict) else x * v["a"]
+
+    for f in (unused, unused_on_the_path_taken):
+        g = make(f)(1.5, v)
+        assert g is not None
+        flat = np.concatenate([np.ravel(np.asarray(leaf, dtype=float)) for leaf in
+                               _leaves(g)])
+        assert not flat.any() and len(flat) == len(_leaves(v))
+        assert type(g) is type(v) or isinstance(v, np.ndarray)
+
+
+def _leaves(x):
+    if isinstance(x, dict):
+        return [leaf for k in x for leaf in _leaves(x[k])]
+    if isinstance(x, (list, tuple)):
+        return [leaf for item in x for leaf in _leaves(item)]
+    if isinstance(x, np.ndarray):
+        return list(x.ravel())
+    return [x]
+
+
+def _two(x, y=2.0):
+    return x * y
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: wengert.grad(lambda x: x * x)(2), "int"),
+    (lambda: wengert.grad(_two, argnums=1)(2.0, 3), "int"),
+    (lambda: wengert.value_and_grad(_two)(True), "int"),
+    (lambda: wengert.grad(_two)(1.0 + 2.0j), "complex"),
+    (lambda: wengert.grad(_two)(np.array([1.0 + 1j])), "complex"),
+    (lambda: wengert.grad(_two)(x=1.0), "positional"),
+    (lambda: wengert.grad(_two)(), "positional"),
+    (lambda: wengert.grad(_two, argnums=1.0)(1.0), "argnums"),
+    (lambda: wengert.grad(_two, argnums=5)(1.0), "argnums=5"),
+    (lambda: wengert.grad(_two, argnums=-3)(1.0, 2.0), "out of range"),
+    (lambda: wengert.grad(_two, argnums=())(1.0), "empty"),
+    (lambda: wengert.grad(lambda x: [x, x])(1.0), "scalar"),
+])
+def test_misuse_gets_a_wengert_error_naming_it(call, match):
+    with pytest.raises(wengert.WengertError, match=match):
+        call()
+
+
+def _text_of(x):
+    return float(str(x)) * x
+
+
+def test_a_number_read_back_from_its_text_warns_as_int_does():
+    with pytest.warns(wengert.NonDifferentiableWarning, match=r"str\(\)"):
+        assert wengert.grad(_text_of)(2.0) == pytest.approx(2.0)
+
+
+def _squared(x):
+    return x * x
+
+
+@wengert.derivative(of=_squared)
+def _squared_vjp(x):
+    return x * x, lambda g: (g * 10.0,)  # (not the true derivative: which one ran shows)
+
+
+def test_a_registered_rule_wins_when_its_function_is_given_directly():
+    assert wengert.grad(_squared)(1.0) == 10.0
+    assert wengert.grad(lambda x: _squared(x))(1.0) == 10.0
+    assert wengert.value_and_grad(_squared)(2.0) == (4.0, 10.0)
+
+
+def _sorted_then_written(x):
+    y = np.sort(x)
+    y[0] = 0.0
+    return np.sum(y * x)
+
+
+def test_a_sorted_array_is_a_copy_written_into_freely():
+    check_grads(_sorted_then_written, (np.array([3.0, 1.0, 2.0]),), order=2,
+                modes=("rev", "fwd"))
+    np.testing.assert_allclose(wengert.grad(_sorted_then_written)(np.array([3.0, 1.0, 2.0])),
+                               [2.0, 2.0, 4.0])

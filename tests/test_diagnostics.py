@@ -171,9 +171,35 @@ def test_a_rule_s_refusal_when_it_runs_is_a_wengert_error_and_a_type_error():
     # (a plain TypeError from inside wengert before: ``except WengertError`` missed it)
     import numpy as np
 
-    def summed_as_float32(x):
-        return np.sum(x, dtype=np.float32)
+    def nuclear(x):
+        return np.linalg.norm(x, "nuc")
 
-    with pytest.raises(wengert.RuleRefusal, match="dtype") as e:
-        wengert.grad(summed_as_float32)(np.ones(3))
+    with pytest.raises(wengert.RuleRefusal, match="nuc") as e:
+        wengert.grad(nuclear)(np.eye(3))
     assert isinstance(e.value, wengert.WengertError) and isinstance(e.value, TypeError)
+    # located at the user's call, as refusals made before it runs are
+    assert e.value.loc is not None and e.value.loc.filename == __file__
+    assert e.value.loc.line_text().strip() == 'return np.linalg.norm(x, "nuc")'
+    assert f"{__file__}:{e.value.loc.lineno}:" in str(e.value) and "^^^" in str(e.value)
+
+
+@pytest.mark.parametrize("spelling", ["einsum", "vstack", "nuc"])
+def test_refusals_as_the_rule_runs_point_at_the_user_s_line(spelling):
+    import numpy as np
+
+    def einsum(a):
+        return np.einsum(a, [0, 1], a, [1, 0])
+
+    def vstack(a):
+        return np.sum(np.vstack(a))
+
+    def nuc(a):
+        return np.linalg.norm(a, "nuc") * 2.0
+
+    f = {"einsum": einsum, "vstack": vstack, "nuc": nuc}[spelling]
+    for run in (lambda: wengert.grad(f)(np.eye(2) + 0.1),
+                lambda: wengert.jvp(f, (np.eye(2) + 0.1,), (np.eye(2),))):
+        with pytest.raises(wengert.WengertError) as e:
+            run()
+        assert e.value.loc is not None and e.value.loc.filename == __file__, str(e.value)
+        assert "error: wengert:" not in str(e.value)

@@ -1212,3 +1212,73 @@ def test_a_parameter_not_differentiated_holding_what_is_written_carries_its_deri
         assert g_c == pytest.approx(dc, rel=1e-5, abs=1e-6)
         if g_s is not None:
             assert g_s == pytest.approx(ds, rel=1e-5, abs=1e-6)
+
+
+# ------------------------------------------- constant branches stored, indices in lists
+
+
+def _stored_extreme(x, v):
+    v[0] = max(x, 2.0)
+    return v[0] * v[1]
+
+
+@pytest.mark.parametrize("x", [1.0, 3.0])
+def test_a_constant_branch_stored_into_a_list_has_a_zero_tangent(x):
+    for tangent in ([0.0, 1.0], [0.0, 0.0]):
+        value, t = wengert.jvp(_stored_extreme, (x, [1.0, 3.0]), (1.0, tangent))
+        expected = (3.0 if x > 2.0 else 0.0) + max(x, 2.0) * tangent[1]
+        assert value == max(x, 2.0) * 3.0 and t == pytest.approx(expected)
+    check_grads(lambda x, w: _stored_extreme(x, [w, 3.0]), (x, 0.5), order=2,
+                modes=("rev", "fwd"))
+
+
+def _cofactor_det(a, rows, cols):
+    if len(rows) == 1:
+        return a[rows[0], cols[0]]
+    total = 0.0
+    for j in range(len(cols)):
+        sub = cols[:j] + cols[j + 1:]
+        total += (-1) ** j * a[rows[0], cols[j]] * _cofactor_det(a, rows[1:], sub)
+    return total
+
+
+def _product_of_rows(a, rows):
+    if not rows:
+        return 1.0
+    return a[rows[0]] * _product_of_rows(a, rows[1:])
+
+
+def test_a_recursion_indexing_an_array_with_items_of_a_list_of_ints():
+    a = np.array([[2.0, 1.0, 0.5], [0.3, 3.0, 1.0], [0.2, 0.4, 1.5]])
+    g = wengert.grad(_cofactor_det)(a, [0, 1, 2], [0, 1, 2])
+    np.testing.assert_allclose(g, np.linalg.det(a) * np.linalg.inv(a).T)
+    check_grads(lambda a: _cofactor_det(a, [0, 1, 2], [0, 1, 2]), (a,), modes=("rev", "fwd"))
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(wengert.grad(_product_of_rows)(x, [0, 2]), [3.0, 0.0, 1.0])
+
+
+class _Point(NamedTuple):
+    x: float
+    y: float
+
+    def norm2(self):
+        return self.x ** 2 + self.y ** 2
+
+
+def _named_tuple_method(a):
+    p = _Point(a, 2.0 * a)
+    return p.norm2() * a
+
+
+def _hypot_of_spread(a):
+    pos = (a, 2.0 * a, 3.0)
+    return math.hypot(*pos)
+
+
+@pytest.mark.parametrize("f", [_named_tuple_method, _hypot_of_spread])
+def test_named_tuple_methods_and_spread_calls_to_second_order(f):
+    check_grads(f, (1.5,), order=2, modes=("rev", "fwd"))
+    h = wengert.hessian(f)(1.5)
+    eps = 1e-5
+    g = wengert.grad(f)
+    assert h == pytest.approx((g(1.5 + eps) - g(1.5 - eps)) / (2 * eps), rel=1e-6)

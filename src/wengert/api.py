@@ -34,6 +34,8 @@ from wengert.driver.cache import GRADIENT_IRS, JVPS, PRIMALS, RESULT_TYPES, VJPS
 from wengert.driver.callables import (
     OPERATORS,
     Gradient,
+    check_positional,
+    check_wrt_arguments,
     fixed_arity,
     keyword_adapter,
     wrt_indices,
@@ -170,12 +172,14 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
         else:
             if key is None:  # (none with keywords; else a stale entry was found by type)
                 key = () if kwargs else tuple(map(arg_type, args))
+            check_positional(argnums, len(args), "grad")
             fn, bound, bound_kw = function_of(f, len(args))
             full = (*bound, *args)
             kw = {**bound_kw, **kwargs}
             fn = fixed_arity(fn, len(full), kw)
             nparams = param_count(fn)
             wrt = wrt_indices(argnums, len(bound), nparams)
+            check_wrt_arguments(fn, full, wrt, len(bound), "grad")
             written = writes_arguments(fn, full)
             if written:
                 check_unaliased(fn, full, written)

@@ -108,12 +108,61 @@ class RuleRefusal(NonDifferentiableError, TypeError):
     """A derivative rule's refusal of what its arguments turn out to be when it runs
     (``np.sum(x, dtype=...)``, ``out=``, a QR of a wide matrix): a
     :class:`NonDifferentiableError` that is a ``TypeError`` too, as NumPy's own refusals
-    of such arguments are."""
+    of such arguments are. Raised from generated code without a location, it takes the
+    user's line that the running generated line stands for (:func:`running_loc`)."""
+
+    def __init__(self, message: str, loc: SourceLoc | None = None, hint: str | None = None,
+                 notes: tuple[str, ...] | list[str] = ()) -> None:
+        if loc is None:
+            loc = running_loc()
+        prefix = "wengert: "
+        if loc is not None and message.startswith(prefix):
+            message = message[len(prefix):]
+        super().__init__(message, loc, hint, notes)
 
 
-class OutputNotScalarError(TypeError):
+#: For each file of generated code (``<wengert:...>``), the user's source location of its
+#: lines that stand for a line of the user's (``codegen.emit`` fills it). Bounded: the
+#: oldest files are forgotten first.
+GENERATED_LINES: dict[str, dict[int, SourceLoc]] = {}
+_GENERATED_KEPT = 4096
+
+
+def remember_lines(filename: str, lines: dict[int, SourceLoc]) -> None:
+    """Record which user lines the lines of the generated file ``filename`` stand for."""
+    if not lines:
+        return
+    if len(GENERATED_LINES) >= _GENERATED_KEPT:
+        GENERATED_LINES.pop(next(iter(GENERATED_LINES)))
+    GENERATED_LINES[filename] = lines
+
+
+def running_loc() -> SourceLoc | None:
+    """The user's line that the innermost running line of generated code stands for
+    (``None`` when no generated code is running, or its line stands for none)."""
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        lines = GENERATED_LINES.get(frame.f_code.co_filename)
+        if lines is not None:
+            loc = lines.get(frame.f_lineno)
+            if loc is not None:
+                return loc
+        frame = frame.f_back
+    return None
+
+
+class OutputNotScalarError(WengertError, TypeError):
     """A gradient (``grad``, ``hessian``'s inner gradient) asked of a function whose result
     is not one float: its Jacobian is what ``jacrev``/``jacfwd`` compute."""
+
+
+class UsageError(WengertError, TypeError, ValueError):
+    """A derivative asked for in a way wengert cannot answer: ``argnums`` that are not
+    parameters, a gradient with respect to an int, complex inputs, arguments missing or
+    unknown, a custom pullback returning the wrong structure. A ``TypeError`` and a
+    ``ValueError`` too, as the same mistakes are in JAX."""
 
 
 class NonDifferentiableWarning(UserWarning):

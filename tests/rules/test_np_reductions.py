@@ -381,21 +381,46 @@ def test_float32_stays_float32():
 
 
 @pytest.mark.parametrize("f", [
-    lambda x: np.sum(x, dtype=np.float32),
-    lambda x: np.sum(x, initial=1.0),
     lambda x: np.max(x, initial=0.0),
-    lambda x: np.prod(x, where=x > 0),
-    lambda x: np.mean(x, where=x > 0),
     lambda x: np.cumsum(x, dtype=np.float64),
     lambda x: np.linalg.norm(x, "nuc"),
     lambda x: np.linalg.norm(x, 2),
     lambda x: np.average(x, weights=x, returned=True)[0],
     lambda x: np.einsum(x, [0, 1], [1]),
-], ids=["sum-dtype", "sum-initial", "max-initial", "prod-where", "mean-where",
-        "cumsum-dtype", "norm-nuc", "norm-2-matrix", "average-returned", "einsum-sublist"])
+], ids=["max-initial", "cumsum-dtype", "norm-nuc", "norm-2-matrix", "average-returned",
+        "einsum-sublist"])
 def test_unsupported_forms_are_refused(f):
-    with pytest.raises((TypeError, wengert.NonDifferentiableError), match="wengert|derivative"):
+    with pytest.raises((TypeError, wengert.NonDifferentiableError), match="wengert|derivative") \
+            as e:
         wengert.grad(lambda x: np.sum(f(x)))(M)
+    if isinstance(e.value, wengert.WengertError):  # (located at the user's line)
+        assert e.value.loc is not None and e.value.loc.filename == __file__
+
+
+#: A point with entries on both sides of the masks' thresholds, none at them.
+_W = np.array([[0.5, 1.2, 0.8, -0.4], [0.3, -0.9, 1.4, 0.65]])
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.sum(x ** 2, where=x > 0.6),
+    lambda x: np.sum(np.sin(x), axis=1, where=x > 0.0, keepdims=True) * x,
+    lambda x: np.sum(x * x, initial=1.5),
+    lambda x: np.sum(x ** 3, dtype=np.float64, axis=0),
+    lambda x: np.prod(x, where=x > 0.0),
+    lambda x: np.prod(x, axis=1, where=np.abs(x) > 0.45, initial=2.0),
+    lambda x: np.mean(np.exp(x), where=x < 1.0),
+    lambda x: np.mean(x * x, axis=0, where=x > -0.5),
+    lambda x: x.sum(where=x > 0.6, initial=1.5) * x.mean(where=x < 1.0),
+    lambda x: np.mean(x, dtype=np.float64, axis=1),
+], ids=["sum-where", "sum-where-axis", "sum-initial", "sum-dtype", "prod-where",
+        "prod-where-initial", "mean-where", "mean-where-axis", "methods", "mean-dtype"])
+def test_reduction_keywords_differentiate_in_both_modes_to_second_order(f):
+    check_grads(lambda x: np.sum(f(x)), (_W,), order=2, modes=("rev", "fwd"))
+
+
+def test_the_hessian_of_a_masked_sum_is_zero_off_the_mask():
+    h = wengert.hessian(lambda x: np.sum(x ** 2, where=x > 0.6))(np.array([0.5, 1.2, 0.8, -0.4]))
+    np.testing.assert_allclose(h, np.diag([0.0, 2.0, 2.0, 0.0]))
 
 
 def test_numpy_errors_stay_numpys():

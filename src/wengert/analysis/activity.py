@@ -46,59 +46,29 @@ from __future__ import annotations
 import builtins
 import copy
 import dataclasses
-import operator
 import types
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+import numpy
+
 from wengert import runtime
+from wengert.analysis.effects import (  # noqa: F401 - the vocabulary, declared there
+    FRESH_METHODS,
+    MUTATING_METHODS,
+    READONLY_METHODS,
+    SHRINKING_METHODS,
+)
+from wengert.analysis.effects import INPLACE_OPERATORS as _INPLACE_OPERATORS
 from wengert.ir import nodes as n
 from wengert.ir.uses import free_uses
 from wengert.objects import is_namedtuple, namedtuple_method
 from wengert.rules import registry  # importing the package registers the built-in rules
 
-#: Methods that store their arguments into the object they are called on.
-MUTATING_METHODS = frozenset({
-    "append", "extend", "insert", "update", "setdefault", "add", "appendleft", "extendleft",
-    "__setitem__", "__setattr__", "__iadd__", "__imul__", "fill", "put", "itemset",
-})
-
-#: Methods that change only their object itself, taking items out of it or moving them
-#: (called without keywords: ``sort(key=f)`` runs ``f``): nothing is stored into it and no
-#: item of it is written into, as for :data:`MUTATING_METHODS`, trusted by name.
-SHRINKING_METHODS = frozenset({
-    "pop", "remove", "clear", "reverse", "sort", "popitem", "discard", "popleft",
-})
-
-#: Methods known not to write their arguments into ``self`` (common list/dict/str/NumPy
-#: methods). Any other method called with a varied argument is assumed to mutate its object:
-#: user classes (``acc.push(x)``) must stay sound.
-READONLY_METHODS = frozenset({
-    "copy", "astype", "tolist", "item", "sum", "mean", "prod", "dot", "std", "var", "max",
-    "min", "argmax", "argmin", "cumsum", "cumprod", "reshape", "ravel", "flatten", "transpose",
-    "squeeze", "clip", "round", "conj", "conjugate", "trace", "diagonal", "any", "all",
-    "count", "index", "get", "keys", "values", "items", "startswith", "endswith", "format",
-    "join", "split", "strip", "lower", "upper", "replace", "real", "imag", "__getitem__",
-    "__add__", "__sub__", "__mul__", "__truediv__", "__matmul__", "__pow__", "__neg__",
-    # (a named tuple's: a new tuple or dict, the tuple unchanged)
-    "_replace", "_asdict",
-})
-
-#: Methods whose result is a fresh object sharing nothing mutable with ``self`` or the arguments
-#: (for NumPy arrays of floats; ``list.copy`` is shallow, see the module's limitations).
-FRESH_METHODS = frozenset({
-    "copy", "astype", "tolist", "item", "sum", "mean", "prod", "dot", "std", "var", "max", "min",
-    "argmax", "argmin", "cumsum", "cumprod", "flatten", "count", "index", "any", "all",
-    "startswith", "endswith", "format", "join", "split", "strip", "lower", "upper", "replace",
-})
-
-#: ``operator.i*`` return their (possibly mutated) first operand.
-INPLACE_OPERATORS = frozenset(id(f) for f in (
-    operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
-    operator.imod, operator.ipow, operator.imatmul, operator.ilshift, operator.irshift,
-    operator.iand, operator.ior, operator.ixor, operator.iconcat,
-))
+#: ``operator.i*`` return their (possibly mutated) first operand (by id: the analysis
+#: compares callables it finds in constants).
+INPLACE_OPERATORS = frozenset(id(f) for f in _INPLACE_OPERATORS)
 
 
 class CutPoint(NamedTuple):
@@ -853,6 +823,11 @@ class _Analysis:
             used.update(v.id for v in op.operands())
         out: list[CutPoint] = []
         for op in self.ops:
+            text = _number_of_text_of(self, op, varied)
+            if text is not None and any(r.id in used for r in op.results):
+                made = self.defs.get(op.args[0].id)  # (named after the text's maker)
+                out.append(CutPoint(made if isinstance(made, n.Call) else op, text))
+                continue
             if not (isinstance(op, n.Call) and self.calls[id(op)].cut):
                 continue
             is_const, fn = _const_value(self.defs, op.fn)
@@ -866,6 +841,33 @@ class _Analysis:
                     out.append(CutPoint(op, v))
                     break
         return out
+
+
+_TEXTS = frozenset({builtins.str, builtins.repr, builtins.format})
+_NUMBERS = frozenset({builtins.float, builtins.int, numpy.float64, numpy.float32})
+
+
+def _number_of_text_of(analysis: _Analysis, op: n.Op, varied: set[int]) -> n.Value | None:
+    """The varied value whose text ``op`` reads back as a number (``float(str(x))``,
+    ``float(f"{x:.3f}")``): a cut of the derivative, as ``int(x)`` is."""
+    if not isinstance(op, n.Call) or len(op.args) != 1:
+        return None
+    is_const, fn = _const_value(analysis.defs, op.fn)
+    if not is_const or not _hashable(fn) or fn not in _NUMBERS:
+        return None
+    made = analysis.defs.get(op.args[0].id)
+    if isinstance(made, n.Call):
+        is_const, g = _const_value(analysis.defs, made.fn)
+        if not is_const or not _hashable(g) or g not in _TEXTS:
+            return None
+    elif not isinstance(made, (n.FormatValue, n.JoinStr)):
+        return None
+    parts = [made.operands()]
+    if isinstance(made, n.JoinStr):  # (an f-string: its formatted parts)
+        parts = [d.operands() for p in made.operands()
+                 if (d := analysis.defs.get(p.id)) is not None]
+    return next((v for ops in parts for v in ops if v.id in varied), None)
+
 
 
 def activity(fn: n.Function, wrt: Sequence[int], outputs: Sequence[int] = (),

@@ -23,6 +23,7 @@ from typing import Any
 from wengert import runtime
 from wengert.analysis.liveness import liveness
 from wengert.codegen.naming import Namer, sanitize
+from wengert.diagnostics import SourceLoc, remember_lines
 from wengert.ir import nodes as n
 from wengert.ir.uses import free_uses
 from wengert.vocabulary import PULLBACK_SUFFIX
@@ -550,6 +551,9 @@ class FunctionEmitter:
                 stmts = self.stmt(op)
             if stmts and self.commented:
                 self.comment(op, stmts[0])
+            if stmts and op.loc is not None and not op.loc.filename.startswith("<wengert:"):
+                for st in stmts:  # (what a refusal raised as it runs points at)
+                    st._wengert_loc = op.loc  # type: ignore[attr-defined]
             out.extend(stmts)
             if isinstance(op, n.Raise):
                 break
@@ -879,23 +883,43 @@ def to_source(fdefs: list[ast.stmt]) -> str:
     literal whose text parses as an operator expression, would change what the
     program computes. Such a mismatch is an internal error, never a wrong result.
     """
+    return source_and_lines(fdefs)[0]
+
+
+def source_and_lines(fdefs: list[ast.stmt]) -> tuple[str, dict[int, SourceLoc]]:
+    """:func:`to_source`, with the user's source location of each printed line that stands
+    for one of the user's lines."""
     mod = ast.Module(body=fdefs, type_ignores=[])
     ast.fix_missing_locations(mod)
-    source = _Printer().visit(mod) + "\n"
+    printer = _Printer()
+    source = printer.visit(mod) + "\n"
     where = _first_difference(mod, ast.parse(source))
     if where is not None:
         raise AssertionError(f"wengert internal error: generated source does not print "
                              f"as built ({where})\n{source}")
-    return source
+    return source, printer.locs
 
 
 class _Printer(ast._Unparser):  # type: ignore[name-defined,misc]
     """``ast.unparse`` that also prints the comment marked on a statement above it."""
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)  # (an f-string's parts are printed by a new printer)
+        self.newlines = 0
+        self.locs: dict[int, SourceLoc] = {}
+
+    def maybe_newline(self) -> None:
+        if self._source:
+            self.newlines += 1
+        super().maybe_newline()
+
     def traverse(self, node: Any) -> None:
         comment = getattr(node, "_wengert_comment", None)
         if comment is not None:
             self.fill(f"# {comment}")
+        loc = getattr(node, "_wengert_loc", None)
+        if loc is not None:  # (the line its statement is printed on next)
+            self.locs[self.newlines + (2 if self._source else 1)] = loc
         super().traverse(node)
 
 
@@ -931,11 +955,15 @@ def _first_difference(built: Any, parsed: Any, path: str = "module") -> str | No
     return None if built == parsed else f"{path}: {built!r} printed as {parsed!r}"
 
 
-def compile_source(source: str, ns: Namespace, label: str) -> dict[str, Any]:
-    """Compile generated source into ``ns``; register it with ``linecache`` for tracebacks."""
+def compile_source(source: str, ns: Namespace, label: str,
+                   locs: dict[int, SourceLoc] | None = None) -> dict[str, Any]:
+    """Compile generated source into ``ns``; register it with ``linecache`` for tracebacks
+    (and the user's lines its lines stand for, ``locs``, for refusals as it runs)."""
     filename = f"<wengert:{label}#{next(_counter)}>"
     lines = source.splitlines(keepends=True)
     linecache.cache[filename] = (len(source), None, lines, filename)
+    if locs:
+        remember_lines(filename, locs)
     code = compile(source, filename, "exec")
     exec(code, ns.values)
     return ns.values
@@ -964,8 +992,8 @@ def generate_split(forward: n.Function, pullback: n.Function, takes_inouts: bool
         if role == "pullback" and takes_inouts:
             fdef.args.defaults = [ast.Constant(None)]  # ``inouts``: none from most callers
         defs.append(fdef)
-    source = to_source(defs)
-    values = compile_source(source, ns, label)
+    source, locs = source_and_lines(defs)
+    values = compile_source(source, ns, label, locs)
     return values[names["forward"]], values[names["pullback"]], source
 
 
@@ -981,6 +1009,6 @@ def generate(fn: n.Function, label: str | None = None, self_ref: Any = None
     ns.self_ref, ns.self_name = self_ref, name
     em = FunctionEmitter(fn, ns, name=name)
     fdef = em.function_def()
-    source = to_source([fdef])
-    values = compile_source(source, ns, label or em.name)
+    source, locs = source_and_lines([fdef])
+    values = compile_source(source, ns, label or em.name, locs)
     return values[em.name], source

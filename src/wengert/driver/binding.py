@@ -21,6 +21,7 @@ from typing import Any
 import numpy
 
 from wengert import runtime, tangents
+from wengert.analysis.effects import IMMUTABLE_CLASSES
 from wengert.analysis.fields import instance_class
 from wengert.analysis.types import (
     FUNCTION_VALUES,
@@ -85,7 +86,7 @@ def arg_type(a: Any) -> Any:
         if type(first) is ObjectOf:
             if _all_like(a, first):
                 return _list_of(first)
-        elif type(first) in _NESTED:
+        elif type(first) in _NESTED and first is not LIST_OF_INT:
             kinds = list(map(arg_type, a))
             if all(k == first for k in kinds):
                 return _list_of(first)
@@ -95,6 +96,8 @@ def arg_type(a: Any) -> Any:
             mixed = _numbers(a)
             if mixed is not None:
                 return mixed
+            if first is int and countOf(map(type, a), int) == len(a):
+                return LIST_OF_INT  # (indices: ``a[rows[0]]`` reads one entry)
         elif type(first) in _NESTED or first is dict or first is list:
             mixed = _merged(first, list(map(arg_type, a)) if kinds is None else kinds, a)
             if mixed is not None:
@@ -103,7 +106,9 @@ def arg_type(a: Any) -> Any:
         return DICT_OF_FLOAT
     if t is dict and a:
         first = arg_type(next(iter(a.values())))  # ``{'w': [..], 'b': [..]}``
-        if type(first) in _NESTED or first is dict or first is list:
+        if first is LIST_OF_INT:
+            pass  # (lists of ints held by a container: untyped, as ints elsewhere)
+        elif type(first) in _NESTED or first is dict or first is list:
             kinds = list(map(arg_type, a.values()))
             if first is not dict and first is not list and all(k == first for k in kinds):
                 return _dict_of(first)
@@ -141,6 +146,10 @@ def arg_type(a: Any) -> Any:
 
 
 _NUMBER_KINDS = (int, float, INT_OR_FLOAT)
+
+
+#: The type of a list of ints (row and column indices, counts).
+LIST_OF_INT = ListOf(int)
 
 
 def _numbers(items: Any) -> ListOf | None:
@@ -410,7 +419,7 @@ def finish(x: Any, adj: Any) -> Any:
         # A plain object has no tangent space of its own (``tangents``): no cotangent.
         return None
     if adj is None and not tangents.is_differentiable(x) and hasattr(x, "__dict__") and \
-            not isinstance(x, type) and not callable(x):
+            not isinstance(x, (type, FloatItems)) and not callable(x):
         return None
     if type(x) is FloatItems:
         if type(adj) is list and len(adj) == x:
@@ -463,7 +472,7 @@ def as_adjoint(ct: Any) -> Any:
 seed = runtime.unit_like
 
 
-IMMUTABLE_ARGS = (float, int, bool, str, bytes, tuple, complex, type(None))
+IMMUTABLE_ARGS = IMMUTABLE_CLASSES
 
 
 def check_unaliased(fn: Any, args: tuple, written: frozenset[int]) -> None:

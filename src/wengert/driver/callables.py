@@ -12,8 +12,11 @@ import types
 from collections.abc import Sequence
 from typing import Any
 
+import numpy
+
 from wengert.diagnostics import (
     SourceUnavailableError,
+    UsageError,
     describe,
 )
 from wengert.rules import registry
@@ -70,8 +73,11 @@ def primitive_function(f: Any) -> types.FunctionType | None:
     """A Python function that only calls ``f``, for a primitive with rules and no source
     (``math.tanh``, a NumPy ufunc), so that every transform treats it like user code;
     ``None`` for anything else, or a signature that cannot be spelled."""
-    if isinstance(f, (types.FunctionType, types.MethodType, functools.partial)) or \
-            not hashable(f) or registry.lookup(f) is None:
+    if not hashable(f) or registry.lookup(f) is None or \
+            isinstance(f, (types.FunctionType, types.MethodType, functools.partial)) and \
+            not registry.lookup(f).user:
+        # (a Python function with a rule the user registered is that rule's, given
+        # directly as when called: ``grad(sq)`` as ``grad(lambda x: sq(x))``)
         return None
     if f in _PRIMITIVES:
         return _PRIMITIVES[f]
@@ -237,14 +243,60 @@ def hashable(v: Any) -> bool:
 
 
 def wrt_indices(argnums: int | Sequence[int], nbound: int, nparams: int) -> tuple[int, ...]:
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    try:
+        nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    except TypeError:
+        nums = (argnums,)
     out = []
     for a in nums:
-        if not isinstance(a, int):
-            raise TypeError(f"argnums must be ints, got {a!r}")
+        if not isinstance(a, int) or isinstance(a, bool):
+            raise UsageError(f"argnums must be an int or a tuple of ints, got {a!r}",
+                             hint="argnums=0 for the first argument, argnums=(0, 1) for two")
         i = a + nbound if a >= 0 else nparams + a
         if not 0 <= i < nparams:
-            raise ValueError(f"argnums {a} is out of range for a function of "
+            raise UsageError(f"argnums {a} is out of range for a function of "
                              f"{nparams - nbound} argument(s)")
         out.append(i)
+    if not out:
+        raise UsageError("argnums is empty: there is nothing to differentiate with respect to")
     return tuple(out)
+
+
+def check_wrt_arguments(fn: Any, args: Sequence[Any], wrt: Sequence[int], nbound: int,
+                        what: str) -> None:
+    """Refuse a derivative with respect to an argument that has none: an int or a bool
+    (as JAX's ``grad`` does: a float is what is meant, or the argument is a count), or a
+    complex number (wengert differentiates real functions)."""
+    names = getattr(getattr(fn, "__code__", None), "co_varnames", ())
+    for i in wrt:
+        if i >= len(args):
+            continue
+        a = args[i]
+        name = f"argument {i - nbound}" + (f" ({names[i]!r})" if i < len(names) else "")
+        if isinstance(a, (bool, int, numpy.integer, numpy.bool_)):
+            raise UsageError(
+                f"{what} is taken with respect to {name}, which is the int {a!r}: an int has "
+                "no derivative", hint=f"pass a float ({float(a)!r}), or leave it out of "
+                                      "argnums")
+        if isinstance(a, (complex, numpy.complexfloating)) or \
+                isinstance(a, numpy.ndarray) and a.dtype.kind == "c":
+            raise UsageError(
+                f"{what} is taken with respect to {name}, which is complex: wengert "
+                "differentiates functions of real numbers",
+                hint="split it into its real and imaginary parts (two float arguments)")
+
+
+def check_positional(argnums: Any, given: int, what: str) -> None:
+    """Refuse a call that passes fewer positional arguments than ``argnums`` names (the
+    arguments differentiated are the positional ones, as in JAX)."""
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    try:
+        need = max((a + 1 for a in nums if isinstance(a, int) and a >= 0), default=0)
+    except TypeError:
+        return  # (``wrt_indices`` says what is wrong with them)
+    if given < need:
+        raise UsageError(
+            f"{what} with respect to argnums={argnums!r} needs at least {need} positional "
+            f"argument(s), but the call passed {given}",
+            hint="pass the arguments differentiated by position (`grad(f)(1.0)`, not "
+                 "`grad(f)(x=1.0)`)")

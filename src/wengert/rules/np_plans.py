@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from wengert.diagnostics import RuleRefusal
-from wengert.rules.registry import nondifferentiable
+from wengert.rules.registry import mark_gathers, nondifferentiable
 
 
 def _dtype(x: Any) -> Any:
@@ -556,6 +556,7 @@ nondifferentiable(
     _mesh_plan, _same_dtype, _ndmin_shape, _fill_dtype, _check_castable, _linspace_ramp,
     _linspace_step, _arange_ramp, _structure, _entry, _flat_position, np.argsort,
 )
+mark_gathers(_sort_plan)
 # Their values do not depend on their arguments' values.
 nondifferentiable(np.zeros, np.ones, np.empty, np.eye, np.identity, np.tri, np.zeros_like,
                   np.ones_like, np.empty_like, np.indices)

@@ -592,7 +592,13 @@ nondifferentiable(_exact_division)
 @defpython(np.sum, keywords=("axis", "dtype", "out", "keepdims", "initial", "where"))
 def sum_(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
          where=_NoValue):
-    _unsupported("sum", dtype=dtype, out_=out, initial=initial, where=where)
+    _unsupported("sum", out_=out)
+    if dtype is not None:
+        a = np.asarray(a).astype(dtype)  # (summed in that type, as NumPy does)
+    if where is not _NoValue:
+        a = np.where(where, a, 0.0)  # (the entries left out add nothing)
+    if initial is not _NoValue:
+        return _sum(a, _axes(axis, np.ndim(a)), _flag(keepdims)) + initial
     return _sum(a, _axes(axis, np.ndim(a)), _flag(keepdims))
 
 
@@ -604,8 +610,15 @@ def ndarray_sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=_
 
 @defpython(np.mean, keywords=("axis", "dtype", "out", "keepdims", "where"))
 def mean_(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValue):
-    _unsupported("mean", dtype=dtype, out_=out, where=where)
+    _unsupported("mean", out_=out)
+    if dtype is not None:
+        a = np.asarray(a).astype(dtype)  # (summed in that type, as NumPy does)
     axes = _axes(axis, np.ndim(a))
+    if where is not _NoValue:
+        # (the mean of the entries selected: their sum over their count)
+        counted = np.broadcast_to(where, np.shape(a))
+        return _sum(np.where(counted, a, 0.0), axes, _flag(keepdims)) / \
+            _sum(counted, axes, _flag(keepdims))
     return _sum(a, axes, _flag(keepdims)) / _count(np.shape(a), axes)
 
 
@@ -764,9 +777,14 @@ def ndarray_argsort(self, axis=-1, kind=None, order=None, *, stable=None):
 @defpython(np.prod, keywords=("axis", "dtype", "out", "keepdims", "initial", "where"))
 def prod_(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
           where=_NoValue):
-    _unsupported("prod", dtype=dtype, out_=out, initial=initial, where=where)
+    _unsupported("prod", out_=out)
+    if dtype is not None:
+        a = np.asarray(a).astype(dtype)  # (summed in that type, as NumPy does)
+    if where is not _NoValue:
+        a = np.where(where, a, 1.0)  # (the entries left out multiply by nothing)
     axes = _axes(axis, np.ndim(a))
-    p = _prod_last(_to_last(a, axes))
+    p = _prod_last(_to_last(a, axes)) if initial is _NoValue else \
+        _prod_last(_to_last(a, axes)) * initial
     if _flag(keepdims):
         return _expand(p, axes)
     return p

@@ -74,6 +74,9 @@ class Rule:
     #: reshape, a transpose, ``np.asarray`` of an array, ``np.split``'s pieces;
     #: :func:`mark_view`): a write into one changes the other.
     view: bool = False
+    #: A plan whose index reads entries by arrays of positions (:func:`mark_gathers`): a
+    #: view primitive given that index makes a new array, no view.
+    gathers: bool = False
 
 
 _RULES: dict[object, Rule] = {}
@@ -198,6 +201,19 @@ def mark_view(*fns: Any) -> None:
     hold views of it): what is written into one is seen through the other."""
     for fn in fns:
         _entry(fn).view = True
+
+
+def mark_gathers(*fns: Any) -> None:
+    """Declare plan functions whose index (their result, or its last entry) holds arrays of
+    positions: what a view primitive reads with it is a copy (``np.sort``'s entries)."""
+    for fn in fns:
+        _entry(fn).gathers = True
+
+
+def gathers(fn: Any) -> bool:
+    """Whether ``fn`` is a plan of :func:`mark_gathers`."""
+    rule = lookup(fn)
+    return rule is not None and rule.gathers
 
 
 def is_view(fn: Any) -> bool:

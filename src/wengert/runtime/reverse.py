@@ -1080,6 +1080,11 @@ def install_dispatch(vjp: Any, jvp: Any, **more: Any) -> None:
     _DISPATCH.update(more)
 
 
+#: Classes whose ``__getattribute__`` a class inherits when it defines none (a named
+#: tuple's is ``tuple``'s).
+_PLAIN_LOOKUP = (object, tuple, list, dict)
+
+
 def method_function(site: Any, obj: Any, name: str) -> Any:
     """The function ``obj.name(...)`` calls with ``obj`` as its first argument (a method
     defined in ``obj``'s class), for a method call dispatched at run time in a gradient's IR
@@ -1090,8 +1095,8 @@ def method_function(site: Any, obj: Any, name: str) -> Any:
     cls = type(obj)
     f = getattr(cls, name, None)
     if type(f) is _FunctionType and name not in getattr(obj, "__dict__", ()) and \
-            cls.__getattribute__ is object.__getattribute__:
-        return f
+            getattr(cls.__getattribute__, "__objclass__", None) in _PLAIN_LOOKUP:
+        return f  # (attributes looked up as Python does: no ``__getattribute__`` of its own)
     if namedtuple_method(f) and "definition" in _DISPATCH:
         return _DISPATCH["definition"](f, {})  # (a named tuple's ``_replace``, as defined)
     if type(f) in (_MethodDescriptorType, _WrapperDescriptorType) and \

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import operator
 import types
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -33,6 +32,8 @@ import numpy
 
 from wengert import runtime
 from wengert.analysis.activity import Activity, activity
+from wengert.analysis.effects import DIFFERENTIABLE_INPLACE
+from wengert.analysis.effects import IMMUTABLE as _IMMUTABLE
 from wengert.analysis.types import (
     FLOAT_OR_FLOAT64,
     INT_OR_FLOAT,
@@ -52,6 +53,7 @@ from wengert.transforms import inline
 from wengert.transforms.checks import (
     check_array_attributes,
     check_global_writes,
+    check_held_inplace,
     check_out_arguments,
     check_view_writes,
 )
@@ -66,12 +68,10 @@ SCALARS = frozenset({float, int, bool, str, bytes, complex, type(None), numpy.fl
                      numpy.float32, numpy.int64, numpy.bool_, FLOAT_OR_FLOAT64, INT_OR_FLOAT})
 #: Types whose values have no tangent space.
 NO_TANGENT = frozenset({int, bool, str, bytes, type(None), range})
-#: Types whose values no callee can write into.
-IMMUTABLE = frozenset({float, int, bool, str, bytes, tuple, type(None), complex, range,
-                       numpy.float64, numpy.float32, FLOAT_OR_FLOAT64, INT_OR_FLOAT})
-#: In-place operators: ``a += b`` may change the object ``a`` (a list, an array).
-INPLACE = frozenset({operator.iadd, operator.isub, operator.imul, operator.itruediv,
-                     operator.ipow, operator.imatmul, operator.iconcat})
+#: Types whose values no callee can write into, and the in-place operators both modes
+#: differentiate (declared with the rest of the vocabulary of mutation).
+IMMUTABLE = _IMMUTABLE
+INPLACE = DIFFERENTIABLE_INPLACE
 #: List methods both modes differentiate in place of a dispatch.
 LIST_METHODS = frozenset({"append", "extend", "insert", "pop"})
 
@@ -211,6 +211,8 @@ class Transform:
         check_out_arguments(fn, self.act)
         check_array_attributes(fn, self.types)
         check_view_writes(fn, self.types, self.act, indexed=self.rule_kind == "vjp")
+        if self.rule_kind == "jvp":
+            check_held_inplace(fn, self.types, self.act)
         self.check_inplace()
 
     def analyse(self) -> None:
@@ -390,7 +392,8 @@ class Transform:
         is_c, fn = self.const_value(op.fn)
         if not is_c:
             return False
-        return fn is shapes.shape or fn is runtime.nonzero and op.args[0] is not a
+        return fn is shapes.shape or fn in (runtime.nonzero, runtime.finish_adjoint) and \
+            op.args[0] is not a
 
     # -- calls ---------------------------------------------------------------------------
 

@@ -8,23 +8,24 @@ would see the new value while its derivative is not followed: refused at the wri
 
 from __future__ import annotations
 
-import operator
-import types
 from typing import Any
 
 import numpy
 
-from wengert.analysis.activity import READONLY_METHODS, Activity
+from wengert.analysis.activity import Activity
+from wengert.analysis.effects import (
+    MUTATING_METHODS,
+    READONLY_METHODS,
+    UNWRITTEN_CLASSES,
+    VIEW_ATTRIBUTES,
+    effects,
+    is_inplace_operator,
+    shape_reader,
+)
 from wengert.analysis.types import Types
 from wengert.diagnostics import NonDifferentiableError
 from wengert.ir import nodes as n
 from wengert.ir.uses import Places
-from wengert.objects import hashable
-from wengert.rules import registry, shapes
-
-#: Values of these types are never written into.
-_IMMUTABLE = (int, float, bool, str, bytes, tuple, frozenset, complex, type(None), range,
-              types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
 
 
 def check_global_writes(fn: n.Function, act: Activity) -> None:
@@ -53,7 +54,7 @@ def check_global_writes(fn: n.Function, act: Activity) -> None:
                 continue
         else:
             continue
-        if target.id not in consts or isinstance(consts[target.id], _IMMUTABLE):
+        if target.id not in consts or isinstance(consts[target.id], UNWRITTEN_CLASSES):
             continue
         if any(act.is_varied(v) for v in values):
             raise NonDifferentiableError(
@@ -93,22 +94,6 @@ def check_array_attributes(fn: n.Function, types: Types) -> None:
                 hint=f"make a new array instead (`{hint}`)" if hint else None)
 
 
-#: Attributes of an array that are views of it.
-_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "flat", "base"})
-#: Values a view primitive given them makes a new array of (NumPy reads a list's numbers).
-_NO_MEMORY = frozenset({list, tuple, float, int, bool, numpy.float64})
-#: Operators whose result, given an array, is an array of booleans (a mask).
-_MASKS = frozenset({operator.lt, operator.le, operator.gt, operator.ge, operator.eq,
-                    operator.ne, operator.and_, operator.or_, operator.xor, operator.invert,
-                    numpy.isnan, numpy.isfinite, numpy.logical_and, numpy.logical_or,
-                    numpy.logical_not})
-#: In-place operators: on an array, they change it and return it.
-_INPLACE_OPERATORS = frozenset({operator.iadd, operator.isub, operator.imul, operator.itruediv,
-                                operator.ifloordiv, operator.imod, operator.ipow,
-                                operator.imatmul, operator.iand, operator.ior, operator.ixor,
-                                operator.ilshift, operator.irshift})
-
-
 def check_view_writes(fn: n.Function, types: Types, act: Activity, indexed: bool) -> None:
     """Refuse a write into an array that shares its memory with another array value read
     after the write: a view (``M = y.reshape(2, 2)``, ``y.T``, ``np.asarray(y)``, a piece of
@@ -117,111 +102,25 @@ def check_view_writes(fn: n.Function, types: Types, act: Activity, indexed: bool
     would be seen through the name written and not through the other: a wrong derivative.
     Forward mode follows views made by indexing (its tangents are views of the tangents
     too): ``indexed`` is for reverse mode."""
-    places = Places(fn)
-    consts, defs, uses = places.consts, places.defs, places.uses
-    # Arrays that share memory (views and what they view), and among them those that are
-    # one object under several names (a loop's carried array and its result, an in-place
-    # operator's result): the transforms thread a write through those.
-    parent: dict[int, int] = {}
-    same: dict[int, int] = {}
-
-    def find(v: int, sets: dict[int, int] = parent) -> int:
-        while sets.get(v, v) != v:
-            v = sets[v]
-        return v
-
-    def join(a: n.Value, b: n.Value, one: bool = False) -> None:
-        parent[find(a.id)] = find(b.id)
-        if one:
-            same[find(a.id, same)] = find(b.id, same)
-
-    def array(v: n.Value) -> bool:
-        return types.of(v) is numpy.ndarray
-
-    def basic_view(op: n.GetItem) -> bool:
-        """Whether ``op`` reads a view of the array it indexes: a basic index (no array or
-        list in it) giving an array; of a type not known, one with a slice in it (an index
-        of ints alone reads a number, or a row of an array of axes not known here)."""
-        d = defs.get(op.index.id)
-        parts = d.items if isinstance(d, n.Build) and d.kind == "tuple" else [op.index]
-        if any(types.of(p) in (numpy.ndarray, list) or _compares(p) for p in parts):
-            return False  # (an advanced index: a copy)
-        t = types.of(op.result)
-        if t is not None:
-            return t is numpy.ndarray
-        known = types.arrays.get(op.obj.id)
-        return not all(types.of(p) is int for p in parts) or \
-            known is not None and len(parts) < known.ndim
-
-    def _compares(v: n.Value) -> bool:  # (a mask: ``y[y < 0]``)
-        d = defs.get(v.id)
-        return isinstance(d, n.Call) and const(d.fn) in _MASKS and \
-            any(types.of(a) is numpy.ndarray for a in d.args)
-
-    def const(v: n.Value) -> Any:
-        c = consts.get(v.id)
-        return c if hashable(c) else None
-
-    def pieces(v: n.Value) -> bool:  # (a list or tuple of views: ``np.split``'s)
-        d = defs.get(v.id)
-        return isinstance(d, n.Call) and types.of(v) in (list, tuple, None) and \
-            registry.is_view(const(d.fn))
-
-    writes: list[tuple[n.Op, n.Value]] = []
-    for op in n.walk(fn.body):
-        if isinstance(op, n.GetItem) and indexed and array(op.obj) and basic_view(op) or \
-                isinstance(op, n.GetItem) and pieces(op.obj):
-            join(op.result, op.obj)  # a basic index: a view (or a row of views)
-        elif isinstance(op, n.GetAttr) and op.name in _VIEW_ATTRIBUTES and array(op.obj):
-            join(op.result, op.obj)
-        elif isinstance(op, n.Call) and op.args and registry.is_view(const(op.fn)) and \
-                types.of(op.args[0]) not in _NO_MEMORY:
-            join(op.result, op.args[0])  # (of a list, a number: a new array)
-        elif isinstance(op, n.Call) and op.args and const(op.fn) in _INPLACE_OPERATORS and \
-                array(op.args[0]):
-            join(op.result, op.args[0], one=True)  # (the array itself, changed)
-            writes.append((op, op.args[0]))
-        elif isinstance(op, n.SetItem) and types.of(op.obj) in (numpy.ndarray, None):
-            writes.append((op, op.obj))  # (of unknown type: one in a group is an array)
-        elif isinstance(op, n.For) and indexed and array(op.iterable):
-            join(op.body.args[0], op.iterable)  # a row
-        elif isinstance(op, n.Unpack) and (indexed and array(op.value) or pieces(op.value)):
-            for r in op.results:
-                join(r, op.value)
-        if isinstance(op, (n.If, n.For, n.While)):
-            # (a value that may be one of several arrays: any of them)
-            ends = [r.terminator for r in op.regions()
-                    if isinstance(r.terminator, n.Yield)]
-            for k, r in enumerate(op.results):
-                for end in ends:
-                    if k < len(end.values) and array(end.values[k]):
-                        join(r, end.values[k], one=True)
-            if isinstance(op, (n.For, n.While)):
-                for a, init, r in zip(op.carried_args, op.inits, op.results, strict=False):
-                    if array(init):
-                        join(a, init, one=True)
-                        join(r, init, one=True)
-    if not writes or not parent:
+    fx = effects(fn, types, indexed=indexed)
+    if not fx.writes or not fx.shares_storage():
         return
-    groups: dict[int, list[n.Value]] = {}
-    values = {v.id: v for op in n.walk(fn.body) for v in (*op.operands(), *op.results)}
-    values.update({a.id: a for a in fn.body.args})
-    for vid in list(parent):
-        groups.setdefault(find(vid), []).append(values[vid]) if vid in values else None
-    for root in list(groups):
-        if root in values and values[root] not in groups[root]:
-            groups[root].append(values[root])
-    for w, target in writes:
-        members = groups.get(find(target.id), [])
+    places = fx.places
+    defs, uses, values = places.defs, places.uses, places.values
+    for w, target in fx.writes:
+        if not (isinstance(w, n.SetItem) and types.of(target) in (numpy.ndarray, None) or
+                not isinstance(w, (n.SetItem, n.SetAttr)) and types.of(target) is numpy.ndarray):
+            continue
+        members = [values[m] for m in fx.members(target) if m in values]
         if len(members) < 2 or not any(act.is_varied(m) for m in members) and \
                 not any(act.is_varied(v) for v in w.operands()):
             continue
         for b in members:
-            if find(b.id, same) == find(target.id, same):
+            if fx.same_object(b, target):
                 continue  # (the array written, under another name)
             made = defs.get(b.id)
             for u in uses.get(b.id, []):
-                if u is w or isinstance(u, n.Call) and const(u.fn) in shapes.SHAPE_READERS:
+                if u is w or shape_reader(u, places.consts):
                     continue  # (its shape: no write changes it)
                 if made is None and (places.order[id(w)] < places.order[id(u)] or
                                      places.loops[id(w)] & places.loops[id(u)]) or \
@@ -235,3 +134,62 @@ def check_view_writes(fn: n.Function, types: Types, act: Activity, indexed: bool
                         if u.loc is not None else (),
                         hint="write into a copy (`m = y.reshape(2, 2).copy()`), or make the "
                              "new array without writing (`np.where`, `np.concatenate`)")
+
+
+def check_held_inplace(fn: n.Function, types: Types, act: Activity) -> None:
+    """Refuse, in forward mode, an in-place operator on an array read out of a list, tuple,
+    dict or object, or walked by a loop over one (``history[0] *= 2.0``, ``for p in params:
+    p *= 0.5``, ``for p, g in zip(params, grads): p -= lr * g``): the array changes in place
+    under every name that holds it, while its new tangent is a new array that reaches only
+    the slot written back, if any. Where the item is written back into its slot
+    (``c[k] op= v``) and no other name that held the object is read after, the container's
+    tangent is the whole story and the write is differentiated."""
+    places = Places(fn)
+    defs, uses, consts = places.defs, places.uses, places.consts
+    items = {op.body.args[0].id: op for op in n.walk(fn.body)
+             if isinstance(op, n.For) and types.of(op.iterable) is not numpy.ndarray}
+
+    def stored_into(c: n.Value) -> list[n.Value]:
+        """The values a display, an append or a store put into ``c`` (its items)."""
+        made = defs.get(c.id)
+        out = list(made.items) if isinstance(made, n.Build) else \
+            list(made.values) if isinstance(made, n.BuildDict) else []
+        for u in uses.get(c.id, ()):
+            if isinstance(u, n.SetItem) and u.obj is c:
+                out.append(u.value)
+            elif isinstance(u, n.GetAttr) and u.obj is c and u.name in MUTATING_METHODS:
+                out.extend(a for call in uses.get(u.result.id, ()) if isinstance(call, n.Call)
+                           for a in call.args)
+        return out
+
+    for op in n.walk(fn.body):
+        if not isinstance(op, n.Call) or not op.args or \
+                not is_inplace_operator(consts.get(op.fn.id)) or \
+                types.of(op.args[0]) is not numpy.ndarray or \
+                not any(act.is_varied(v) for v in op.args):
+            continue
+        a = op.args[0]
+        src = defs.get(a.id)
+        if a.id in items or isinstance(src, (n.GetAttr, n.Unpack)) and \
+                not (isinstance(src, n.GetAttr) and src.name in VIEW_ATTRIBUTES):
+            written_back = False
+        elif isinstance(src, n.GetItem) and types.of(src.obj) is not numpy.ndarray:
+            written_back = any(isinstance(u, n.SetItem) and u.obj is src.obj and
+                               u.index is src.index for u in uses.get(op.result.id, ()))
+            at = places.order[id(op)]
+            if written_back and not any(
+                    places.order[id(u)] > at or places.loops[id(u)] & places.loops[id(op)]
+                    for v in stored_into(src.obj) for u in uses.get(v.id, ())
+                    if not isinstance(u, (n.Build, n.BuildDict, n.SetItem)) and
+                    not shape_reader(u, consts)):
+                continue
+        else:
+            continue
+        raise NonDifferentiableError(
+            "this in-place operator changes an array held by a list, tuple, dict or object "
+            "(or walked by a loop over one) under every name that holds it, which forward "
+            "mode does not follow" if not written_back else
+            "this in-place operator changes an array that another name read after it also "
+            "holds, which forward mode does not follow", op.loc,
+            hint="make a new array and store it (`params[i] = p * 0.5`, "
+                 "`params = [p - lr * g for p, g in zip(params, grads)]`)")

@@ -44,7 +44,13 @@ from typing import Any
 import numpy
 
 from wengert import runtime
-from wengert.analysis.activity import MUTATING_METHODS, READONLY_METHODS
+from wengert.analysis.effects import (
+    LIST_INPLACE,
+    MUTATING_METHODS,
+    READONLY_METHODS,
+    SCALAR_CLASSES,
+    SLOT_METHODS,
+)
 from wengert.analysis.types import Types, infer_types, subclass
 from wengert.diagnostics import NonDifferentiableError
 from wengert.ir import nodes as n
@@ -53,13 +59,11 @@ from wengert.ir.uses import expand_ops
 from wengert.objects import namedtuple_method
 from wengert.rules import registry
 
-#: Methods that change which items a list holds.
-_SLOT_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort",
-                           "reverse", "__setitem__", "__delitem__", "__iadd__", "__imul__"})
+_SLOT_METHODS = SLOT_METHODS
 #: Values of these types are never written into (and never hold a list that is).
-_IMMUTABLE = (float, int, bool, str, bytes, complex, type(None), range)
+_IMMUTABLE = SCALAR_CLASSES
 #: In-place operators: ``xs += ys`` extends the list ``xs``.
-_INPLACE = frozenset({operator.iadd, operator.imul, operator.iconcat})
+_INPLACE = LIST_INPLACE
 #: In-place operators: the result is the object changed (an array, a list), or a new
 #: number.
 _IN_PLACE_RESULTS = _INPLACE | {operator.isub, operator.itruediv, operator.ifloordiv,

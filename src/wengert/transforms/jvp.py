@@ -36,7 +36,7 @@ from typing import Any
 import numpy
 
 from wengert import runtime
-from wengert.analysis.activity import MUTATING_METHODS
+from wengert.analysis.effects import MUTATING_METHODS
 from wengert.diagnostics import NonDifferentiableError, SourceLoc
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
@@ -771,11 +771,14 @@ class JVP(Transform):
                 raise NonDifferentiableError(
                     "a write of an active value into an object without a tangent", op.loc)
             return
-        v = self.arg_dot(op.value, b)
         if t.id in self.real and self.type_of(op.obj) in (list, dict) and \
                 self.type_of(op.index) is not slice:
+            # (a number's tangent made sure: a list of floats' tangent holds floats, never
+            # the ``None`` of a zero, as from ``max(x, 2.0)``'s constant branch)
+            v = self.arg_dot(op.value, b, sure=True)
             self.effect(n.SetItem(t, op.index, v, loc=op.loc), b)
             return
+        v = self.arg_dot(op.value, b)
         self.effect(n.Call(b.const(runtime.setitem_tangent), [t, op.obj, op.index, v, op.value],
                            [], [n.Value()], loc=op.loc), b)
 

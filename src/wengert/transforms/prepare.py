@@ -37,6 +37,7 @@ from typing import Any
 import numpy
 
 from wengert import runtime
+from wengert.analysis.effects import DIFFERENTIABLE_INPLACE, is_inplace_operator
 from wengert.analysis.types import infer_types
 from wengert.ir import nodes as n
 from wengert.ir.uses import expand_ops
@@ -77,6 +78,7 @@ def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any) -> None:
             break
     index_changed_iterations(fn, arg_types)
     _item_updates(fn, arg_types, callee)
+    _self_operands(fn)
     _guard_inplace(fn, arg_types, callee)
     if not getattr(linker, "differentiated_again", False):
         _guard_unions(fn, arg_types, callee)
@@ -177,8 +179,7 @@ def _hashable(v: object) -> bool:
     return True
 
 
-_INPLACE = frozenset({operator.iadd, operator.isub, operator.imul, operator.itruediv,
-                      operator.ipow, operator.imatmul, operator.iconcat})
+_INPLACE = DIFFERENTIABLE_INPLACE
 
 
 #: The operator an augmented assignment of an array's item amounts to.
@@ -219,6 +220,24 @@ def _item_updates(fn: n.Function, arg_types: Sequence[Any], callee: Any) -> None
             region = _region_of(fn.body, op)
             region.ops.insert(region.ops.index(op), plain)
             op.fn = plain.result
+
+
+def _self_operands(fn: n.Function) -> None:
+    """``a *= a``: the operand read besides the one changed is a copy of it taken before
+    the change (``a *= snapshot(a)``), as NumPy reads it; the derivatives read it after
+    the change otherwise."""
+    consts = {op.result.id: op.value for op in n.walk(fn.body) if isinstance(op, n.Const)}
+    for op in list(n.walk(fn.body)):
+        if not isinstance(op, n.Call) or len(op.args) < 2 or \
+                not is_inplace_operator(consts.get(op.fn.id)) or \
+                not any(a is op.args[0] for a in op.args[1:]):
+            continue
+        region = _region_of(fn.body, op)
+        at = region.ops.index(op)
+        f = n.Const(runtime.snapshot, [n.Value()], "runtime.snapshot", loc=op.loc)
+        copy = n.Call(f.result, [op.args[0]], [], [n.Value(op.args[0].hint)], loc=op.loc)
+        region.ops[at:at] = [f, copy]
+        op.args = [op.args[0], *(copy.result if a is op.args[0] else a for a in op.args[1:])]
 
 
 def _guard_inplace(fn: n.Function, arg_types: Sequence[Any], callee: Any) -> None:
@@ -425,7 +444,7 @@ def _values_written_into(fn: n.Function, d: n.Value, loop: n.For, kind: str) -> 
     """Whether something in ``fn`` writes into a value of ``d`` read at a key
     (``d["w"][0] = c``, ``d["h"].append(c)``, ``d["p"].x = c``) or into the values the
     ``loop`` over ``d.values()`` (``d.items()``) gives."""
-    from wengert.analysis.activity import MUTATING_METHODS
+    from wengert.analysis.effects import MUTATING_METHODS
 
     held = {op.result.id for op in n.walk(fn.body)
             if isinstance(op, n.GetItem) and op.obj is d}

@@ -38,7 +38,12 @@ from typing import Any
 import numpy
 
 from wengert import runtime
-from wengert.analysis.activity import MUTATING_METHODS, READONLY_METHODS
+from wengert.analysis.effects import (
+    MUTATING_METHODS,
+    READONLY_METHODS,
+    effects,
+    is_inplace_operator,
+)
 from wengert.analysis.types import ArrayOf
 from wengert.diagnostics import NonDifferentiableError, SourceLoc
 from wengert.ir import nodes as n
@@ -136,6 +141,8 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
                 for r in reads:
                     self.mutated.add(r)
                     self.mutations[r] = changes
+        #: What each op writes and which values share storage (views of arrays).
+        self.effects = effects(fn, self.types)
         self.check_stored_then_changed()
         self.check_nested_writes()
 
@@ -186,7 +193,9 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
             for m in self.mutations.get(vid, ()):
                 if _reaches(self.place.get(id(m)), at):
                     return True
-        return False
+        # A write into an array that shares its memory (a view of it, what it views, another
+        # view of that) changes it too.
+        return self.type_of(v) not in IMMUTABLE and self.effects.changed_after(v, op)
 
     def slot_rebound_after(self, read: n.GetItem | n.GetAttr) -> bool:
         """Whether the slot ``read`` reads (``obj.name``, ``obj[k]``) may be given a new
@@ -214,6 +223,26 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
                     (at is None or _reaches(self.place.get(id(m)), at)):
                 return True
         return False
+
+    def primal_values(self, v: n.Value) -> list[n.Value]:
+        """The primal values the transform computes as ``v`` (``resolve`` backwards)."""
+        if getattr(self, "_primal_of", None) is None or self._renames_seen != len(self.rename):
+            back: dict[int, list[int]] = {}
+            for old, new in self.rename.items():
+                back.setdefault(new.id, []).append(old)
+            self._primal_of, self._renames_seen = back, len(self.rename)
+        out: list[n.Value] = []
+        todo, seen = list(self._primal_of.get(v.id, ())), set()
+        while todo:
+            vid = todo.pop()
+            if vid in seen:
+                continue
+            seen.add(vid)
+            d = self.defs.get(vid)
+            if d is not None:
+                out.extend(r for r in d.results if r.id == vid)
+            todo.extend(self._primal_of.get(vid, ()))
+        return out
 
     def is_mutated(self, v: n.Value) -> bool:
         """Whether the program changes ``v`` in place somewhere (by its own name, or by the
@@ -575,6 +604,7 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         cleanup(pb_fn, drop_pure_calls=True)  # what recomputing made unused
         self.drop_unread_rereads(vjp_fn)
         self.prune_records(vjp_fn)
+        self.snapshot_changed_fields()
         self.keep_shapes(vjp_fn, mk)
         if not getattr(self.linker, "differentiated_again", False):
             self.count_only_loops(vjp_fn, pb_fn)
@@ -661,10 +691,17 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         if spec is None and keywords:
             return DECLINED
         snap = []
-        for a in args:
+        # The array an in-place operator changes is changed where the program has it (an
+        # argument's change is the caller's to see, as without wengert): the rule copies
+        # what its derivative reads of it.
+        target = args[0] if args and is_inplace_operator(self.const_value(op.fn)[1]) and \
+            self.type_of(args[0]) is numpy.ndarray and \
+            self.effects.reaches_caller(args[0]) else None
+        for k, a in enumerate(args):
             # A float ``s`` in ``s += t`` is rebound, not changed: nothing to copy; nor is a
             # container nothing changes after this read.
-            if self.mutated_after(a, op) and self.type_of(a) not in IMMUTABLE:
+            if (k or target is None) and self.mutated_after(a, op) and \
+                    self.type_of(a) not in IMMUTABLE:
                 s = b.call(self.const_fn(runtime.snapshot), a, hint=a.hint)
                 snap.append(s)
             else:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy
 
 from wengert import runtime
-from wengert.analysis.activity import MUTATING_METHODS
+from wengert.analysis.effects import MUTATING_METHODS
 from wengert.diagnostics import NonDifferentiableError, SourceLoc
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder

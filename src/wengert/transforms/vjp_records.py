@@ -326,8 +326,37 @@ class LoopRecords:
         must be saved, not computed again by the pullback."""
         if self.type_of(v) in IMMUTABLE:
             return False
-        d = self.defs.get(v.id)
-        return self.mutated_after(v, d) if d is not None else self.is_mutated(v)
+        # (a value the transform made stands for the primal values computed as it: an
+        # inlined rule's result, a copy made before an in-place operator)
+        for p in [v, *self.primal_values(v)]:
+            d = self.defs.get(p.id)
+            if self.mutated_after(p, d) if d is not None else self.is_mutated(p):
+                return True
+        return False
+
+    def snapshot_changed_fields(self) -> None:
+        """A record field that is an array the program changes after making it (a row of
+        a matrix written later in the step, a view of one) is saved as a copy taken where
+        it is made: the pullback reads it as it was there (its shape, most often, which
+        code differentiated again must see unchanged too), not as the later write left
+        it. What rules read of it by value was copied where they read it (``call_rule``)."""
+        for fwd_region, record_op, _, _ in self.records:
+            where = {id(o): i for i, o in enumerate(fwd_region.ops)}
+            made = {r.id: o for o in fwd_region.ops for r in o.results}
+            items = list(record_op.items)
+            for k, f in enumerate(items):
+                d = made.get(f.id)
+                if d is None or id(d) not in where or \
+                        numpy.ndarray not in (self.type_of(f),
+                                              *map(self.type_of, self.primal_values(f))) or \
+                        not self.changes_later(f):
+                    continue
+                c = n.Const(runtime.snapshot, [n.Value()], "snapshot")
+                copy = n.Call(c.result, [f], [], [n.Value(f.hint)], loc=d.loc)
+                at = fwd_region.ops.index(d) + 1
+                fwd_region.ops[at:at] = [c, copy]
+                items[k] = copy.result
+            record_op.items = items
 
     def prune_records(self, vjp_fn: n.Function) -> None:
         """Drop the fields of loop records that the cleaned-up pullback no longer reads
