@@ -10,6 +10,8 @@ against finite differences in both modes and to second order by the shared helpe
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -285,7 +287,20 @@ def squared_in_place(a, x):
     return np.sum(a * x)
 
 
-@pytest.mark.parametrize("f", [scaled_in_place, entry_set, tail_scaled, squared_in_place])
+def written_through_asarray(a, x):
+    b = np.asarray(a)
+    b[1:] += x * b[:-1]
+    return np.sum(b * b)
+
+
+def scaled_through_a_view(a, x):
+    b = np.asarray(a)
+    b[:] *= np.exp(0.3 * x)
+    return np.sum(b * b)
+
+
+@pytest.mark.parametrize("f", [scaled_in_place, entry_set, tail_scaled, squared_in_place,
+                               written_through_asarray, scaled_through_a_view])
 def test_an_argument_changed_in_place_is_changed_under_every_transform(f):
     a0 = np.array([1.0, 2.0, 3.0, 4.0])
     expected = a0.copy()
@@ -301,7 +316,10 @@ def test_an_argument_changed_in_place_is_changed_under_every_transform(f):
         a = a0.copy()
         run(a)
         np.testing.assert_allclose(a, expected, err_msg=name)
-    check_grads(lambda a, x: f(a.copy(), x), (a0, 0.7), argnums=(0, 1), order=2,
+    # (through np.asarray, reverse over reverse refuses: the gradient's IR reads the
+    # argument's structure after the write through its view)
+    order = 1 if "asarray" in inspect.getsource(f) else 2
+    check_grads(lambda a, x: f(a.copy(), x), (a0, 0.7), argnums=(0, 1), order=order,
                 modes=("rev", "fwd"))
 
 
@@ -359,3 +377,80 @@ def test_an_item_changed_and_written_back_alone_is_differentiated_forward():
     x = np.array([1.0, 2.0])
     _, t = wengert.jvp(written_back, (x,), (np.array([1.0, 0.5]),))
     assert t == pytest.approx(15.0)
+
+
+# ------------------------------------- a new array whose tangent a rule passed through
+
+
+def _added_zero_then_written(x, y):
+    b = y + 0.0
+    hi = np.flatnonzero(x > 0.5)
+    b[hi] *= y[hi] / (1.5 + x[hi] ** 2)
+    return np.sum(b * x) + np.sum(np.cos(y))
+
+
+def _zero_added_then_written(x, y):
+    b = 0.0 + y
+    b[0] = x[1] * b[1]
+    return np.sum(b * y)
+
+
+def _minus_zero_then_masked(x, y):
+    b = y - 0.0
+    b[y > 0.3] += x[y > 0.3]
+    return np.sum(b ** 2 * y)
+
+
+def _list_plus_nothing_then_written(x, ys):
+    b = ys + []
+    b[0] = x * b[1]
+    return b[0] * ys[0] + b[1]
+
+
+@pytest.mark.parametrize("f", [_added_zero_then_written, _zero_added_then_written,
+                               _minus_zero_then_masked])
+def test_a_new_array_whose_tangent_a_rule_passed_through_is_written_alone(f):
+    # (forward mode wrote into the argument's tangent as well: ``b_dot`` was ``y_dot``)
+    x = np.array([0.3, 0.7, 0.9, 0.1])
+    y = np.array([0.1, 0.5, 0.15, 0.8])
+    check_grads(f, (x, y), argnums=(0, 1), order=2, modes=("rev", "fwd"))
+
+
+def test_a_new_list_whose_tangent_a_rule_passed_through_is_written_alone():
+    check_grads(_list_plus_nothing_then_written, (0.7, [0.3, 1.2]), argnums=(0, 1),
+                modes=("rev", "fwd"))
+
+
+def _divided_then_written(x, d):
+    y = x / d
+    y[1] *= 2.0
+    return np.sum(y ** 2)
+
+
+def _root_then_clipped(x):
+    y = np.sqrt(x)
+    y[y > 1.0] = 1.0
+    return np.sum(y * x)
+
+
+def _transposed_row_read_after_a_write(x, y, c):
+    a = x + 0.0
+    v = a.T[0]
+    a[::-1] += c * a
+    return np.sum(a * y) + np.sum(v ** 2)
+
+
+@pytest.mark.parametrize("f, args", [
+    (_divided_then_written, (np.array([0.5, 1.7, 0.9]), 1.3)),
+    (_root_then_clipped, (np.array([0.5, 1.7, 0.9]),)),
+])
+def test_a_rule_s_result_written_after_keeps_the_value_its_derivative_reads(f, args):
+    # (the pullback of ``x / d`` read ``y`` after ``y[1] *= 2.0`` changed it)
+    check_grads(f, args, argnums=tuple(range(len(args))), order=2, modes=("rev", "fwd"))
+
+
+def test_a_row_of_a_transpose_read_after_a_write_is_refused():
+    x = np.arange(9.0).reshape(3, 3) / 10
+    with pytest.raises(wengert.NonDifferentiableError, match="shares its memory") as e:
+        wengert.grad(_transposed_row_read_after_a_write)(x, x + 1.0, 0.3)
+    assert e.value.loc is not None and e.value.loc.filename == __file__

@@ -166,10 +166,14 @@ class Effects:
         self.places = places
         self._parent: dict[int, int] = {}
         self._same: dict[int, int] = {}
+        #: As ``_parent``, with the values that may be views where types are not known
+        #: (``a[0]`` of an array of unknown axes: a row, or a number): what copies ask.
+        self._loose: dict[int, int] = {}
         #: Each write: the op and the value it writes into (by that name).
         self.writes: list[tuple[n.Op, n.Value]] = []
         self._written: dict[int, list[n.Op]] = {}
         self._groups: dict[int, list[int]] | None = None
+        self._loose_groups: dict[int, list[int]] | None = None
 
     # union-find --------------------------------------------------------------------------
 
@@ -180,12 +184,16 @@ class Effects:
             v = sets[v]
         return v
 
-    def join(self, a: n.Value, b: n.Value, one: bool = False) -> None:
-        """Record that ``a`` shares storage with ``b`` (``one``: they are one object)."""
+    def join(self, a: n.Value, b: n.Value, one: bool = False, maybe: bool = False) -> None:
+        """Record that ``a`` shares storage with ``b`` (``one``: they are one object;
+        ``maybe``: it may, where types are not known)."""
+        self._loose[self._find(a.id, self._loose)] = self._find(b.id, self._loose)
+        self._groups = self._loose_groups = None
+        if maybe:
+            return
         self._parent[self._find(a.id, self._parent)] = self._find(b.id, self._parent)
         if one:
             self._same[self._find(a.id, self._same)] = self._find(b.id, self._same)
-        self._groups = None
 
     def add_write(self, op: n.Op, target: n.Value) -> None:
         self.writes.append((op, target))
@@ -206,21 +214,28 @@ class Effects:
         """Whether ``a`` and ``b`` are one object under two names."""
         return a.id == b.id or self._find(a.id, self._same) == self._find(b.id, self._same)
 
-    def members(self, v: n.Value) -> list[int]:
-        """The ids of the values sharing storage with ``v`` (``v`` included)."""
-        if self._groups is None:
-            groups: dict[int, list[int]] = {}
-            for vid in list(self._parent):
-                groups.setdefault(self._find(vid, self._parent), []).append(vid)
+    def members(self, v: n.Value, loose: bool = False) -> list[int]:
+        """The ids of the values sharing storage with ``v`` (``v`` included); ``loose``:
+        with those that may, where types are not known."""
+        sets = self._loose if loose else self._parent
+        groups = self._loose_groups if loose else self._groups
+        if groups is None:
+            groups = {}
+            for vid in list(sets):
+                groups.setdefault(self._find(vid, sets), []).append(vid)
             for root, ids in groups.items():
                 if root not in ids:
                     ids.append(root)
-            self._groups = groups
-        return self._groups.get(self._find(v.id, self._parent), [v.id])
+            if loose:
+                self._loose_groups = groups
+            else:
+                self._groups = groups
+        return groups.get(self._find(v.id, sets), [v.id])
 
-    def writes_into(self, v: n.Value) -> list[n.Op]:
-        """The ops that may write into ``v``'s storage, under any name."""
-        return [op for m in self.members(v) for op in self._written.get(m, ())]
+    def writes_into(self, v: n.Value, loose: bool = False) -> list[n.Op]:
+        """The ops that may write into ``v``'s storage, under any name (``loose``: and
+        into what it may be a view of, where types are not known)."""
+        return [op for m in self.members(v, loose) for op in self._written.get(m, ())]
 
     def place(self, op: n.Op) -> Place | None:
         at = self.places.order.get(id(op))
@@ -230,7 +245,7 @@ class Effects:
         """Whether ``v``'s storage may be written from ``op`` on: by ``op`` itself, later in
         program order, or in a loop around both (the next iteration's)."""
         at = self.place(op)
-        writes = self.writes_into(v)
+        writes = self.writes_into(v, loose=True)  # (a copy too many costs, one too few lies)
         if at is None:
             return bool(writes)
         return any(reaches(self.place(w), at) for w in writes)
@@ -238,7 +253,7 @@ class Effects:
     def changed_between(self, v: n.Value, first: n.Op, then: n.Op) -> bool:
         """Whether ``v``'s storage may be written after ``first`` and before ``then``
         (``first`` defining a value ``then`` uses)."""
-        return any(self.places.between(w, first, then) for w in self.writes_into(v))
+        return any(self.places.between(w, first, then) for w in self.writes_into(v, loose=True))
 
     def reaches_caller(self, v: n.Value) -> bool:
         """Whether a write into ``v`` is seen by the caller: ``v`` shares storage with a
@@ -271,6 +286,11 @@ def effects(fn: n.Function, types: Types, *, indexed: bool = True,
         d = defs.get(v.id)
         return isinstance(d, n.Call) and const(d.fn) in MASKS and \
             any(types.of(a) is numpy.ndarray for a in d.args)
+
+    def advanced(op: n.GetItem) -> bool:
+        d = defs.get(op.index.id)
+        parts = d.items if isinstance(d, n.Build) and d.kind == "tuple" else [op.index]
+        return any(types.of(p) in (numpy.ndarray, list) or compares(p) for p in parts)
 
     def basic_view(op: n.GetItem) -> bool:
         """Whether ``op`` reads a view of the array it indexes: a basic index (no array or
@@ -305,6 +325,9 @@ def effects(fn: n.Function, types: Types, *, indexed: bool = True,
         if isinstance(op, n.GetItem) and indexed and array(op.obj) and basic_view(op) or \
                 isinstance(op, n.GetItem) and pieces(op.obj):
             fx.join(op.result, op.obj)  # a basic index: a view (or a row of views)
+        elif isinstance(op, n.GetItem) and types.of(op.result) is None and \
+                types.of(op.obj) in (numpy.ndarray, None) and not advanced(op):
+            fx.join(op.result, op.obj, maybe=True)  # (a row of an array of unknown axes?)
         elif isinstance(op, n.GetAttr) and op.name in VIEW_ATTRIBUTES and array(op.obj):
             fx.join(op.result, op.obj)
         elif isinstance(op, n.Call) and op.args and registry.is_view(const(op.fn)) and \

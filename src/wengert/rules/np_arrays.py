@@ -379,11 +379,13 @@ def _arange_type(start: Any, stop: Any, step: Any, dtype: Any) -> tuple[type, in
 mark_array_type(_arange, _arange_type)
 # A copy of an array of known dtype and axes has them (of a number: a 0-d array).
 mark_array_type(_copy, lambda a: a if type(a) is tuple else None)
+# A transpose of an array of known dtype and axes has them (its axes in another order).
+mark_array_type(_permute, lambda a, perm: a if type(a) is tuple else None)
 
 
 def _pack_type(t: Any, like: Any) -> tuple[type, int] | None:
     """``np.array`` of (nested, rectangular) lists of floats: a float64 array of as many
-    axes as the nesting is deep."""
+    axes as the nesting is deep; of an array: an array of its dtype and axes."""
     def dims(x: Any) -> int | None:
         if x is float:
             return 0
@@ -396,6 +398,8 @@ def _pack_type(t: Any, like: Any) -> tuple[type, int] | None:
             return None  # ragged
         return inner.pop() + 1
 
+    if type(t) is tuple:
+        return t  # (an array of known dtype and axes: itself)
     ndim = dims(t)
     return (np.float64, ndim) if ndim else None
 

@@ -56,6 +56,7 @@ from wengert.runtime.forward import (  # noqa: F401
     jvp_call_active,
     jvp_method,
     nonzero_tangent,
+    own_tangent,
     pop_entry_tangent,
     real_tangent,
     seq_tangent,

@@ -125,6 +125,22 @@ def nonzero_tangent(t: Any, x: Any) -> Any:
     return 0.0
 
 
+def own_tangent(t: Any, *inputs: Any) -> Any:
+    """``t``, or a copy of it where it is one of ``inputs`` (an argument's tangent passed
+    through by a rule, ``b = y + 0.0``): the tangent of a new object that writes will fill
+    in place must not be another value's (a shallow copy: a new container of the same
+    items, as the object is)."""
+    for i in inputs:
+        if t is i:
+            if type(t) is list:
+                return list(t)
+            if type(t) is dict:
+                return dict(t)
+            copy = getattr(t, "copy", None)
+            return copy() if copy is not None and hasattr(t, "shape") else t
+    return t
+
+
 def real_tangent(t: Any, x: Any, like_dot: Any = None, like: Any = None) -> Any:
     """A tangent for the mutable object ``x`` that later writes can fill in place. In
     batched forward mode ``like_dot`` is the tangent of a number or array ``like`` passed

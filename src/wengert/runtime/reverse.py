@@ -1094,11 +1094,11 @@ def method_function(site: Any, obj: Any, name: str) -> Any:
     called."""
     cls = type(obj)
     f = getattr(cls, name, None)
+    if namedtuple_method(f) and "definition" in _DISPATCH:
+        return _DISPATCH["definition"](f, {})  # (a named tuple's ``_replace``, as defined)
     if type(f) is _FunctionType and name not in getattr(obj, "__dict__", ()) and \
             getattr(cls.__getattribute__, "__objclass__", None) in _PLAIN_LOOKUP:
         return f  # (attributes looked up as Python does: no ``__getattribute__`` of its own)
-    if namedtuple_method(f) and "definition" in _DISPATCH:
-        return _DISPATCH["definition"](f, {})  # (a named tuple's ``_replace``, as defined)
     if type(f) in (_MethodDescriptorType, _WrapperDescriptorType) and \
             name not in getattr(obj, "__dict__", ()) and "has_rule" in _DISPATCH and \
             _DISPATCH["has_rule"](f):

@@ -103,7 +103,11 @@ def check_view_writes(fn: n.Function, types: Types, act: Activity, indexed: bool
     Forward mode follows views made by indexing (its tangents are views of the tangents
     too): ``indexed`` is for reverse mode."""
     fx = effects(fn, types, indexed=indexed)
-    if not fx.writes or not fx.shares_storage():
+    # An in-place operator makes its array's tangent anew in forward mode: views of the old
+    # tangent (made by indexing) would not see it, so for those writes forward mode follows
+    # views made by indexing too.
+    whole = fx if indexed else effects(fn, types, indexed=True)
+    if not fx.writes or not whole.shares_storage():
         return
     places = fx.places
     defs, uses, values = places.defs, places.uses, places.values
@@ -111,12 +115,13 @@ def check_view_writes(fn: n.Function, types: Types, act: Activity, indexed: bool
         if not (isinstance(w, n.SetItem) and types.of(target) in (numpy.ndarray, None) or
                 not isinstance(w, (n.SetItem, n.SetAttr)) and types.of(target) is numpy.ndarray):
             continue
-        members = [values[m] for m in fx.members(target) if m in values]
+        groups = fx if isinstance(w, n.SetItem) else whole
+        members = [values[m] for m in groups.members(target) if m in values]
         if len(members) < 2 or not any(act.is_varied(m) for m in members) and \
                 not any(act.is_varied(v) for v in w.operands()):
             continue
         for b in members:
-            if fx.same_object(b, target):
+            if groups.same_object(b, target):
                 continue  # (the array written, under another name)
             made = defs.get(b.id)
             for u in uses.get(b.id, []):

@@ -36,7 +36,7 @@ from typing import Any
 import numpy
 
 from wengert import runtime
-from wengert.analysis.effects import MUTATING_METHODS
+from wengert.analysis.effects import MUTATING_METHODS, is_inplace_operator
 from wengert.diagnostics import NonDifferentiableError, SourceLoc
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
@@ -257,11 +257,19 @@ class JVP(Transform):
     #: learns the batch axes its zero tangent needs (``runtime.real_tangent``).
     batch_like: tuple[n.Value, ...] = ()
 
-    def make_real(self, v: n.Value, b: Builder) -> None:
-        """Give ``v`` a real tangent container where it is defined (writes will fill it)."""
+    def make_real(self, v: n.Value, b: Builder, op: n.Op | None = None) -> None:
+        """Give ``v`` a real tangent container where it is defined (writes will fill it).
+        Where ``op`` makes ``v`` a new object (``b = y + 0.0``) its tangent is one of its own
+        too: a rule may pass an argument's tangent through unchanged (``y_dot``), which the
+        writes into ``v``'s tangent would change as well."""
         if v.id not in self.needs_real:
             return
         t = self.get(v)
+        if t is not None and self.makes_new_object(op):
+            inputs = [d for a in op.args if (d := self.get(a)) is not None]  # type: ignore
+            if inputs:
+                t = b.call(runtime.own_tangent, t, *inputs, hint=_dot(v))
+                self.set_tan(v, t)
         if t is not None and t.id in self.real:
             return
         r = b.call(runtime.real_tangent, t if t is not None else b.const(None), v,
@@ -396,7 +404,17 @@ class JVP(Transform):
                 if new is not op and not new.regions() and id(new) not in self.keep:
                     self.mine.add(id(new))
             for r in op.results:
-                self.make_real(r, b)
+                self.make_real(r, b, op)
+
+    def makes_new_object(self, op: n.Op | None) -> bool:
+        """Whether ``op`` is a call of a primitive with rules that returns a new object
+        (not a view of its argument, not the operand an in-place operator changed)."""
+        if not isinstance(op, n.Call) or not op.args:
+            return False
+        is_c, fn = self.const_value(op.fn)
+        return is_c and hashable(fn) and registry.lookup(fn) is not None and \
+            not registry.is_view(fn) and not is_inplace_operator(fn) and \
+            not isinstance(fn, type)
 
     def writes_active(self, op: n.Op) -> bool:
         """A write into an active object clears a tangent slot even if what it writes is

@@ -694,9 +694,14 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         # The array an in-place operator changes is changed where the program has it (an
         # argument's change is the caller's to see, as without wengert): the rule copies
         # what its derivative reads of it.
-        target = args[0] if args and is_inplace_operator(self.const_value(op.fn)[1]) and \
+        fn = self.const_value(op.fn)[1]
+        target = args[0] if args and is_inplace_operator(fn) and \
             self.type_of(args[0]) is numpy.ndarray and \
             self.effects.reaches_caller(args[0]) else None
+        if args and registry.is_view(fn):
+            # (a view of the array itself, which writes through it change: no copy of it,
+            # and its derivative reads no value of it)
+            target = args[0]
         for k, a in enumerate(args):
             # A float ``s`` in ``s += t`` is rebound, not changed: nothing to copy; nor is a
             # container nothing changes after this read.
@@ -707,11 +712,18 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
             else:
                 snap.append(a)
         y = op.result
+        # A new array the program writes into after the call (``y = x / d; y[1] *= 2.0``):
+        # the rule's derivative may read its value as the call made it, so the program goes
+        # on with a copy (``kept_result``) and the derivative keeps the original.
+        written = self.type_of(y) in (numpy.ndarray, None) and self.mutated_after(y, op) and \
+            target is None and not registry.is_view(fn) and not is_inplace_operator(fn)
         if spec is None:
             pair = b.emit(n.Call(b.const(rule.vjp), snap, [], [n.Value()], loc=loc)).result
             unpack = b.emit(n.Unpack(pair, [n.Value(y.hint), n.Value(f"{y.hint or 'y'}_pb")],
                                      loc=loc))
             self.set_rename(y, unpack.results[0])
+            if written:
+                self.kept_result(y, unpack.results[0], b)
             pb = unpack.results[1]
 
             def reverse_dynamic(scope: Scope) -> None:
@@ -733,6 +745,8 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         # (what the call site knows first: a rule's body may know less of its arguments)
         if (t := self.types.of(y) or spec.value_type) is not None:
             self.extra_types[value.id] = t
+        if written:
+            self.kept_result(y, value, b)
 
         def reverse_inlined(scope: Scope) -> None:
             if scope.get(y) is None or not any(self.active(a) for a in args):
@@ -745,6 +759,14 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
                 if k and c is not None:
                     scope.accumulate(a, c, maybe_none=not sure)
         return reverse_inlined
+
+    def kept_result(self, y: n.Value, value: n.Value, b: Builder) -> None:
+        """The program goes on with a copy of ``value``, the result ``y`` a rule made: what
+        it writes into it later leaves the value the rule's derivative reads as it was."""
+        kept = b.call(self.const_fn(runtime.snapshot), value, hint=y.hint)
+        if value.id in self.extra_types:
+            self.extra_types[kept.id] = self.extra_types[value.id]
+        self.set_rename(y, kept)
 
     def call_class(self, op: n.Call, cls: type, b: Builder) -> Action | None:
         """``cls(args)`` for a user class: a dataclass's generated ``__init__`` stores
