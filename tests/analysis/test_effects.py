@@ -454,3 +454,30 @@ def test_a_row_of_a_transpose_read_after_a_write_is_refused():
     with pytest.raises(wengert.NonDifferentiableError, match="shares its memory") as e:
         wengert.grad(_transposed_row_read_after_a_write)(x, x + 1.0, 0.3)
     assert e.value.loc is not None and e.value.loc.filename == __file__
+
+
+def _copied_by_adding_zero_then_source_written(x, y, c):
+    a = x + 0.0
+    hi = np.nonzero(x * c > 0.3)[0]
+    x[hi] /= 1.5 + y[hi] ** 2
+    return np.sum(a ** 2) + np.sum(x)
+
+
+def _entry_of_the_argument_halved(x, y, c):
+    a = x + 0.0
+    x[0] /= 2.0
+    return np.sum(a ** 2) + np.sum(x * y)
+
+
+@pytest.mark.parametrize("f", [_copied_by_adding_zero_then_source_written,
+                               _entry_of_the_argument_halved])
+def test_an_argument_written_after_a_new_array_took_its_tangent(f):
+    x, y, u = np.array([0.9, 0.2, 1.5]), np.array([0.1, 0.4, 0.3]), np.array([1.0, 2.0, 3.0])
+    given = u.copy()
+    _, t = wengert.jvp(f, (x.copy(), y, 0.7), (given, np.zeros(3), 0.0))
+    np.testing.assert_array_equal(given, u)  # (the caller's tangent is not written into)
+    h = 1e-6
+    fd = (f(x + h * u, y, 0.7) - f(x - h * u, y, 0.7)) / (2 * h)
+    assert t == pytest.approx(fd, rel=1e-6)
+    check_grads(lambda x, y: f(x.copy(), y, 0.7), (x, y), argnums=(0, 1), order=2,
+                modes=("rev", "fwd"))

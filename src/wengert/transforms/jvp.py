@@ -306,6 +306,10 @@ class JVP(Transform):
                 self.real.add(r.id)
                 self.float_lists.add(r.id)
                 self.set_tan(p, r)
+            if p.id in self.needs_real and self.type_of(p) in (numpy.ndarray, None):
+                # (the caller's tangent is not written into: the function's writes into its
+                # argument fill a copy of it)
+                self.set_tan(p, eb.call(runtime.own_tangent, d, d, hint=d.hint))
             self.make_real(p, eb)
         for k, p in enumerate(body.args):
             if k not in self.wrt:
@@ -405,6 +409,19 @@ class JVP(Transform):
                     self.mine.add(id(new))
             for r in op.results:
                 self.make_real(r, b, op)
+                self.own_passed_through(r, b, op)
+
+    def own_passed_through(self, v: n.Value, b: Builder, op: n.Op) -> None:
+        """``a = x + 0.0`` with ``x`` written into later (``x[0] /= 2.0``): ``a``'s tangent,
+        passed through from ``x``'s by the rule, is a copy, or the write into ``x``'s
+        tangent would change ``a``'s too."""
+        t = self.get(v)
+        if t is None or v.id in self.needs_real or not self.makes_new_object(op) or \
+                not any(a.id in self.needs_real for a in op.args):  # type: ignore[attr-defined]
+            return
+        inputs = [d for a in op.args if (d := self.get(a)) is not None]  # type: ignore
+        if inputs:
+            self.set_tan(v, b.call(runtime.own_tangent, t, *inputs, hint=_dot(v)))
 
     def makes_new_object(self, op: n.Op | None) -> bool:
         """Whether ``op`` is a call of a primitive with rules that returns a new object
