@@ -1282,3 +1282,74 @@ def test_named_tuple_methods_and_spread_calls_to_second_order(f):
     eps = 1e-5
     g = wengert.grad(f)
     assert h == pytest.approx((g(1.5 + eps) - g(1.5 - eps)) / (2 * eps), rel=1e-6)
+
+
+# ------------------------------------------ rows read after their base written, any origin
+# ``a[0], a[1] = a[1], a[0]`` reads two rows (views) and writes the first before the second
+# is stored: NumPy copies row 1 into both. Reverse mode saw the rows as the values they had
+# when read, a wrong gradient, wherever the array's number of axes was not known to the
+# analysis (an array changed by an in-place operator, a helper's result). Each spelling is
+# right or refused where written, in both modes; the swap itself is the same everywhere.
+
+
+def _helper_double(x):
+    return x * 2.0
+
+
+def _swap_after_self_product(x):
+    a = np.array(x)
+    a *= a
+    a[0], a[-3] = a[-3], a[0]
+    return np.sum(a * a)
+
+
+def _swap_after_in_place_add(x):
+    a = np.copy(x)
+    a += 1.0
+    a[0], a[1] = a[1], a[0]
+    return np.sum(a * np.arange(12.0).reshape(4, 3))
+
+
+def _swap_of_a_helper_result(x):
+    a = _helper_double(x)
+    a[0], a[1] = a[1], a[0]
+    return np.sum(a * np.arange(12.0).reshape(4, 3))
+
+
+def _row_kept_then_overwritten(x):
+    a = x.copy()
+    a -= 0.5
+    r = a[1]
+    a[1] = 0.0
+    return np.sum(r * r) + np.sum(a)
+
+
+def _swap_of_an_outer_product(x):
+    a = np.outer(x[0], x[1]) + 0.0
+    a[0], a[1] = a[1], a[0]
+    return np.sum(a * np.arange(9.0).reshape(3, 3))
+
+
+def _swap_of_an_inverse(x):
+    a = np.linalg.inv(x[:3] @ x[:3].T + np.eye(3))
+    a[0], a[1] = a[1], a[0]
+    return np.sum(a * np.arange(9.0).reshape(3, 3))
+
+
+def _swap_of_a_stack(x):
+    a = np.vstack([x, x])
+    a[0], a[1] = a[1], a[0]
+    return np.sum(a * np.arange(24.0).reshape(8, 3))
+
+
+@pytest.mark.parametrize("f", [_swap_after_self_product, _swap_after_in_place_add,
+                               _swap_of_a_helper_result, _row_kept_then_overwritten,
+                               _swap_of_an_outer_product, _swap_of_an_inverse,
+                               _swap_of_a_stack])
+def test_rows_read_after_their_base_is_written_are_right_or_refused(f):
+    x = np.arange(12.0).reshape(4, 3) / 10 - 0.3
+    for mode in ("rev", "fwd"):
+        try:
+            check_grads(f, (x.copy(),), modes=(mode,), order=2)
+        except wengert.NonDifferentiableError as e:
+            assert e.loc is not None and e.loc.filename == __file__, e

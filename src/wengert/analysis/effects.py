@@ -174,6 +174,7 @@ class Effects:
         self._written: dict[int, list[n.Op]] = {}
         self._groups: dict[int, list[int]] | None = None
         self._loose_groups: dict[int, list[int]] | None = None
+        self._objects: dict[int, list[int]] | None = None
 
     # union-find --------------------------------------------------------------------------
 
@@ -194,6 +195,7 @@ class Effects:
         self._parent[self._find(a.id, self._parent)] = self._find(b.id, self._parent)
         if one:
             self._same[self._find(a.id, self._same)] = self._find(b.id, self._same)
+            self._objects = None
 
     def add_write(self, op: n.Op, target: n.Value) -> None:
         self.writes.append((op, target))
@@ -214,23 +216,71 @@ class Effects:
         """Whether ``a`` and ``b`` are one object under two names."""
         return a.id == b.id or self._find(a.id, self._same) == self._find(b.id, self._same)
 
+    def one_object(self, ids: Iterable[int]) -> None:
+        """Record that the values of ``ids`` are one object (the reads of one slot of a
+        holder whose items are written into: ``transforms/vjp_items.py``)."""
+        ids = list(ids)
+        for a, b in zip(ids, ids[1:]):
+            for sets in (self._loose, self._parent, self._same):
+                sets[self._find(a, sets)] = self._find(b, sets)
+        self._groups = self._loose_groups = self._objects = None
+
     def members(self, v: n.Value, loose: bool = False) -> list[int]:
         """The ids of the values sharing storage with ``v`` (``v`` included); ``loose``:
         with those that may, where types are not known."""
-        sets = self._loose if loose else self._parent
-        groups = self._loose_groups if loose else self._groups
+        return self._members(v.id, self._loose if loose else self._parent,
+                             "_loose_groups" if loose else "_groups")
+
+    def names(self, v: n.Value) -> list[int]:
+        """The ids of the names of the object ``v`` (``v`` included): not its views."""
+        return self._members(v.id, self._same, "_objects")
+
+    def _members(self, vid: int, sets: dict[int, int], cache: str) -> list[int]:
+        groups = getattr(self, cache)
         if groups is None:
             groups = {}
-            for vid in list(sets):
-                groups.setdefault(self._find(vid, sets), []).append(vid)
+            for x in list(sets):
+                groups.setdefault(self._find(x, sets), []).append(x)
             for root, ids in groups.items():
                 if root not in ids:
                     ids.append(root)
-            if loose:
-                self._loose_groups = groups
-            else:
-                self._groups = groups
-        return groups.get(self._find(v.id, sets), [v.id])
+            setattr(self, cache, groups)
+        return groups.get(self._find(vid, sets), [vid])
+
+    def written(self, *vs: n.Value) -> list[n.Op]:
+        """The ops that write into the objects ``vs`` under any of their names (not
+        through a view of them): item and attribute stores, in-place operators, methods
+        that change their object."""
+        ids = dict.fromkeys(m for v in vs for m in self.names(v))
+        return list(dict.fromkeys(op for m in ids for op in self._written.get(m, ())))
+
+    def changed_from(self, op: n.Op, *vs: n.Value) -> bool:
+        """Whether the objects ``vs`` may be written into (under any of their names) from
+        ``op`` on: by ``op`` itself, later in program order, or in a loop around both (the
+        next iteration's). An op the analysis did not place (made after it ran): any write."""
+        return self.runs_after(self.written(*vs), op)
+
+    def runs_after(self, ops: Iterable[n.Op], op: n.Op) -> bool:
+        """Whether any of ``ops`` may run from ``op`` on (``op`` itself included)."""
+        at = self.place(op)
+        return any(at is None or reaches(self.place(w), at) for w in ops)
+
+    def slot_given_after(self, read: n.GetItem | n.GetAttr, obj: n.Value,
+                         held: Callable[[n.Value], bool]) -> bool:
+        """Whether the slot ``read`` reads of the object ``obj`` (``obj.name``, ``obj[k]``)
+        may be given a new object from ``read`` on: a store into ``obj`` (of the same
+        attribute, for an attribute) of a value ``held`` does not say was read out of
+        ``obj`` itself (a write-back keeps the objects the holder holds)."""
+        name = read.name if isinstance(read, n.GetAttr) else None
+        return self.runs_after(
+            [w for w in self.written(obj)
+             if isinstance(w, (n.SetAttr, n.SetItem)) and not held(w.value) and
+             not (isinstance(w, n.SetAttr) and name is not None and w.name != name)], read)
+
+    def resized_after(self, op: n.Op, kept: Callable[[n.Op], bool], *vs: n.Value) -> bool:
+        """Whether the lists ``vs`` may change length from ``op`` on: a write that ``kept``
+        does not say keeps it (``v[i] = x`` under an int ``i``)."""
+        return self.runs_after([w for w in self.written(*vs) if not kept(w)], op)
 
     def writes_into(self, v: n.Value, loose: bool = False) -> list[n.Op]:
         """The ops that may write into ``v``'s storage, under any name (``loose``: and

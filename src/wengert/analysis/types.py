@@ -1820,8 +1820,11 @@ class _Inference:
         """The :class:`ArrayOf` of the new array ``fn(*args)`` makes, where its arguments
         say: ``zeros_like(x)`` and its kin and ``copy(x)`` take ``x``'s, ``zeros(n)`` (and
         ``ones``, ``empty``) a float64 array of as many axes as its shape has entries."""
-        if fn in _LIKE and len(args) == (2 if fn is numpy.full_like else 1):
+        if fn in _LIKE and len(args) == (2 if fn is numpy.full_like else 1) or \
+                fn is runtime.snapshot and len(args) == 1:
             return self.arrays.get(args[0].id)
+        if fn in _IN_PLACE_OPERATORS and len(args) == 2 and args[0].id in self.arrays:
+            return self.arrays[args[0].id]  # (the array itself, changed: its dtype and axes)
         if str(getattr(fn, "__module__", "")).startswith("wengert.rules."):
             from wengert.rules import registry  # the rule tables import this module's users
 

@@ -48,7 +48,13 @@ import numpy as np
 from wengert.diagnostics import RuleRefusal
 from wengert.rules.form import cases, defderiv, defrule
 from wengert.rules.operator import _log_base
-from wengert.rules.registry import defpython, mark_array_result, mark_pure, nondifferentiable
+from wengert.rules.registry import (
+    defpython,
+    mark_array_result,
+    mark_check,
+    mark_pure,
+    nondifferentiable,
+)
 from wengert.rules.shapes import broadcast_to as _broadcast_to
 from wengert.rules.shapes import shape as _shape
 from wengert.rules.shapes import sum_to as _sum_to
@@ -316,6 +322,7 @@ def _check_clip(a_min: Any, a_max: Any, out: Any, method: bool = False) -> None:
 
 
 nondifferentiable(_given, _check_clip)
+mark_check(_check_clip)
 
 
 # The parameters are NumPy's, in NumPy's order, with NumPy's marker of a bound left out

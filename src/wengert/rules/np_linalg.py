@@ -49,6 +49,7 @@ from wengert.rules.registry import (
     defpython,
     defvjp,
     mark_array_result,
+    mark_check,
     mark_pure,
     nondifferentiable,
 )
@@ -345,6 +346,7 @@ def _check_exponent(n: Any) -> None:
 
 
 nondifferentiable(_check_exponent, pure=False)
+mark_check(_check_exponent)
 
 
 @defpython(np.linalg.matrix_power)

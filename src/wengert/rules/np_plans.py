@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from wengert.diagnostics import RuleRefusal
-from wengert.rules.registry import mark_gathers, nondifferentiable
+from wengert.rules.registry import mark_check, mark_gathers, nondifferentiable
 
 
 def _dtype(x: Any) -> Any:
@@ -492,6 +492,9 @@ def _check_castable(dtype: Any) -> None:
     if np.issubdtype(np.dtype(dtype), np.complexfloating):
         raise RuleRefusal("wengert: a cast to a complex dtype is not supported in code being "
                         "differentiated")
+
+
+mark_check(_check_castable)
 
 
 def _linspace_ramp(ans: Any, num: int, endpoint: bool, ndim: int) -> np.ndarray:

@@ -159,6 +159,9 @@ def _check_weights(scl: Any) -> None:
         raise ZeroDivisionError("Weights sum to zero, can't be normalized")
 
 
+mark_check(_check_weights)
+
+
 def _weight_layout(wshape: tuple[int, ...], shape: tuple[int, ...], axis: Any, returned: Any
                    ) -> tuple[str, str, tuple[int, ...], tuple[int, ...]]:
     """How ``np.average``'s weights of shape ``wshape`` line up with ``a`` of ``shape``

@@ -724,14 +724,33 @@ def ndarray_trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 
 @defpython(np.max, keywords=("axis", "out", "keepdims", "initial", "where"))
 def max_(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
-    _unsupported("max", out_=out, initial=initial, where=where)
-    return _max(a, _axes(axis, np.ndim(a)), _flag(keepdims))
+    _unsupported("max", out_=out)
+    if where is not _NoValue:
+        a = _selected(a, where, initial, "maximum")
+    m = _max(a, _axes(axis, np.ndim(a)), _flag(keepdims))
+    if initial is not _NoValue:
+        return np.maximum(m, initial)  # (the initial value takes part, as an entry would)
+    return m
 
 
 @defpython(np.min, keywords=("axis", "out", "keepdims", "initial", "where"))
 def min_(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
-    _unsupported("min", out_=out, initial=initial, where=where)
-    return _min(a, _axes(axis, np.ndim(a)), _flag(keepdims))
+    _unsupported("min", out_=out)
+    if where is not _NoValue:
+        a = _selected(a, where, initial, "minimum")
+    m = _min(a, _axes(axis, np.ndim(a)), _flag(keepdims))
+    if initial is not _NoValue:
+        return np.minimum(m, initial)
+    return m
+
+
+def _selected(a, where, initial, name):
+    """The entries of ``a`` that ``where`` selects, the others ``initial`` (which then
+    changes no extreme; a helper of :func:`max_` and :func:`min_`, inlined with them)."""
+    if initial is _NoValue:
+        raise ValueError(f"reduction operation '{name}' does not have an identity, so to use "
+                         "a where mask one has to specify 'initial'")
+    return np.where(where, a, initial)
 
 
 defpython(np.amax, keywords=("axis", "out", "keepdims", "initial", "where"))(max_)

@@ -275,9 +275,10 @@ def mark_array_type(fn: Any, of_types: Callable[..., tuple[type, int] | None]) -
 
 
 def is_pure(fn: Any) -> bool:
-    """Whether an unused call of ``fn`` may be dropped."""
+    """Whether an unused call of ``fn`` may be dropped (never a check's: it is there to
+    raise)."""
     rule = lookup(fn)
-    return rule is not None and rule.pure
+    return rule is not None and rule.pure and not rule.check
 
 
 def all_rules() -> list[Rule]:

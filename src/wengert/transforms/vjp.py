@@ -39,7 +39,6 @@ import numpy
 
 from wengert import runtime
 from wengert.analysis.effects import (
-    MUTATING_METHODS,
     READONLY_METHODS,
     effects,
     is_inplace_operator,
@@ -96,7 +95,6 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         self.synthetic: dict[int, n.Value] = {}
         #: Ids of the zeros an entry's adjoint restarts from once added into its container.
         self.zeros: set[int] = set()
-        self.mutated: set[int] = set()
         self.fwd_parent: dict[int, n.Region] = {}
         self.lifted = lifted
         #: Loop records: (forward body, record tuple, reverse body, its unpacking).
@@ -111,38 +109,15 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         #: Loops with a record list: (forward loop, the list's op, the region holding them,
         #: the reverse loop, the region holding it).
         self.stacks: list[tuple[n.Op, n.Build, n.Region, n.For, n.Region]] = []
-        #: Where each mutated value is changed, and each op's place: its index in program
-        #: order and the loops around it (``mutated_after``).
-        self.mutations: dict[int, list[n.Op]] = {}
-        self.place: dict[int, tuple[int, tuple[int, ...]]] = {}
-        self._places(fn.body, ())
-        for op in n.walk(fn.body):
-            target = None
-            if isinstance(op, (n.SetItem, n.SetAttr)):
-                target = op.obj
-            elif isinstance(op, n.Call):
-                m = self.defs.get(op.fn.id)
-                if isinstance(m, n.GetAttr) and m.name in MUTATING_METHODS:
-                    target = m.obj
-                c = self.consts.get(op.fn.id)
-                if c is not None and hashable(c.value) and c.value in INPLACE and op.args:
-                    target = op.args[0]
-            if target is not None:
-                self.mutated.add(target.id)
-                self.mutations.setdefault(target.id, []).append(op)
-        # The reads of one holder's items (``transforms/vjp_items.py``) may be one object:
-        # a change through one (``h.append(x)`` for ``h = tr.hist``) is a change of each.
+        #: What each op writes and which values share storage (views of arrays). The
+        #: reads of one holder's items (``transforms/vjp_items.py``) may be one object: a
+        #: change through one (``h.append(x)`` for ``h = tr.hist``) is a change of each.
+        self.effects = effects(fn, self.types)
         groups: dict[int, list[int]] = {}
         for r, holder in getattr(self, "item_reads", {}).items():
             groups.setdefault(holder, []).append(r)
         for reads in groups.values():
-            changes = [m for r in reads for m in self.mutations.get(r, ())]
-            if changes:
-                for r in reads:
-                    self.mutated.add(r)
-                    self.mutations[r] = changes
-        #: What each op writes and which values share storage (views of arrays).
-        self.effects = effects(fn, self.types)
+            self.effects.one_object(reads)
         self.check_stored_then_changed()
         self.check_nested_writes()
 
@@ -170,15 +145,6 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
         return index_extremes(self.fn, self.types, self.act.is_active) | loops | \
             bool(self.field_lists) | items | bool(self.item_reads)
 
-    def _places(self, region: n.Region, loops: tuple[int, ...]) -> None:
-        for op in region.ops:
-            self.place[id(op)] = (len(self.place), loops)
-            if isinstance(op, n.MakeFunction):
-                continue  # what a nested function changes, it changes whenever it is called
-            inner = (*loops, id(op)) if isinstance(op, (n.For, n.While)) else loops
-            for r in op.regions():
-                self._places(r, inner)
-
     def mutated_after(self, v: n.Value, op: n.Op) -> bool:
         """Whether the program may change ``v`` in place from ``op`` on: ``op`` itself, a
         change later in program order, or one in a loop around both (the next iteration's)."""
@@ -186,23 +152,16 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
             # An item of a list whose items are written into (``transforms/vjp_items.py``):
             # a write through another read of its slot changes this very object.
             return True
-        at = self.place.get(id(op))
-        if at is None:
-            return self.is_mutated(v)
-        for vid in {v.id, self.resolve(v).id}:
-            for m in self.mutations.get(vid, ()):
-                if _reaches(self.place.get(id(m)), at):
-                    return True
-        # A write into an array that shares its memory (a view of it, what it views, another
-        # view of that) changes it too.
-        return self.type_of(v) not in IMMUTABLE and self.effects.changed_after(v, op)
+        fx = self.effects
+        # (through a view of it, or what it views, too)
+        return fx.changed_from(op, v, self.resolve(v)) or \
+            self.type_of(v) not in IMMUTABLE and fx.changed_after(v, op)
 
     def slot_rebound_after(self, read: n.GetItem | n.GetAttr) -> bool:
         """Whether the slot ``read`` reads (``obj.name``, ``obj[k]``) may be given a new
         object from ``read`` on: a write of something not read out of ``obj`` itself (the
         write-back of an item read out of it, as ``tr.hist.append(x)`` and ``t[i][j] += v``
         lower to, keeps the objects it holds)."""
-        at = self.place.get(id(read))
         obj = self.resolve(read.obj)
         holder = self.item_reads.get(self.resolve(read.results[0]).id)
 
@@ -215,14 +174,7 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
                 isinstance(got, n.GetAttr) and isinstance(read, n.GetAttr) and \
                 got.name == read.name and self.resolve(got.obj) is obj
 
-        for m in self.mutations.get(obj.id, ()):
-            if isinstance(m, n.SetAttr) and isinstance(read, n.GetAttr) and \
-                    m.name != read.name:
-                continue
-            if isinstance(m, (n.SetAttr, n.SetItem)) and not held(m.value) and \
-                    (at is None or _reaches(self.place.get(id(m)), at)):
-                return True
-        return False
+        return self.effects.slot_given_after(read, obj, held)
 
     def primal_values(self, v: n.Value) -> list[n.Value]:
         """The primal values the transform computes as ``v`` (``resolve`` backwards)."""
@@ -247,7 +199,7 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
     def is_mutated(self, v: n.Value) -> bool:
         """Whether the program changes ``v`` in place somewhere (by its own name, or by the
         name a call it stands for was given: ``ops = list(t)`` is the rule's result)."""
-        return v.id in self.mutated or self.resolve(v).id in self.mutated
+        return bool(self.effects.written(v, self.resolve(v)))
 
     def check_nested_writes(self) -> None:
         """Refuse writes into an object that was itself read out of a container or object.
@@ -330,9 +282,8 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
             if loop is not None:  # (a loop's item: read out of what the loop walks)
                 finding.add(id(loop))
                 chain.append(loop.iterable)
-        at = self.place.get(id(op))
-        return any(id(u) not in finding and (at is None or _reaches(self.place.get(id(u)), at))
-                   for vid in seen for u in self.uses.get(vid, ()))
+        return self.effects.runs_after(
+            [u for vid in seen for u in self.uses.get(vid, ()) if id(u) not in finding], op)
 
     def borrowed(self, v: n.Value) -> bool:
         """Whether ``v`` is an active object read out of a container or another object:
@@ -1181,14 +1132,6 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
 
 def _hint_of(v: n.Value) -> str | None:
     return v.hint if v.hint and not v.hint.startswith(".") else None
-
-
-def _reaches(where: tuple[int, tuple[int, ...]] | None,
-             at: tuple[int, tuple[int, ...]]) -> bool:
-    """Whether an op placed at ``where`` (``VJP.place``; ``None``: unknown) may run after
-    the op placed at ``at``: later in program order, or in a loop around both (the next
-    iteration's)."""
-    return where is None or where[0] >= at[0] or bool(set(where[1]) & set(at[1]))
 
 
 #: List methods that take items out of the list they are called on.

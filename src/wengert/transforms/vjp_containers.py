@@ -316,27 +316,17 @@ class ReverseContainers:
         """Whether the list ``v`` keeps its length: nothing changes it but ``v[i] = x``
         under an int ``i``."""
         return all(isinstance(m, n.SetItem) and self.type_of(m.index) is int
-                   for vid in {v.id, self.resolve(v).id}
-                   for m in self.mutations.get(vid, ())) and \
-            (v.id in self.mutations or self.resolve(v).id in self.mutations or
-             not self.is_mutated(v))
+                   for m in self.effects.written(v, self.resolve(v)))
 
     def resized_after(self, v: n.Value, op: n.Op) -> bool:
         """Whether the program may change the length of the list ``v`` from ``op`` on (a
         change later in program order, or in a loop around both): ``v[i] = x`` under an
         int ``i`` does not (a table's rows written after it was made)."""
-        at = self.place.get(id(op))
-        if at is None or not isinstance(op, n.GetItem):
+        if not isinstance(op, n.GetItem) or self.effects.place(op) is None:
             return True
-        for vid in {v.id, self.resolve(v).id}:
-            for m in self.mutations.get(vid, ()):
-                if isinstance(m, n.SetItem) and self.type_of(m.index) is int:
-                    continue
-                where = self.place.get(id(m))
-                if where is None or where[0] >= at[0] or set(where[1]) & set(at[1]):
-                    return True
-        return self.is_mutated(v) and not any(
-            vid in self.mutations for vid in {v.id, self.resolve(v).id})
+        return self.effects.resized_after(
+            op, lambda m: isinstance(m, n.SetItem) and self.type_of(m.index) is int,
+            v, self.resolve(v))
 
     def float_list(self, v: n.Value) -> bool:
         """Whether ``v`` is a list whose items are all floats wherever it is used."""
