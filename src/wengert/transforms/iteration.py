@@ -23,61 +23,31 @@ whose reads and writes both modes differentiate like any other indexing. A loop 
 some other iterable the loop may change (a ``reversed`` list, a dict, an iterator
 built elsewhere) is refused with a located error rather than differentiated wrongly.
 
-"May change" is decided conservatively: a write into an object that may be the list
-(``xs[j] = v``, ``xs.append``, ``xs += ys``), or a call that may write into its
-arguments (a user function, a method not known to only read, a function value)
-given an argument that may be the list or hold it. Two values may be one object
-unless one is made in this function (a display, ``list(...)``) and the other cannot
-come from it (it was never stored or passed on, or no data path leads from it to the
-other), or one is an item read out of the other. The one thing not seen is a callee
-that reaches the list through a global variable rather than its arguments.
+"May change" is :class:`~wengert.analysis.effects.Objects`' question, decided
+conservatively: a write into an object that may be the list (``xs[j] = v``,
+``xs.append``, ``xs += ys``), or a call that may write into its arguments (a user
+function, a method not known to only read, a function value) given an argument that may
+be the list or hold it. The one thing not seen is a callee that reaches the list through
+a global variable rather than its arguments.
 """
 
 from __future__ import annotations
 
 import builtins
-import copy
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy
-
 from wengert import runtime
-from wengert.analysis.effects import (
-    LIST_INPLACE,
-    MUTATING_METHODS,
-    READONLY_METHODS,
-    SCALAR_CLASSES,
-    SLOT_METHODS,
-)
-from wengert.analysis.types import Types, infer_types, subclass
+from wengert.analysis.effects import SCALAR_CLASSES, Objects, region_of
+from wengert.analysis.types import Types, infer_types
 from wengert.diagnostics import NonDifferentiableError
 from wengert.ir import nodes as n
 from wengert.ir.clone import substitute
 from wengert.ir.uses import expand_ops
-from wengert.objects import namedtuple_method
-from wengert.rules import registry
 
-_SLOT_METHODS = SLOT_METHODS
 #: Values of these types are never written into (and never hold a list that is).
 _IMMUTABLE = SCALAR_CLASSES
-#: In-place operators: ``xs += ys`` extends the list ``xs``.
-_INPLACE = LIST_INPLACE
-#: In-place operators: the result is the object changed (an array, a list), or a new
-#: number.
-_IN_PLACE_RESULTS = _INPLACE | {operator.isub, operator.itruediv, operator.ifloordiv,
-                                operator.imod, operator.ipow, operator.imatmul, operator.iand,
-                                operator.ior, operator.ixor, operator.ilshift,
-                                operator.irshift}
-#: Calls that make a new list or dict sharing no slots with their arguments.
-_FRESH_CALLS = frozenset({list, dict, set, sorted, copy.copy, copy.deepcopy})
-#: Builtins that only read what they are given.
-_READERS = frozenset({len, sum, min, max, enumerate, zip, reversed, sorted, iter, list,
-                      tuple, range, any, all, abs, isinstance, print, repr, str, float,
-                      int, bool, round, dict, set, frozenset, map, filter})
-
-_UNKNOWN = ("unknown",)
 #: The "slice" a loop over ``reversed(xs)`` walks (:meth:`_State.slice_of`).
 REVERSED = "reversed"
 
@@ -135,58 +105,8 @@ def _keys_of(it: n.Value, d: n.Value, state: _State) -> bool:
     return isinstance(method, n.Const) and method.value is dict.keys and made.args == [d]
 
 
-class _State:
-    """Definitions, uses and types of one function, for the alias questions above."""
-
-    def __init__(self, fn: n.Function, types: Types) -> None:
-        self.types = types
-        self.top = fn.body
-        self._escapes: dict[int, bool] = {}
-        self.defs: dict[int, n.Op] = {}
-        self.parent: dict[int, n.Op] = {}  # region arg id -> its op
-        self.params = {a.id: i for i, a in enumerate(fn.body.args)}
-        self.uses: dict[int, list[n.Op]] = {}
-        self.ops = list(n.walk_local(fn.body))
-        for op in self.ops:
-            for r in op.results:
-                self.defs[r.id] = op
-            for a in n.region_args(op):
-                self.parent[a.id] = op
-            vals = op.operands()
-            if isinstance(op, n.MakeFunction):
-                from wengert.ir.uses import free_uses
-                vals = vals + free_uses(op.func.body)
-            for v in vals:
-                self.uses.setdefault(v.id, []).append(op)
-
-    def const(self, v: n.Value) -> tuple[bool, Any]:
-        d = self.defs.get(v.id)
-        return (True, d.value) if isinstance(d, n.Const) else (False, None)
-
-    def walking_call(self, v: n.Value) -> tuple[Any, list[n.Value]] | None:
-        """``(f, args)`` where ``v`` is made by a call of the constant ``f`` with the
-        positional ``args``, none starred, and keywords only ``enumerate``'s ``start`` (an
-        argument then) or ``zip``'s ``strict`` (which names nothing walked); else
-        ``None``."""
-        d = self.defs.get(v.id)
-        if not isinstance(d, n.Call) or d.starred:
-            return None
-        is_c, f = self.const(d.fn)
-        if not is_c:
-            return None
-        if not d.kwargs:
-            return f, list(d.args)
-        names = [k for k, _ in d.kwargs]
-        if f is builtins.enumerate and names == ["start"] and len(d.args) == 1:
-            return f, [*d.args, d.kwargs[0][1]]
-        if f is builtins.zip and names == ["strict"]:
-            return f, list(d.args)
-        return None
-
-    def immutable(self, v: n.Value) -> bool:
-        t = self.types.of(v)
-        return subclass(t, _IMMUTABLE) is True or \
-            (self.const(v)[0] and isinstance(self.const(v)[1], _IMMUTABLE))
+class _State(Objects):
+    """:class:`~wengert.analysis.effects.Objects` and what a loop iterates over."""
 
     # -- what a loop iterates over ---------------------------------------------------------
 
@@ -233,7 +153,7 @@ class _State:
         if self.uses.get(xs.id, []) != through or \
                 xs is not op.iterable and self.uses.get(op.iterable.id, []) != [op]:
             return None
-        region = _region_of(op, self)
+        region = region_of(op, self)
         if not any(o is d for o in region.ops):
             return None
         between = region.ops[region.ops.index(d) + 1:region.ops.index(op)]
@@ -267,457 +187,11 @@ class _State:
                 return [m.obj]
         return [it]
 
-    # -- aliasing --------------------------------------------------------------------------
-
-    def roots(self, v: n.Value, seen: set[int] | None = None) -> set[tuple]:
-        """Where the object ``v`` comes from: ``("fresh", op)``, ``("param", i)`` or unknown."""
-        seen = set() if seen is None else seen
-        if v.id in seen:
-            return set()
-        seen.add(v.id)
-        if v.id in self.params:
-            return {("param", self.params[v.id])}
-        d = self.defs.get(v.id)
-        if isinstance(d, n.Const):
-            # A number or string is no object to write into; a global container is one.
-            return set() if isinstance(d.value, _IMMUTABLE) or d.value is None \
-                else {("const", id(d.value))}
-        if d is None:
-            p = self.parent.get(v.id)
-            if isinstance(p, (n.For, n.While)) and v in p.carried_args:
-                k = p.carried_args.index(v)
-                return self.roots(p.inits[k], seen) | \
-                    self.roots(p.body.terminator.values[k], seen)
-            if isinstance(p, n.For) and v is p.body.args[0]:
-                return {("part", r) for r in self.roots(p.iterable, seen)}
-            return {_UNKNOWN}
-        if isinstance(d, n.GetItem):
-            return {("part", r) for r in self.roots(d.obj, seen)}
-        if isinstance(d, n.Unpack) and d.star is None:
-            whole = self._structure(d.value, seen)
-            k = d.results.index(v)
-            if isinstance(whole, tuple):
-                part = whole[1][k] if len(whole[1]) == len(d.results) else None
-                # (a tuple of the items of several lists is no one object: unknown)
-                return part if isinstance(part, set) else {_UNKNOWN}
-            return {("part", r) for r in whole}
-        if isinstance(d, (n.Build, n.BuildDict)):
-            return {("fresh", id(d))}
-        if isinstance(d, n.If):
-            k = d.results.index(v)
-            return self.roots(d.then.terminator.values[k], seen) | \
-                self.roots(d.orelse.terminator.values[k], seen)
-        if isinstance(d, (n.For, n.While, n.With)):
-            k = d.results.index(v)
-            return self.roots(d.inits[k], seen) | self.roots(d.body.terminator.values[k], seen)
-        if isinstance(d, n.Call):
-            is_c, f = self.const(d.fn)
-            if is_c and _hashable(f) and f in _IN_PLACE_RESULTS and d.args:
-                return self.roots(d.args[0], seen)
-            if is_c and _hashable(f) and f in _FRESH_CALLS:
-                return {("fresh", id(d))}
-            if is_c and f is runtime.keyed_order:
-                return {("fresh", id(d))}  # a new list of indices
-            if is_c and _hashable(f) and getattr(registry.lookup(f), "fresh", False):
-                return {("fresh", id(d))}  # (a rule's helper making a new list)
-            if is_c and _hashable(f) and self.types.of(v) is numpy.ndarray and \
-                    (rule := registry.lookup(f)) is not None and rule.python is None and \
-                    not rule.view:
-                return {("fresh", id(d))}  # (a NumPy primitive's new array: no view)
-            if is_c and f is runtime.snapshot and len(d.args) == 1:
-                # A copy of a container, the value itself otherwise (a number, an object).
-                return {("fresh", id(d))} | self.roots(d.args[0], seen)
-            m = self.defs.get(d.fn.id)
-            if isinstance(m, n.GetAttr) and m.name == "copy" and not d.args:
-                return {("fresh", id(d))}
-            if is_c and f is operator.mul and len(d.args) == 2 and \
-                    {self.types.of(a) for a in d.args} == {list, int}:
-                return {("fresh", id(d))}  # ``[0.0] * n``: a new list
-        return {_UNKNOWN}
-
-    def _structure(self, v: n.Value, seen: set[int]) -> tuple | set[tuple]:
-        """The roots of ``v`` (:meth:`roots`), or, for the item of a loop over ``zip`` or
-        ``enumerate`` (or a part of one), ``("tuple", [roots of each entry])``: an item
-        of each list zipped (an index is a number)."""
-        loop = self.parent.get(v.id)
-        if isinstance(loop, n.For) and v is loop.body.args[0]:
-            return self._item_structure(loop.iterable, seen)
-        d = self.defs.get(v.id)
-        if isinstance(d, n.Unpack) and d.star is None:
-            whole = self._structure(d.value, seen)
-            if isinstance(whole, tuple) and len(whole[1]) == len(d.results):
-                return whole[1][d.results.index(v)]
-        return self.roots(v, seen)
-
-    def _item_structure(self, it: n.Value, seen: set[int]) -> tuple | set[tuple]:
-        """What an item of the iterable ``it`` is, as :meth:`_structure` says."""
-        call = self.walking_call(it)
-        if call is not None:
-            f, args = call
-            if f is builtins.enumerate and len(args) in (1, 2):
-                return ("tuple", [set(), self._item_structure(args[0], seen)])
-            if f is builtins.zip and args:
-                return ("tuple", [self._item_structure(a, seen) for a in args])
-        return {("part", r) for r in self.roots(it, seen)}
-
-    def may_alias(self, a: n.Value, b: n.Value) -> bool:
-        """Whether ``a`` and ``b`` may be one object."""
-        if self.immutable(a) or self.immutable(b):
-            return False
-        ra, rb = self.roots(a), self.roots(b)
-        if not ra or not rb:
-            return False  # a value made only of numbers and strings is no object
-        if ra & rb:
-            return True
-        if self._unmade_then(a, b) or self._unmade_then(b, a):
-            return False
-        # An object made here and never stored, captured or passed on is reached only
-        # through its own name: it is nothing else. One that did escape is still not a
-        # value computed without it (no data path from it, nor an unknown call after
-        # which it could come back).
-        for v, r, w in ((a, ra, b), (b, rb, a)):
-            if r and all(x[0] == "fresh" for x in r):
-                if not self.escapes(v):
-                    return False
-                reach = self.reaches(w, {m.id for m in self._members(v)})
-                if reach is False:
-                    return False
-        # An item of a container made here, into which only objects made here were put,
-        # is no object that comes from a parameter (a row of ``c = [[0.0] * n for _ in
-        # range(n)]`` is no row of ``a``).
-        for r, other in ((ra, rb), (rb, ra)):
-            if r and all(x[0] == "part" and x[1][0] == "fresh" and self._holds_own(x[1][1])
-                         for x in r) and \
-                    all(_innermost(y)[0] == "param" for y in other):
-                return False
-        # An item read out of a list (at any depth) is not that list (short of a cyclic
-        # structure).
-        for r, other in ((ra, rb), (rb, ra)):
-            if r and all(x[0] == "part" for x in r) and other <= {_innermost(x) for x in r}:
-                return False
-        if any(x[0] in ("unknown", "part") for x in (*ra, *rb)):
-            return True
-        return any(x[0] == "param" for x in ra) and any(x[0] == "param" for x in rb)
-
-    def _unmade_then(self, a: n.Value, w: n.Value) -> bool:
-        """Whether ``w``, an item or field read, was read where the object ``a`` (made by
-        one display or call each time it runs) did not exist yet or was reachable through
-        ``a`` alone: ``w`` is read by an op of the region that makes ``a``, before any op
-        of that region through which ``a`` escapes (stored, passed on), and not out of
-        ``a`` itself. ``row =
-        [v / p for v in aug[col]]; aug[col] = row`` in a loop: the row read is an older
-        one, never the list being filled."""
-        roots = self.roots(a)
-        if len(roots) != 1 or next(iter(roots))[0] != "fresh":
-            return False
-        made = next((o for o in self.ops if id(o) == next(iter(roots))[1]), None)
-        read = self.defs.get(w.id)
-        if made is None or not isinstance(read, (n.GetItem, n.GetAttr)):
-            return False  # (``w`` an item or field read: another question otherwise)
-        region = _region_of(made, self)
-        if not any(o is made for o in region.ops) or not any(o is read for o in region.ops):
-            return False
-        members = self._members(a)
-        ids = {m.id for m in members}
-        if any(v.id in ids for v in read.operands()):
-            return False
-        at = {id(o): k for k, o in enumerate(region.ops)}
-        for k, o in enumerate(region.ops):
-            for inner in o.regions():
-                for x in n.walk_local(inner):
-                    at.setdefault(id(x), k)
-        first = len(region.ops)
-        for m in members:
-            for use in self.uses.get(m.id, []):
-                if not self._harmless_use(use, m):
-                    if id(use) not in at:
-                        return False  # (it escapes outside that region)
-                    first = min(first, at[id(use)])
-        return at[id(read)] < first
-
-    def _holds_own(self, made: int) -> bool:
-        """Whether the container the op of id ``made`` makes holds only objects made here
-        (numbers and strings aside) and held by nothing made elsewhere: it is passed to
-        nothing that could put another in, and every value put into it (its display's
-        items, item writes, ``append``-like methods) is a new object, or none."""
-        op = next((o for o in self.ops if id(o) == made), None)
-        if op is None or not op.results or self.escapes(op.results[0]):
-            return False
-        stored = self._stored_into()
-        for m in self._members(op.results[0]):
-            put = list(stored.get(m.id, ()))
-            if m is op.results[0] and isinstance(op, n.Build):
-                put += op.items
-            for w in put:
-                if self.immutable(w):
-                    continue
-                rw = self.roots(w)
-                if not all(x[0] == "fresh" for x in rw) or \
-                        any(self._stored_elsewhere(x[1], m) for x in rw):
-                    return False
-        return True
-
-    def _stored_elsewhere(self, made: int, holder: n.Value) -> bool:
-        """Whether the object the op of id ``made`` makes may be reached other than
-        through ``holder`` and its own name: a use of it that is not harmless
-        (:meth:`_harmless_use`) nor a putting of it into ``holder``."""
-        op = next((o for o in self.ops if id(o) == made), None)
-        if op is None or not op.results:
-            return True
-        keep = {m.id for m in self._members(holder)}
-        for m in self._members(op.results[0]):
-            for use in self.uses.get(m.id, []):
-                if self._harmless_use(use, m):
-                    continue
-                if isinstance(use, n.SetItem) and use.value is m and use.obj.id in keep \
-                        and use.index is not m:
-                    continue
-                if isinstance(use, n.Build) and any(r.id in keep for r in use.results):
-                    continue
-                if isinstance(use, n.Call) and use.fn is not m and not use.kwargs:
-                    method = self.defs.get(use.fn.id)
-                    if isinstance(method, n.GetAttr) and method.obj.id in keep and \
-                            method.name in MUTATING_METHODS:
-                        continue
-                return True
-        return False
-
-    def reaches(self, w: n.Value, targets: set[int]) -> bool | None:
-        """Whether ``w``'s object may come from one of ``targets`` through data flow:
-        ``True`` (a path), ``False`` (none) or ``None`` (an unknown call on the way)."""
-        seen: set[int] = set()
-        work = [w]
-        unknown = False
-        stored = self._stored_into()
-        while work:
-            x = work.pop()
-            if x.id in seen:
-                continue
-            seen.add(x.id)
-            if x.id in targets:
-                return True
-            work.extend(stored.get(x.id, ()))
-            d = self.defs.get(x.id)
-            if d is None:
-                p = self.parent.get(x.id)
-                if isinstance(p, (n.For, n.While)) and x in p.carried_args:
-                    k = p.carried_args.index(x)
-                    work += [p.inits[k], p.body.terminator.values[k]]
-                elif isinstance(p, n.For):
-                    work.append(p.iterable)
-                elif p is not None:
-                    unknown = True
-                continue
-            if isinstance(d, n.Const):
-                continue
-            if isinstance(d, (n.If, n.For, n.While, n.With)):
-                k = d.results.index(x)
-                for r in d.regions():
-                    if r.ops and isinstance(r.terminator, n.Yield) and \
-                            k < len(r.terminator.values):
-                        work.append(r.terminator.values[k])
-                if isinstance(d, (n.For, n.While, n.With)):
-                    work.append(d.inits[k])
-                continue
-            if isinstance(d, n.Call):
-                is_c, f = self.const(d.fn)
-                if not (is_c and ((_hashable(f) and f in _READERS) or
-                                  registry.lookup(f) is not None)):
-                    unknown = True
-            work.extend(d.operands())
-        return None if unknown else False
-
-    def _stored_into(self) -> dict[int, list[n.Value]]:
-        """Container value id -> the values stored into it anywhere (displays, item and
-        attribute writes, ``append``-like methods)."""
-        cache = getattr(self, "_stored", None)
-        if cache is not None:
-            return cache
-        out: dict[int, list[n.Value]] = {}
-        for op in self.ops:
-            if isinstance(op, (n.SetItem, n.SetAttr)):
-                out.setdefault(op.obj.id, []).append(op.value)
-            elif isinstance(op, n.Call):
-                m = self.defs.get(op.fn.id)
-                if isinstance(m, n.GetAttr) and m.name in MUTATING_METHODS:
-                    out.setdefault(m.obj.id, []).extend(op.args)
-        self._stored = out
-        return out
-
-    def escapes(self, v: n.Value) -> bool:
-        """Whether the object ``v`` may be reached other than through ``v`` and the values
-        that are it through control flow (it is a parameter, or was stored, captured,
-        passed to a function or returned)."""
-        if any(r[0] != "fresh" for r in self.roots(v)):
-            return True
-        cache = self._escapes
-        key = v.id
-        if key in cache:
-            return cache[key]
-        cache[key] = True  # while deciding (a cycle through control flow)
-        out = False
-        for m in self._members(v):
-            for use in self.uses.get(m.id, []):
-                if not self._harmless_use(use, m):
-                    out = True
-                    break
-            if out:
-                break
-        cache[key] = out
-        return out
-
-    def _harmless_use(self, use: n.Op, m: n.Value) -> bool:
-        """Whether ``use`` of the object ``m`` leaves it reachable only through ``m``."""
-        if isinstance(use, n.GetItem):
-            return use.obj is m and use.index is not m
-        if isinstance(use, n.SetItem):
-            return use.obj is m and use.value is not m and use.index is not m
-        if isinstance(use, (n.For, n.While)):
-            return not isinstance(use, n.For) or use.iterable is m or m in use.inits
-        if isinstance(use, (n.Yield, n.If, n.GetAttr)):
-            return True  # a phi, a truth test, a method looked up on it
-        if isinstance(use, n.Call) and use.fn is not m:
-            is_c, f = self.const(use.fn)
-            if is_c and _hashable(f) and f in _INPLACE and use.args and use.args[0] is m:
-                return True
-            if is_c and ((_hashable(f) and f in _READERS) or registry.lookup(f) is not None):
-                return True
-            md = self.defs.get(use.fn.id)
-            if isinstance(md, n.GetAttr) and md.obj is not m and md.name in READONLY_METHODS:
-                return True
-        return False
-
-    def _members(self, v: n.Value) -> list[n.Value]:
-        """``v`` and the values that are the same object through control flow."""
-        out, work, seen = [], [v], set()
-        while work:
-            x = work.pop()
-            if x.id in seen:
-                continue
-            seen.add(x.id)
-            out.append(x)
-            for use in self.uses.get(x.id, []):
-                if isinstance(use, n.Yield):
-                    owner = self._owner_of_yield(use)
-                    if owner is not None:
-                        k = use.values.index(x)
-                        if k < len(owner.results):
-                            work.append(owner.results[k])
-                        if isinstance(owner, (n.For, n.While)):
-                            work.append(owner.carried_args[k])
-                elif isinstance(use, (n.For, n.While)) and x in use.inits:
-                    k = use.inits.index(x)
-                    work += [use.carried_args[k], use.results[k]]
-                elif isinstance(use, n.Call):
-                    is_c, f = self.const(use.fn)
-                    if is_c and _hashable(f) and f in _INPLACE and use.args[0] is x:
-                        work.append(use.result)
-        return out
-
-    def _owner_of_yield(self, y: n.Yield) -> n.Op | None:
-        cache = getattr(self, "_yield_owner", None)
-        if cache is None:
-            cache = self._yield_owner = {}
-            for op in self.ops:
-                for r in op.regions():
-                    if r.ops and isinstance(r.terminator, n.Yield) and \
-                            not isinstance(op, n.MakeFunction):
-                        cache[id(r.terminator)] = op
-        return cache.get(id(y))
-
-    # -- writes ----------------------------------------------------------------------------
-
-    def changes(self, body: n.Region, xs: n.Value) -> bool:
-        """Whether running ``body`` may change the items of the list ``xs``."""
-        for op in n.walk_local(body):
-            if isinstance(op, n.SetItem):
-                if self.may_alias(op.obj, xs):
-                    return True
-                continue
-            if not isinstance(op, n.Call):
-                continue
-            is_c, f = self.const(op.fn)
-            if is_c:
-                if _hashable(f) and f in _INPLACE and op.args:
-                    if self.may_alias(op.args[0], xs):
-                        return True
-                    continue
-                if registry.lookup(f) is not None or (_hashable(f) and f in _READERS) or \
-                        namedtuple_method(f):
-                    continue  # primitives leave their arguments alone
-                written = [*op.args, *(v for _, v in op.kwargs)]
-            else:
-                m = self.defs.get(op.fn.id)
-                if isinstance(m, n.GetAttr):
-                    if self.const(m.obj)[0]:
-                        written = [*op.args, *(v for _, v in op.kwargs)]  # a module function
-                    elif m.name in _SLOT_METHODS:
-                        if self.may_alias(m.obj, xs):
-                            return True
-                        continue
-                    elif m.name in READONLY_METHODS:
-                        continue
-                    elif m.name in MUTATING_METHODS:
-                        # It stores its arguments into its object, which is not the list.
-                        continue
-                    else:
-                        written = [m.obj, *op.args, *(v for _, v in op.kwargs)]
-                else:
-                    # A function value may write into what it captured, at any depth.
-                    written = [op.fn, *op.args, *(v for _, v in op.kwargs)]
-            written = [w for w in written if not self.immutable(w)]
-            if any(self.may_alias(w, xs) or self.may_hold(w, xs) for w in written):
-                return True
-        return False
-
-    def writes_items(self, body: n.Region, xs: n.Value) -> bool:
-        """Whether running ``body`` may write into an item of the list ``xs`` (an object
-        read out of it, as :meth:`roots` knows)."""
-        parts = {("part", r) for r in self.roots(xs)}
-        for op in n.walk_local(body):
-            target = None
-            if isinstance(op, (n.SetItem, n.SetAttr)):
-                target = op.obj
-            elif isinstance(op, n.Call):
-                is_c, f = self.const(op.fn)
-                m = self.defs.get(op.fn.id)
-                if is_c and _hashable(f) and f in _INPLACE and op.args:
-                    target = op.args[0]
-                elif isinstance(m, n.GetAttr) and m.name in MUTATING_METHODS:
-                    target = m.obj
-            if target is not None and not self.immutable(target) and \
-                    self.roots(target) & (parts | {_UNKNOWN}):
-                return True
-        return False
-
-    def may_hold(self, w: n.Value, xs: n.Value) -> bool:
-        """Whether the object ``xs`` may be reached from inside ``w`` (stored into it, or
-        into something stored into it): a callee given ``w`` could then change ``xs``."""
-        targets = {m.id for m in self._members(xs)}
-        stored = self._stored_into()
-        seen: set[int] = set()
-        work = list(self._members(w))
-        while work:
-            x = work.pop()
-            if x.id in seen:
-                continue
-            seen.add(x.id)
-            for v in stored.get(x.id, ()):
-                if v.id in targets:
-                    return True
-                work.extend(self._members(v))
-        if any(r[0] != "fresh" for r in self.roots(w)):
-            # Came from outside, or out of a container: it holds what the list was stored
-            # into only if the list was stored anywhere at all.
-            return any(v.id in targets for vs in stored.values() for v in vs)
-        return False
-
-
 def _rewrite(op: n.For, lists: tuple[str, list[tuple[n.Value, Any]], Any],
              state: _State) -> None:
     """Turn the ``For`` ``op`` into the equivalent index ``While``, in place of it."""
     kind, seqs, start = lists
-    region = _region_of(op, state)
+    region = region_of(op, state)
     at = region.ops.index(op)
     loc = op.loc
     pre: list[n.Op] = []
@@ -889,7 +363,7 @@ def _index_for(op: n.For, lists: tuple[str, list[tuple[n.Value, Any]], Any],
     ``s`` is :data:`REVERSED`), read at the indices ``range(len(xs))[s]``
     (:meth:`_State.slice_of`)."""
     kind, seqs, start = lists
-    region = _region_of(op, state)
+    region = region_of(op, state)
     at = region.ops.index(op)
     loc = op.loc
     pre: list[n.Op] = []
@@ -935,30 +409,3 @@ def _index_for(op: n.For, lists: tuple[str, list[tuple[n.Value, Any]], Any],
     _drop_iterable(op, iterable, kind, region, state)
 
 
-def _region_of(op: n.Op, state: _State) -> n.Region:
-    """The region holding ``op`` (searched from the top: an op with no results, a loop
-    holding it, is in no map of definitions)."""
-    regions = [state.top]
-    while regions:
-        r = regions.pop()
-        if any(o is op for o in r.ops):
-            return r
-        for o in r.ops:
-            if not isinstance(o, n.MakeFunction):
-                regions.extend(o.regions())
-    return state.top
-
-
-def _innermost(root: tuple) -> tuple:
-    """The root a chain of ``("part", ...)`` roots was read out of."""
-    while root[0] == "part":
-        root = root[1]
-    return root
-
-
-def _hashable(v: Any) -> bool:
-    try:
-        hash(v)
-    except TypeError:
-        return False
-    return True

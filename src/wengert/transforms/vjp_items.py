@@ -67,6 +67,7 @@ from typing import Any
 import numpy
 
 from wengert import runtime
+from wengert.analysis.effects import region_of
 from wengert.analysis.types import (
     INT_OR_FLOAT,
     ArrayOf,
@@ -82,7 +83,7 @@ from wengert.ir.uses import Places
 from wengert.objects import attribute_kind, hashable, plain_class
 from wengert.rules import registry
 from wengert.transforms.base import INPLACE
-from wengert.transforms.iteration import _index_for, _region_of, _State
+from wengert.transforms.iteration import _index_for, _State
 from wengert.transforms.vjp_containers import (
     _made_class,
     is_writeback,
@@ -165,7 +166,7 @@ def index_item_loops(fn: n.Function, types: Types,
                   if part is not None]
         _index_for(op, (lists[0], seqs, lists[2]), state)
         for d in slices:  # (made for the loop alone: read no more)
-            region = _region_of(d, state)
+            region = region_of(d, state)
             region.ops.remove(d)
         changed = True
     return changed

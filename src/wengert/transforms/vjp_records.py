@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy
 
 from wengert import runtime
+from wengert.analysis.effects import never_changed, only_read, unchanged_between
 from wengert.ir import nodes as n
 from wengert.ir.clone import substitute
 from wengert.ir.uses import free_uses, replace_uses
@@ -27,36 +28,6 @@ SHAPE_READERS = frozenset({shapes.shape, numpy.shape, numpy.ndim})
 
 if TYPE_CHECKING:
     pass
-
-
-#: Calls that read a list given to them and leave it as it was.
-_LIST_READERS = (len, list, tuple, sum, min, max, zip, enumerate, reversed, sorted, iter)
-
-
-def _only_read(xs: n.Value, vjp_fn: n.Function, loop: n.Op, after: bool = False) -> bool:
-    """Whether the forward code of ``vjp_fn`` only reads the list ``xs`` (indexes it,
-    iterates it, gives it to :data:`_LIST_READERS`) from the top-level ``loop`` on (``after``
-    it, when true): the values here are the transform's own, so this looks at the code
-    itself rather than at the primal's analyses."""
-    consts = {op.result.id: op.value for op in n.walk(vjp_fn.body) if isinstance(op, n.Const)}
-    top = vjp_fn.body.ops
-    regions = [n.Region([], top[top.index(loop) + after:])]
-    while regions:
-        region = regions.pop()
-        for op in region.ops:
-            if isinstance(op, n.MakeFunction):
-                continue  # the pullback: it reads the forward's values only
-            regions.extend(op.regions())
-            if all(v is not xs for v in op.operands()):
-                continue
-            if isinstance(op, n.GetItem) and op.obj is xs and op.index is not xs or \
-                    isinstance(op, n.For) and op.iterable is xs and xs not in op.inits:
-                continue
-            if isinstance(op, n.Call) and op.fn is not xs and not op.kwargs and \
-                    hashable(f := consts.get(op.fn.id)) and f in _LIST_READERS:
-                continue
-            return False
-    return True
 
 
 class LoopRecords:
@@ -169,29 +140,14 @@ class LoopRecords:
                 key = (self.resolve(op.obj).id, op.name)
                 seen = first.get(key)
                 if seen is None or where[id(seen[0])] > where[id(op)]:
-                    if seen is None or not self._unchanged_between(op, seen[0], fwd_region):
+                    if seen is None or not unchanged_between(self.type_of, op, seen[0], fwd_region):
                         first[key] = (op, r)
                         continue
                     first[key], (op, r) = (op, r), seen
-                if self._unchanged_between(first[key][0], op, fwd_region):
+                if unchanged_between(self.type_of, first[key][0], op, fwd_region):
                     mapping[r.id] = first[key][1]
             if mapping:
                 substitute(rev_region, mapping)
-
-    def _unchanged_between(self, a: n.Op, b: n.Op, region: n.Region) -> bool:
-        """Whether nothing between the ops ``a`` and ``b`` of ``region`` (``a`` first) can
-        change an object's field: constants, reads, and pure calls of numbers only."""
-        ops = region.ops
-        consts = {o.result.id: o.value for o in ops if isinstance(o, n.Const)}
-        for op in ops[ops.index(a) + 1:ops.index(b)]:
-            if isinstance(op, (n.Const, n.GetAttr, n.GetItem)):
-                continue
-            f = consts.get(op.fn.id, consts) if isinstance(op, n.Call) else consts
-            if f is consts or not hashable(f) or not registry.is_pure(f) or \
-                    op.kwargs or op.starred or \
-                    any(self.type_of(x) not in (float, int, bool) for x in op.args):
-                return False
-        return True
 
     def _item_reread(self, f: n.Value, defs: dict[int, n.Op], consts: dict[int, n.Const],
                      kept: dict[int, n.Value], computed: dict[int, n.Value], loop: n.For,
@@ -205,7 +161,7 @@ class LoopRecords:
         op = defs.get(f.id)
         if not isinstance(op, n.GetItem) or op.obj.id in defs or \
                 self.type_of(op.obj) not in (list, tuple) or \
-                self.type_of(op.index) is not int or not _only_read(op.obj, vjp_fn, loop):
+                self.type_of(op.index) is not int or not only_read(op.obj, vjp_fn, loop):
             return None
         new_ops: list[n.Op] = []
         index = kept.get(op.index.id) or computed.get(op.index.id)
@@ -277,7 +233,7 @@ class LoopRecords:
             ws = methods[call.fn.id].obj
             made = defs.get(ws.id)
             if not isinstance(made, n.Build) or made.kind != "list" or made.items or \
-                    not _only_read(ws, vjp_fn, loop, after=True):
+                    not only_read(ws, vjp_fn, loop, after=True):
                 continue
             # No other use of ``ws`` between its display and the end of the loop.
             start, end = top.index(made), top.index(loop)
@@ -780,7 +736,8 @@ def _slice_again(fn: n.Function, records: list[tuple[n.Region, n.Build, n.Region
                 if cut is None:
                     continue
                 if op.obj.id not in unchanged:
-                    unchanged[op.obj.id] = _never_changed(op.obj, fn, records)
+                    pushed = {id(record) for _, record, _, _ in records}
+                    unchanged[op.obj.id] = never_changed(op.obj, fn, pushed)
                 if not unchanged[op.obj.id]:
                     continue
                 ops.append(n.GetItem(op.obj, cut, [n.Value(r.hint)], loc=op.loc))
@@ -807,44 +764,6 @@ def _slice_again(fn: n.Function, records: list[tuple[n.Region, n.Build, n.Region
             at = min(firsts.values())
             rev.ops[at:at] = [o for rid in order for o in made[rid]]
             substitute(rev, mapping)
-
-
-def _never_changed(xs: n.Value, fn: n.Function,
-                   records: list[tuple[n.Region, n.Build, n.Region, n.Unpack]]) -> bool:
-    """Whether the forward code of the VJP ``fn`` only reads ``xs`` (indexes it, iterates
-    it, gives it to :data:`_LIST_READERS`, saves it in a loop record): no op of its own can
-    change it between the forward and the pullback."""
-    consts = {op.result.id: op.value for op in n.walk(fn.body) if isinstance(op, n.Const)}
-    pushed = {id(op) for _, op, _, _ in records}
-    pullback = next((v.id for op in fn.body.ops if isinstance(op, n.Return)
-                     for v in [op.value]), None)
-    regions = [fn.body]
-    while regions:
-        for op in regions.pop().ops:
-            if isinstance(op, n.MakeFunction):
-                if pullback is None or not any(
-                        isinstance(o, n.Build) and op.result in o.items and
-                        o.result.id == pullback for o in fn.body.ops) and \
-                        any(v is xs for v in free_uses(op.func.body)):
-                    return False
-                continue  # (the pullback reads the forward's values only)
-            regions.extend(op.regions())
-            if not _reads_only(op, xs, consts, pushed):
-                return False
-    return True
-
-
-def _reads_only(op: n.Op, xs: n.Value, consts: dict[int, object], pushed: set[int]) -> bool:
-    """Whether ``op`` leaves the list ``xs`` as it is: it does not name it, indexes it,
-    iterates it, gives it to one of :data:`_LIST_READERS` or saves it in a loop record (an
-    op of ``pushed``)."""
-    if all(v is not xs for v in op.operands()):
-        return True
-    return isinstance(op, n.GetItem) and op.obj is xs and op.index is not xs or \
-        isinstance(op, n.For) and op.iterable is xs and xs not in op.inits or \
-        isinstance(op, n.Build) and id(op) in pushed or \
-        isinstance(op, n.Call) and op.fn is not xs and not op.kwargs and \
-        hashable(f := consts.get(op.fn.id)) and f in _LIST_READERS
 
 
 def _drop_unread_stack(fn: n.Function, stack: n.Build, region: n.Region,
