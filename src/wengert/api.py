@@ -55,6 +55,7 @@ from wengert.ir import nodes as n
 from wengert.ir.printer import print_function
 from wengert.jacobians import jacfwd, second_derivatives
 from wengert.rules import registry
+from wengert.tracebacks import api_boundary, filtered
 
 
 def lower_ir(f: Any) -> n.Function:
@@ -82,6 +83,7 @@ def primal(f: Any) -> Any:
     return out
 
 
+@api_boundary
 def show(f: Any, mode: str = "ir", argnums: int | Sequence[int] = 0,
          arg_types: Sequence[type | None] | None = None,
          like: Sequence[Any] | None = None) -> str:
@@ -149,87 +151,90 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
 
     @functools.wraps(f)
     def gradient_f(*args: Any, **kwargs: Any) -> Any:
-        hit = key = None
-        if not kwargs:
-            hit = plain.get(tuple(map(type, args)))  # (numbers, strings: nothing more)
-            if hit is None:
-                key = tuple(map(arg_type, args))
-                hit = fast.get(key)
-        if hit is not None and hit[1].valid(hit[0]):
-            fn, entry, wrt, bound, written, containers, forward = hit
-            full = (*bound, *args) if bound else args
-            if written:
-                check_unaliased(fn, full, written)
-            if forward:
-                out, res = entry.compiled(*full, 1.0)
-                return _forward_result(out, res, single, with_value)
-            before = shapes_of(full, key or tuple(map(arg_type, args)), len(bound), wrt,
-                               written) if containers else full
-            # The forward and the pullback of the VJP called directly: no closure is made.
-            compiled = entry.compiled
-            out, res = compiled.forward(*full)
-            pullback = compiled.pullback
-        else:
-            if key is None:  # (none with keywords; else a stale entry was found by type)
-                key = () if kwargs else tuple(map(arg_type, args))
-            check_positional(argnums, len(args), "grad")
-            fn, bound, bound_kw = function_of(f, len(args))
-            full = (*bound, *args)
-            kw = {**bound_kw, **kwargs}
-            fn = fixed_arity(fn, len(full), kw)
-            nparams = param_count(fn)
-            wrt = wrt_indices(argnums, len(bound), nparams)
-            check_wrt_arguments(fn, full, wrt, len(bound), "grad")
-            written = writes_arguments(fn, full)
-            if written:
-                check_unaliased(fn, full, written)
-            before = shapes_of(full, key, len(bound), wrt, written)
-            found = None if has_aux else forward_gradient(fn, full, wrt, kw)
-            forward = found[0] if found is not None and found[1] else None
-            if forward is not None:
-                entry = forward
-                try:
+        try:
+            hit = key = None
+            if not kwargs:
+                hit = plain.get(tuple(map(type, args)))  # (numbers, strings: nothing more)
+                if hit is None:
+                    key = tuple(map(arg_type, args))
+                    hit = fast.get(key)
+            if hit is not None and hit[1].valid(hit[0]):
+                fn, entry, wrt, bound, written, containers, forward = hit
+                full = (*bound, *args) if bound else args
+                if written:
+                    check_unaliased(fn, full, written)
+                if forward:
                     out, res = entry.compiled(*full, 1.0)
-                except WengertError:  # (refused as it ran: reverse mode answers or says why)
-                    forward = None
-            if forward is None:
-                try:
-                    out, res, entry = call_vjp(fn, wrt, full, kw)
-                except WengertError:
-                    if found is None or found[1]:
-                        raise
-                    # Reverse mode refuses what forward mode derives, more slowly: it answers.
-                    forward = entry = found[0]
-                    warned(found[2])
-                    out, res = entry.compiled(*full, 1.0)
-            pullback = runtime.call_pullback  # (``res`` is the pullback itself)
-            if not kw and len(full) == fn.__code__.co_argcount and \
-                    not fn.__code__.co_flags & 0x0C:
-                if len(fast) >= _FAST_ENTRIES:
-                    fast.clear()  # (arrays of ever new shapes: their types are keys here)
-                containers = before is not full
-                fast[key] = (fn, entry, wrt, tuple(bound), written, containers,
-                             forward is not None)
-                if _PLAIN.issuperset(key):
-                    plain[key] = fast[key]
-            if forward is not None:
-                return _forward_result(out, res, single, with_value)
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise TypeError("has_aux=True requires the function to return a pair "
-                                "(value, aux)")
-            value, aux = out
-            adjs = pullback(res, (seed(value), None))
-        else:
-            value = out
-            adjs = pullback(res, seed(value))
-        if single:
-            g = finish(before[wrt[0]], adjs[wrt[0]])
-        else:
-            g = tuple(finish(before[i], adjs[i]) for i in wrt)
-        if not with_value:
-            return (g, aux) if has_aux else g
-        return ((value, aux), g) if has_aux else (value, g)
+                    return _forward_result(out, res, single, with_value)
+                before = shapes_of(full, key or tuple(map(arg_type, args)), len(bound), wrt,
+                                   written) if containers else full
+                # The forward and the pullback of the VJP called directly: no closure is made.
+                compiled = entry.compiled
+                out, res = compiled.forward(*full)
+                pullback = compiled.pullback
+            else:
+                if key is None:  # (none with keywords; else a stale entry was found by type)
+                    key = () if kwargs else tuple(map(arg_type, args))
+                check_positional(argnums, len(args), "grad")
+                fn, bound, bound_kw = function_of(f, len(args))
+                full = (*bound, *args)
+                kw = {**bound_kw, **kwargs}
+                fn = fixed_arity(fn, len(full), kw)
+                nparams = param_count(fn)
+                wrt = wrt_indices(argnums, len(bound), nparams)
+                check_wrt_arguments(fn, full, wrt, len(bound), "grad")
+                written = writes_arguments(fn, full)
+                if written:
+                    check_unaliased(fn, full, written)
+                before = shapes_of(full, key, len(bound), wrt, written)
+                found = None if has_aux else forward_gradient(fn, full, wrt, kw)
+                forward = found[0] if found is not None and found[1] else None
+                if forward is not None:
+                    entry = forward
+                    try:
+                        out, res = entry.compiled(*full, 1.0)
+                    except WengertError:  # (refused as it ran: reverse mode answers or says why)
+                        forward = None
+                if forward is None:
+                    try:
+                        out, res, entry = call_vjp(fn, wrt, full, kw)
+                    except WengertError:
+                        if found is None or found[1]:
+                            raise
+                        # Reverse mode refuses what forward mode derives, more slowly: it answers.
+                        forward = entry = found[0]
+                        warned(found[2])
+                        out, res = entry.compiled(*full, 1.0)
+                pullback = runtime.call_pullback  # (``res`` is the pullback itself)
+                if not kw and len(full) == fn.__code__.co_argcount and \
+                        not fn.__code__.co_flags & 0x0C:
+                    if len(fast) >= _FAST_ENTRIES:
+                        fast.clear()  # (arrays of ever new shapes: their types are keys here)
+                    containers = before is not full
+                    fast[key] = (fn, entry, wrt, tuple(bound), written, containers,
+                                 forward is not None)
+                    if _PLAIN.issuperset(key):
+                        plain[key] = fast[key]
+                if forward is not None:
+                    return _forward_result(out, res, single, with_value)
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise TypeError("has_aux=True requires the function to return a pair "
+                                    "(value, aux)")
+                value, aux = out
+                adjs = pullback(res, (seed(value), None))
+            else:
+                value = out
+                adjs = pullback(res, seed(value))
+            if single:
+                g = finish(before[wrt[0]], adjs[wrt[0]])
+            else:
+                g = tuple(finish(before[i], adjs[i]) for i in wrt)
+            if not with_value:
+                return (g, aux) if has_aux else g
+            return ((value, aux), g) if has_aux else (value, g)
+        except Exception as e:  # (wengert's frames left out: see ``wengert.tracebacks``)
+            raise filtered(e)  # noqa: B904  (the same exception: its cause stays)
 
     return gradient_f
 
@@ -252,6 +257,7 @@ def grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Any
     return grad_f
 
 
+@api_boundary
 def hvp(f: Any, primals: Sequence[Any], tangents_: Sequence[Any]) -> Any:
     """The Hessian of scalar ``f`` at ``primals`` times ``tangents_`` (forward over reverse):
     one cotangent-shaped result per primal (a single one for a single primal)."""
@@ -270,12 +276,15 @@ def hessian(f: Any, argnums: int | Sequence[int] = 0) -> Any:
     return jacfwd(grad(f, argnums), argnums)
 
 
+@api_boundary
 def vjp(f: Any, *primals: Any, has_aux: bool = False) -> Any:
     """``(f(*primals), pullback)``; ``pullback(out_bar)`` gives one cotangent per primal
     (``(f(*primals), pullback, aux)`` with ``has_aux``, as in JAX)."""
-    return run_vjp(f, primals, has_aux)
+    out = run_vjp(f, primals, has_aux)
+    return (out[0], api_boundary(out[1]), *out[2:])
 
 
+@api_boundary
 def jvp(f: Any, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
         ) -> Any:
     """``(f(*primals), J·tangents)``: the value and the Jacobian-vector product (JAX style).
@@ -290,6 +299,7 @@ def jvp(f: Any, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool =
                     has_aux)
 
 
+@api_boundary
 def linearize(f: Any, *primals: Any) -> tuple[Any, Any]:
     """``(f(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals``."""
     zeros = tuple(tangents.zeros_like(p) for p in primals)

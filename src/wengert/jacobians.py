@@ -13,6 +13,7 @@ from wengert import tangents
 from wengert.diagnostics import OutputNotScalarError
 from wengert.driver.binding import internal, jvp_run, run_vjp
 from wengert.driver.callables import OPERATORS
+from wengert.tracebacks import api_boundary
 
 
 def layout(out: Any, parts: list[tuple[list[Any], Any, list[int]]], single: bool
@@ -92,6 +93,7 @@ def jacfwd(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> A
         return nested_jacobian(f, argnums, has_aux)
 
     @functools.wraps(f)
+    @api_boundary
     def jacfwd_f(*args: Any) -> Any:
         for a in nums:
             if not -len(args) <= a < len(args):
@@ -148,6 +150,7 @@ def jacrev(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> A
         return nested_jacobian(f, argnums, has_aux)
 
     @functools.wraps(f)
+    @api_boundary
     def jacrev_f(*args: Any) -> Any:
         for a in nums:
             if not -len(args) <= a < len(args):
@@ -248,6 +251,7 @@ def second_derivatives(f: Any, a: int, b: int) -> Any:
     passes: dict[tuple[int, int], Any] = {}
 
     @functools.wraps(f)
+    @api_boundary
     def second(*args: Any) -> Any:
         for i in (a, b):
             if not -len(args) <= i < len(args):
