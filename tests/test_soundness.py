@@ -1353,3 +1353,44 @@ def test_rows_read_after_their_base_is_written_are_right_or_refused(f):
             check_grads(f, (x.copy(),), modes=(mode,), order=2)
         except wengert.NonDifferentiableError as e:
             assert e.loc is not None and e.loc.filename == __file__, e
+
+
+# ------------------------------------------------- a recursive evaluator of nested tuples
+# The tangent of a tuple of numbers and strings made "real" (to be indexed plainly) was
+# ``None``: ``node_dot[1]`` raised a TypeError inside the generated JVP.
+
+
+def _eval_tree(node, env):
+    kind = node[0]
+    if kind == "num":
+        return node[1]
+    if kind == "var":
+        return env[node[1]]
+    if kind == "add":
+        return _eval_tree(node[1], env) + _eval_tree(node[2], env)
+    if kind == "mul":
+        return _eval_tree(node[1], env) * _eval_tree(node[2], env)
+    return math.sin(_eval_tree(node[1], env))
+
+
+_TREE = ("add", ("mul", ("var", "x"), ("sin", ("var", "y"))), ("mul", ("num", 2.0), ("var", "x")))
+
+
+def _tree_at(x, y):
+    return _eval_tree(_TREE, {"x": x, "y": y})
+
+
+def test_a_recursive_evaluator_of_nested_tuples_in_both_modes():
+    exact = (math.sin(1.3) + 2.0, 0.7 * math.cos(1.3))
+    np.testing.assert_allclose(wengert.grad(_tree_at, argnums=(0, 1))(0.7, 1.3), exact)
+    for u in ((1.0, 0.0), (0.0, 1.0), (0.3, -0.8)):
+        _, t = wengert.jvp(_tree_at, (0.7, 1.3), u)
+        np.testing.assert_allclose(t, exact[0] * u[0] + exact[1] * u[1])
+    try:  # (second order: right, or refused at the user's line)
+        h = wengert.hessian(_tree_at, argnums=(0, 1))(0.7, 1.3)
+    except wengert.NonDifferentiableError as e:
+        assert e.loc is not None and e.loc.filename == __file__
+    else:
+        c = math.cos(1.3)
+        np.testing.assert_allclose(np.array(h, dtype=float),
+                                   [[0.0, c], [c, -0.7 * math.sin(1.3)]], atol=1e-12)

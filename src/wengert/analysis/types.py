@@ -15,6 +15,7 @@ import copy
 import dataclasses
 import itertools
 import operator
+import threading
 import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -267,6 +268,36 @@ def infer_types(fn: n.Function, param_types: Sequence[Type],
     if len(param_types) != len(fn.body.args):
         raise ValueError(f"{fn.name}: {len(param_types)} parameter types for "
                          f"{len(fn.body.args)} parameters")
+    # The facts of the body each helper walks it for (its constants, its records...) are
+    # found once per call: the body does not change while its types are inferred. (A call
+    # made for a callee's types has its own: a callee may be rewritten while it is typed.)
+    outer = getattr(_FACTS, "memo", None)
+    _FACTS.memo = {}
+    try:
+        return _infer_types(fn, param_types, free_types, callee, writes)
+    finally:
+        _FACTS.memo = outer
+
+
+#: Per thread, the facts of the bodies being typed (``infer_types``'s), or ``None``.
+_FACTS = threading.local()
+
+
+def _memo(key: tuple, make: Callable[[], Any]) -> Any:
+    """``make()``, found once per ``infer_types`` call for ``key``."""
+    memo = getattr(_FACTS, "memo", None)
+    if memo is None:
+        return make()
+    got = memo.get(key, _FACTS)
+    if got is _FACTS:
+        got = memo[key] = make()
+    return got
+
+
+def _infer_types(fn: n.Function, param_types: Sequence[Type],
+                 free_types: Mapping[int, type] | None,
+                 callee: Callable[[Any, list[Type]], Type] | None,
+                 writes: Callable[[Any], Any] | None) -> Types:
     readonly = _read_only(fn.body, writes)
     consts, methods = _consts_and_methods(fn.body)
     shrinks = any(name in _SHRINKING_METHODS for name in methods.values())
@@ -430,7 +461,12 @@ def _infer(fn: n.Function, param_types: Sequence[Type], free_types: Mapping[int,
 
 
 def _consts_and_methods(body: n.Region) -> tuple[dict[int, Any], dict[int, str]]:
-    """The constants of ``body`` and the attribute names read (methods), by value id."""
+    """The constants of ``body`` and the attribute names read (methods), by value id (not
+    to be changed: they are shared)."""
+    return _memo(("consts", id(body)), lambda: _find_consts_and_methods(body))
+
+
+def _find_consts_and_methods(body: n.Region) -> tuple[dict[int, Any], dict[int, str]]:
     consts: dict[int, Any] = {}
     methods: dict[int, str] = {}
     for op in n.walk(body):
@@ -569,6 +605,10 @@ def _recorded_values(op: n.Op, copies: RecordCopies) -> list[n.Value]:
 
 def record_copies(body: n.Region) -> RecordCopies:
     """The records of the loops of ``body`` (see :class:`RecordCopies`)."""
+    return _memo(("records", id(body)), lambda: _find_record_copies(body))
+
+
+def _find_record_copies(body: n.Region) -> RecordCopies:
     consts, methods = _consts_and_methods(body)
     uses: dict[int, list[n.Op]] = {}
     getters: dict[int, n.GetAttr] = {}

@@ -155,6 +155,9 @@ def real_tangent(t: Any, x: Any, like_dot: Any = None, like: Any = None) -> Any:
         return tuple(real_tangent(u, v) if u is None else u for u, v in zip(ts, x))
     if t is not None:
         return t
+    if isinstance(x, tuple):
+        # (a real tangent is one indexed plainly: a tuple of its items', zeros as None)
+        return tuple(real_tangent(None, v) for v in x)
     if type(x) is list:
         return [None] * len(x)
     if isinstance(x, dict):
