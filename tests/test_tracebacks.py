@@ -71,3 +71,15 @@ def test_the_package_files_are_internal_and_generated_code_is_not():
     assert is_internal(os.path.join(os.path.dirname(wengert.__file__), "api.py"))
     assert not is_internal("<wengert:f:vjp#1>")
     assert not is_internal(__file__)
+
+
+def test_a_fault_of_wengert_s_own_keeps_its_frames(monkeypatch):
+    # (a bug: an exception of another kind raised inside wengert's code; here a key the
+    # caches cannot hash)
+    from wengert.driver import pipeline
+
+    monkeypatch.setattr(pipeline, "cache_key", lambda fn: [fn])
+    with pytest.raises(TypeError, match="unhashable") as info:
+        wengert.grad(lambda x: x * x * 3.0 + 1.0)(2.0)
+    assert is_internal(_frames(info.value)[-1].filename)
+    assert sum(is_internal(fr.filename) for fr in _frames(info.value)) > 2

@@ -9,8 +9,8 @@ it was raised from), as JAX filters its internals. What is left is the user's ca
 functions' frames and the generated code's (which lives outside the package, so a
 debugger lands in it), and the one frame of the boundary that raised it again.
 
-``WENGERT_TRACEBACK_FILTERING=off`` in the environment keeps every frame (for a report
-of a bug in wengert itself).
+A fault of wengert's own (an exception of another kind raised inside its code: a bug)
+keeps every frame, as does ``WENGERT_TRACEBACK_FILTERING=off`` in the environment.
 """
 
 from __future__ import annotations
@@ -56,11 +56,23 @@ def filter_traceback(tb: types.TracebackType | None) -> types.TracebackType | No
     return out
 
 
+def internal_fault(e: BaseException) -> bool:
+    """Whether ``e`` is a fault of wengert's own: raised inside its code and not one of its
+    errors (which say what is wrong with the user's program, at the user's line)."""
+    tb = e.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return is_internal(tb.tb_frame.f_code.co_filename) and \
+        not type(e).__module__.startswith("wengert.")
+
+
 def filtered(e: BaseException) -> BaseException:
     """``e`` with wengert's frames left out of its traceback and of those of the exceptions
     it was raised from or during (each once); ``e`` itself, unchanged, when filtering is
-    off."""
-    if not filtering():
+    off or ``e`` is a fault of wengert's own (its frames are what a report of it needs)."""
+    if not filtering() or internal_fault(e):
         return e
     seen: set[int] = set()
     x: BaseException | None = e

@@ -12,11 +12,13 @@ dispatched at run time). Derivatives differentiated again are built with
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
+import threading
 import types
 import warnings
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy
 
@@ -62,6 +64,24 @@ from wengert.transforms.split import split_pullback
 from wengert.transforms.vjp import vjp_transform
 from wengert.transforms.vjp_records import prune_fused_records
 
+#: Held while anything is derived or looked up in the caches of derivations: derivations
+#: are built, then published, by one thread at a time (the bookkeeping of recursion,
+#: ``_BUILDING`` and the guesses of result types, is shared), while derivatives already
+#: built run in any number of threads. Re-entrant: a derivation derives its callees.
+BUILD_LOCK = threading.RLock()
+
+_T = TypeVar("_T", bound=Callable[..., Any])
+
+
+def _under_build_lock(fn: _T) -> _T:
+    """``fn``, run holding :data:`BUILD_LOCK`."""
+
+    @functools.wraps(fn)
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        with BUILD_LOCK:
+            return fn(*args, **kwargs)
+    return locked  # type: ignore[return-value]
+
 
 def lower_with_deps(f: Any) -> tuple[n.Function, list[Dependency]]:
     """``f``'s IR, cleaned up and verified, and the names it resolved (for staleness)."""
@@ -101,6 +121,7 @@ def param_count(fn: Any) -> int:
     return len(primal_entry(fn).ir.body.args)
 
 
+@_under_build_lock
 def ir_entry(fn: Any, arg_types: tuple[Any, ...]) -> Entry:
     """The IR to differentiate for ``fn`` called with arguments of these types: its own
     (lowered once for all types) or, for a :class:`Gradient`, the gradient IR of what it
@@ -137,6 +158,7 @@ def takes_derivatives(fn: Any) -> bool:
     return entry.nested
 
 
+@_under_build_lock
 def primal_entry(fn: Any) -> Entry:
     key = cache_key(fn)
     entry = PRIMALS.get(key)
@@ -261,6 +283,7 @@ class Linker:
 _RESULT_GUESS: dict[Any, Any] = {}
 
 
+@_under_build_lock
 def result_type(fn: Any, arg_types: tuple[Any, ...], consulted: set[Any] | None = None
                  ) -> tuple[Any, list[Any]] | None:
     """The exact type ``fn`` returns for arguments of these types, and what that rests on.
@@ -320,6 +343,7 @@ _BUILDING: dict[Any, runtime.Later] = {}
 _BUILT: list[tuple[Any, DerivedEntry, Linker]] = []
 
 
+@_under_build_lock
 def vjp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> DerivedEntry:
     key = (cache_key(fn), wrt, arg_types)
     entry = VJPS.get(key)
@@ -456,6 +480,7 @@ def receiver_class(obj: Any) -> type | None:
 _WRITTEN_GUESS: dict[Any, frozenset[int]] = {}
 
 
+@_under_build_lock
 def written_params(fn: Any, self_class: type | None = None,
                    classes: tuple[type | None, ...] = ()) -> frozenset[int]:
     """The parameters ``fn`` may write into (:func:`~wengert.analysis.activity.
@@ -567,6 +592,7 @@ class JVPLinker(Linker):
         return entry.compiled
 
 
+@_under_build_lock
 def jvp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...],
                batched: bool = False) -> DerivedEntry:
     from wengert.transforms.jvp import jvp_transform
