@@ -1394,3 +1394,107 @@ def test_a_recursive_evaluator_of_nested_tuples_in_both_modes():
         c = math.cos(1.3)
         np.testing.assert_allclose(np.array(h, dtype=float),
                                    [[0.0, c], [c, -0.7 * math.sin(1.3)]], atol=1e-12)
+
+
+# ------------------------------------------- arrays held by a list, updated in place by slot
+# ``params[i] -= lr * g[i]`` on a list of arrays made here: where nothing else sees the old
+# array after the update (``effects.seen_only_through_its_slot``), it is differentiated in
+# both modes (the update makes a new array for the slot); where something does (an item read
+# before and used after, a view of one, what a helper returned, a name held, a closure, the
+# caller's arrays), it is refused at the line: forward mode differentiated three of those
+# spellings wrongly.
+
+def _items_copies_updated(W0, b0):
+    params = [W0.copy(), b0.copy()]
+    for _ in range(3):
+        g = [params[0] * params[0], np.sin(params[1])]
+        for i in range(len(params)):
+            params[i] -= 0.1 * g[i]
+    return np.sum(params[0] ** 2) + np.sum(params[1] ** 3)
+
+
+def _items_dict_updated(W0, b0):
+    p = {"w": W0.copy(), "b": b0 * 1.0}
+    for _ in range(2):
+        p["w"] -= 0.2 * np.tanh(p["w"])
+        p["b"] *= 1.5
+    return np.sum(p["w"] * p["w"]) + np.sum(p["b"])
+
+
+def _items_name_held_after(W0, b0):
+    W = W0.copy()
+    params = [W, b0.copy()]
+    params[0] -= 0.5 * W ** 2
+    return np.sum(W ** 3) + np.sum(params[0])
+
+
+def _items_item_read_before_used_after(W0, b0):
+    params = [W0.copy(), b0.copy()]
+    x = params[0]
+    params[0] -= 0.3 * np.cos(params[0])
+    return np.sum(x ** 2) + np.sum(params[0] * 2.0)
+
+
+def _items_view_before_used_after(W0, b0):
+    params = [W0.copy(), b0.copy()]
+    v = params[0][1:]
+    params[0] *= 2.0
+    return np.sum(v ** 2)
+
+
+def _items_callers_arrays(W0, b0):
+    params = [W0, b0]
+    params[0] -= 0.1 * W0 ** 2
+    return np.sum(params[0] ** 2) + np.sum(W0)
+
+
+def _items_carried_alias(W0, b0):
+    params = [W0.copy(), b0.copy()]
+    prev = params[0]
+    total = 0.0
+    for _ in range(3):
+        total = total + np.sum(prev ** 2)
+        params[0] -= 0.2 * params[0] ** 3
+        prev = params[0]
+    return total
+
+
+def _items_closure_over_item(W0, b0):
+    params = [W0.copy(), b0.copy()]
+    w = params[0]
+
+    def energy():
+        return np.sum(w ** 2)
+
+    params[0] += 1.0
+    return energy() + np.sum(params[1])
+
+
+def _items_returned_by_helper(W0, b0):
+    params = [W0.copy(), b0.copy()]
+    first = _first_item(params)
+    params[0] *= 3.0
+    return np.sum(first * first)
+
+
+def _first_item(xs):
+    return xs[0]
+
+
+@pytest.mark.parametrize("f", [_items_copies_updated, _items_carried_alias])
+def test_arrays_in_a_list_updated_by_slot_are_differentiated(f):
+    a, b = np.array([0.5, -0.3, 0.8]), np.array([0.2, 0.7, 1.1])
+    both_modes(f, (a, b), order=2, argnums=(0, 1))
+
+
+@pytest.mark.parametrize("f", [_items_dict_updated, _items_name_held_after,
+                               _items_item_read_before_used_after,
+                               _items_view_before_used_after, _items_callers_arrays,
+                               _items_closure_over_item, _items_returned_by_helper])
+def test_arrays_in_a_list_seen_elsewhere_after_an_update_are_right_or_refused(f):
+    a, b = np.array([0.5, -0.3, 0.8]), np.array([0.2, 0.7, 1.1])
+    for mode in ("rev", "fwd"):
+        try:
+            check_grads(f, (a.copy(), b.copy()), modes=(mode,), order=2, argnums=(0, 1))
+        except wengert.NonDifferentiableError as e:
+            assert e.loc is not None and e.loc.filename == __file__, e

@@ -1058,3 +1058,142 @@ def reads_only(op: n.Op, xs: n.Value, consts: dict[int, object], pushed: set[int
         isinstance(op, n.Build) and id(op) in pushed or \
         isinstance(op, n.Call) and op.fn is not xs and not op.kwargs and \
         hashable(f := consts.get(op.fn.id)) and f in LIST_READERS
+
+
+# -- an item updated in place and written back -------------------------------------------------
+
+
+def seen_only_through_its_slot(fn: n.Function, types: Types, op: n.Call, read: n.GetItem
+                               ) -> bool:
+    """Whether the array the in-place operator ``op`` changes, read out of the list or
+    dict ``read.obj`` by ``read`` (``params[i] -= lr * g``, written back into the slot
+    after), is seen after ``op`` through that slot alone: the container was made here by a
+    display, holds arrays made here that no other name holds, is given to nothing that
+    could keep one (a closure, another container), and no value read out of it before
+    ``op`` (an item, a view of one, what a call given the container returns) is used after
+    ``op`` (or in a later step of a loop around both it was not made in). Then ``op`` may
+    make a new array instead: what everything reads afterwards is the same."""
+    objs = Objects(fn, types)
+    places = Places(fn)
+    c = read.obj
+    roots = objs.roots(c)
+    if not roots or any(r[0] != "fresh" for r in roots):
+        return False  # (a parameter's, a global's, a part of another object)
+    made = [o for o in objs.ops if ("fresh", id(o)) in roots]
+    if any(not isinstance(o, (n.Build, n.BuildDict)) for o in made):
+        return False  # (``list(xs)``: items shared with ``xs``)
+    members = objs._members(c)
+    names = {m.id for m in members}
+    made_ids = {id(o) for o in made}
+
+    def stores(u: n.Op, w: n.Value) -> bool:
+        """Whether ``u`` only puts ``w`` into the container."""
+        if isinstance(u, (n.Build, n.BuildDict)):
+            return id(u) in made_ids
+        if isinstance(u, n.SetItem):
+            return u.obj.id in names and u.value is w and u.index is not w
+        if isinstance(u, n.Call) and u.fn is not w and not u.kwargs:
+            m = objs.defs.get(u.fn.id)
+            return isinstance(m, n.GetAttr) and m.obj.id in names and \
+                m.name in ("append", "insert")
+        return False
+
+    def item_update(w: n.Value) -> bool:
+        """Whether ``w`` is an in-place operator's result on an item of the container,
+        stored back alone (such updates become new arrays, or keep the item's object)."""
+        d = objs.defs.get(w.id)
+        src = objs.defs.get(d.args[0].id) if isinstance(d, n.Call) and d.args else None
+        return is_inplace_operator(objs.const(d.fn)[1]) and isinstance(src, n.GetItem) and \
+            src.obj.id in names and all(stores(u, w) for u in objs.uses.get(w.id, ())) \
+            if isinstance(d, n.Call) else False
+
+    # What the container holds: arrays made here, named by nothing else.
+    put = [w for o in made for w in (o.items if isinstance(o, n.Build) else o.values)]
+    stored = objs._stored_into()
+    put += [w for m in members for w in stored.get(m.id, ())]
+    for w in put:
+        if item_update(w):
+            continue
+        d = objs.defs.get(w.id)
+        is_c, f = objs.const(d.fn) if isinstance(d, n.Call) else (False, None)
+        rule = registry.lookup(f) if is_c and hashable(f) else None
+        fresh = rule is not None and not rule.view and not is_inplace_operator(f) or \
+            isinstance(d, n.Call) and isinstance(m := objs.defs.get(d.fn.id), n.GetAttr) \
+            and m.name == "copy" and not d.args
+        if not fresh or types.of(w) is not numpy.ndarray or \
+                not all(stores(u, w) for u in objs.uses.get(w.id, ())):
+            return False
+
+    def defined_in(v: n.Value) -> frozenset[int]:
+        d = objs.defs.get(v.id)
+        if d is not None:
+            return places.loops.get(id(d), frozenset())
+        p = objs.parent.get(v.id)  # (a region's argument: inside its op)
+        return places.loops.get(id(p), frozenset()) | {id(p)} if p is not None else \
+            frozenset()
+
+    at, around = places.order[id(op)], places.loops[id(op)]
+
+    def after(u: n.Op, v: n.Value) -> bool:
+        """Whether ``u``, reading ``v``, may run after ``op`` changed the array."""
+        where = places.order.get(id(u))
+        return where is None or where > at or \
+            bool(places.loops[id(u)] & around - defined_in(v))
+
+    # Values that may be an item of it (or a view of one): none read after ``op``.
+    held: list[n.Value] = []
+    for m in members:
+        for u in objs.uses.get(m.id, ()):
+            if isinstance(u, (n.GetItem, n.Unpack)) and (
+                    u.obj if isinstance(u, n.GetItem) else u.value) is m:
+                held.extend(u.results)
+            elif isinstance(u, n.For) and u.iterable is m:
+                held.append(u.body.args[0])
+            elif isinstance(u, n.SetItem) and u.obj is m and u.value is not m:
+                continue
+            elif isinstance(u, (n.Yield, n.For, n.While, n.If, n.Return)):
+                continue  # (the container itself, under the names of control flow)
+            elif isinstance(u, n.GetAttr) and u.obj is m:
+                held.extend(r for call in objs.uses.get(u.result.id, ())
+                            if isinstance(call, n.Call) for r in call.results)
+            elif isinstance(u, n.Call) and objs.const(u.fn)[1] is len:
+                continue
+            elif isinstance(u, n.Call) and m is not u.fn:
+                held.extend(u.results)  # (a callee may return an item)
+            else:
+                return False  # (captured, stored elsewhere: it may come back)
+    seen: set[int] = set()
+    while held:
+        v = held.pop()
+        if v.id in seen:
+            continue
+        seen.add(v.id)
+        d = objs.defs.get(v.id)
+        # (read out of the container after ``op``: what the slot holds then, whichever
+        # object that is; only carried on to a later step may it be an older one)
+        later = d is not None and places.order.get(id(d), -1) > at
+        for u in objs.uses.get(v.id, ()):
+            if u is op or isinstance(u, n.SetItem) and u.value is v and u.obj.id in names:
+                continue
+            if not later and after(u, v) or isinstance(u, n.MakeFunction):
+                return False  # (read after, or captured by a closure that may be)
+            if isinstance(u, n.For) and u.iterable is v:
+                held.append(u.body.args[0])  # (its rows: views)
+                continue
+            f = objs.const(u.fn)[1] if isinstance(u, n.Call) else None
+            if isinstance(u, (n.GetItem, n.GetAttr, n.Unpack, n.Build, n.BuildDict, n.If)) or \
+                    isinstance(u, n.Call) and not (
+                        hashable(f) and (rule := registry.lookup(f)) is not None and
+                        not rule.view and not is_inplace_operator(f)):
+                held.extend(u.results)  # (what may be it, a view of it, or hold it)
+            elif isinstance(u, n.Yield):
+                owner = objs._owner_of_yield(u)
+                if owner is not None:
+                    k = u.values.index(v)
+                    held.extend(owner.results[k:k + 1])
+                    if isinstance(owner, (n.For, n.While)):
+                        held.extend(owner.carried_args[k:k + 1])
+            elif isinstance(u, (n.For, n.While)) and v in u.inits:
+                k = u.inits.index(v)
+                held += [u.carried_args[k], u.results[k]]
+    return True

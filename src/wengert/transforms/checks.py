@@ -14,12 +14,12 @@ import numpy
 
 from wengert.analysis.activity import Activity
 from wengert.analysis.effects import (
-    MUTATING_METHODS,
     READONLY_METHODS,
     UNWRITTEN_CLASSES,
     VIEW_ATTRIBUTES,
     effects,
     is_inplace_operator,
+    seen_only_through_its_slot,
     shape_reader,
 )
 from wengert.analysis.types import Types
@@ -149,25 +149,13 @@ def check_held_inplace(fn: n.Function, types: Types, act: Activity) -> None:
     p *= 0.5``, ``for p, g in zip(params, grads): p -= lr * g``): the array changes in place
     under every name that holds it, while its new tangent is a new array that reaches only
     the slot written back, if any. Where the item is written back into its slot
-    (``c[k] op= v``) and no other name that held the object is read after, the container's
-    tangent is the whole story and the write is differentiated."""
+    (``c[k] op= v``) and is seen after only through it (``effects.seen_only_through_its_slot``:
+    no item read before, no view of one, nothing a callee returned, used after), the
+    container's tangent is the whole story and the write is differentiated."""
     places = Places(fn)
     defs, uses, consts = places.defs, places.uses, places.consts
     items = {op.body.args[0].id: op for op in n.walk(fn.body)
              if isinstance(op, n.For) and types.of(op.iterable) is not numpy.ndarray}
-
-    def stored_into(c: n.Value) -> list[n.Value]:
-        """The values a display, an append or a store put into ``c`` (its items)."""
-        made = defs.get(c.id)
-        out = list(made.items) if isinstance(made, n.Build) else \
-            list(made.values) if isinstance(made, n.BuildDict) else []
-        for u in uses.get(c.id, ()):
-            if isinstance(u, n.SetItem) and u.obj is c:
-                out.append(u.value)
-            elif isinstance(u, n.GetAttr) and u.obj is c and u.name in MUTATING_METHODS:
-                out.extend(a for call in uses.get(u.result.id, ()) if isinstance(call, n.Call)
-                           for a in call.args)
-        return out
 
     for op in n.walk(fn.body):
         if not isinstance(op, n.Call) or not op.args or \
@@ -183,12 +171,7 @@ def check_held_inplace(fn: n.Function, types: Types, act: Activity) -> None:
         elif isinstance(src, n.GetItem) and types.of(src.obj) is not numpy.ndarray:
             written_back = any(isinstance(u, n.SetItem) and u.obj is src.obj and
                                u.index is src.index for u in uses.get(op.result.id, ()))
-            at = places.order[id(op)]
-            if written_back and not any(
-                    places.order[id(u)] > at or places.loops[id(u)] & places.loops[id(op)]
-                    for v in stored_into(src.obj) for u in uses.get(v.id, ())
-                    if not isinstance(u, (n.Build, n.BuildDict, n.SetItem)) and
-                    not shape_reader(u, consts)):
+            if written_back and seen_only_through_its_slot(fn, types, op, src):
                 continue
         else:
             continue

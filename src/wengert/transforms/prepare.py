@@ -37,7 +37,11 @@ from typing import Any
 import numpy
 
 from wengert import runtime
-from wengert.analysis.effects import DIFFERENTIABLE_INPLACE, is_inplace_operator
+from wengert.analysis.effects import (
+    DIFFERENTIABLE_INPLACE,
+    is_inplace_operator,
+    seen_only_through_its_slot,
+)
 from wengert.analysis.types import infer_types
 from wengert.ir import nodes as n
 from wengert.ir.uses import expand_ops
@@ -210,16 +214,38 @@ def _item_updates(fn: n.Function, arg_types: Sequence[Any], callee: Any) -> None
         if not (isinstance(op, n.Call) and len(op.args) == 2 and _hashable(f) and f in _PLAIN):
             continue
         item = defs.get(op.args[0].id)
-        if not isinstance(item, n.GetItem) or types_.of(item.obj) is not numpy.ndarray:
+        if not isinstance(item, n.GetItem) or types_.of(item.obj) not in (numpy.ndarray, list,
+                                                                          dict):
             continue
         back = users.get(op.result.id, [])
         if len(back) == 1 and isinstance(back[0], n.SetItem) and back[0].obj is item.obj \
-                and back[0].index is item.index and back[0].value is op.result:
+                and back[0].index is item.index and back[0].value is op.result and \
+                (types_.of(item.obj) is numpy.ndarray or _array_item_alone(fn, types_, op, item,
+                                                                           users)):
             plain = n.Const(_PLAIN[f], [n.Value()], f"operator.{_PLAIN[f].__name__}",
                             loc=op.loc)
             region = _region_of(fn.body, op)
             region.ops.insert(region.ops.index(op), plain)
             op.fn = plain.result
+
+
+def _array_item_alone(fn: n.Function, types_: Any, op: n.Call, item: n.GetItem,
+                      users: dict[int, list[n.Op]]) -> bool:
+    """Whether ``params[i] -= lr * g``, on a float64 array held by a list or dict made here,
+    may be ``params[i] = params[i] - lr * g``: the array is read by this update alone and
+    is seen after it only through its slot (``effects.seen_only_through_its_slot``), and
+    the operand keeps the result's dtype and number of axes (no casting; a shape that
+    would broadcast wider, where known, keeps the in-place operator, which raises)."""
+    a = types_.arrays.get(op.args[0].id)
+    v = op.args[1]
+    b = types_.arrays.get(v.id)
+    if a is None or a.dtype is not numpy.float64 or users.get(op.args[0].id) != [op] or \
+            not (types_.of(v) in (float, int, bool) or
+                 b is not None and b.dtype is numpy.float64 and b.ndim <= a.ndim and
+                 (a.shape is None or b.shape is None or
+                  all(y in (1, x) for x, y in zip(a.shape[::-1], b.shape[::-1])))):
+        return False
+    return seen_only_through_its_slot(fn, types_, op, item)
 
 
 def _self_operands(fn: n.Function) -> None:
