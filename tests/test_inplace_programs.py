@@ -1,9 +1,9 @@
 """NumPy programs written in place as scientists write them (a textbook heat equation, Jacobi
 sweeps, velocity Verlet, power iteration, LU and Cholesky by hand, RK4, batch normalisation,
 discounted returns, upwind advection, Gram-Schmidt on columns, particles reflected by masks,
-a Kalman filter, rows normalised in a loop): both modes to second order against central
-finite differences, the Hessian against differences of the gradient, and the caller's arrays
-unchanged."""
+a Kalman filter, rows normalised in a loop, SGD on a list of parameter arrays): both modes
+to second order against central finite differences, the Hessian against differences of the
+gradient, and the caller's arrays unchanged."""
 
 from __future__ import annotations
 
@@ -173,6 +173,24 @@ def normalise_rows_inplace(M):
     return np.sum(B[:, 0] * np.arange(1.0, B.shape[0] + 1))
 
 
+def _layer_grads(params, X, y):
+    W, b = params
+    h = np.tanh(X @ W + b)
+    d = 2.0 * (h - y) * (1 - h ** 2) / y.size
+    return [X.T @ d, d.sum(axis=0)]
+
+
+def sgd_training_loop(W0, b0, X, y):
+    # plain SGD as a tutorial writes it: a list of parameter arrays updated by slot
+    params = [W0.copy(), b0.copy()]
+    for _ in range(3):
+        g = _layer_grads(params, X, y)
+        for i in range(len(params)):
+            params[i] -= 0.1 * g[i]
+    W, b = params
+    return np.mean((np.tanh(X @ W + b) - y) ** 2)
+
+
 _RNG = np.random.default_rng(3)
 
 
@@ -201,6 +219,9 @@ _CASES = {
                              (_RNG.uniform(0.1, 0.9, 6), 3 * _RNG.standard_normal(6))),
     "kalman_1d": (kalman_1d, (list(_RNG.standard_normal(6)), 0.3)),
     "normalise_rows_inplace": (normalise_rows_inplace, (_RNG.standard_normal((4, 3)) + 2.0,)),
+    "sgd_training_loop": (sgd_training_loop,
+                          (0.5 * _RNG.standard_normal((3, 2)), 0.1 * _RNG.standard_normal(2),
+                           _RNG.standard_normal((6, 3)), _RNG.standard_normal((6, 2)))),
 }
 
 

@@ -1401,8 +1401,8 @@ def test_a_recursive_evaluator_of_nested_tuples_in_both_modes():
 # array after the update (``effects.seen_only_through_its_slot``), it is differentiated in
 # both modes (the update makes a new array for the slot); where something does (an item read
 # before and used after, a view of one, what a helper returned, a name held, a closure, the
-# caller's arrays), it is refused at the line: forward mode differentiated three of those
-# spellings wrongly.
+# caller's arrays, one array in two slots), it is refused at the line: forward mode
+# differentiated three of those spellings wrongly.
 
 def _items_copies_updated(W0, b0):
     params = [W0.copy(), b0.copy()]
@@ -1481,7 +1481,52 @@ def _first_item(xs):
     return xs[0]
 
 
-@pytest.mark.parametrize("f", [_items_copies_updated, _items_carried_alias])
+def _items_asarray_items(W0, b0):
+    params = [np.asarray(W0), np.reshape(b0, (3,))]
+    params[0] -= 0.1 * W0 ** 2
+    return np.sum(params[0] ** 2) + np.sum(W0)
+
+
+def _items_np_copy_items(W0, b0):
+    params = [np.copy(W0), np.array(b0)]
+    for i in range(2):
+        params[i] *= 1.5
+    return np.sum(params[0] ** 2) + np.sum(params[1])
+
+
+def _items_one_array_two_slots(W0, b0):
+    a = W0 * 1.0
+    params = [a, a]
+    params[0] -= 0.2 * np.sin(params[0])
+    return np.sum(params[1] ** 2) + np.sum(params[0])
+
+
+def _items_one_array_appended_in_a_loop(W0, b0):
+    a = W0 * 1.0
+    params = []
+    for _ in range(2):
+        params.append(a)
+    params[0] *= 3.0
+    return np.sum(params[1] ** 2)
+
+
+def _items_reshaped_item_after(W0, b0):
+    params = [W0 * 1.0, b0 * 1.0]
+    r = np.reshape(params[0], (3, 1))
+    params[0] *= 2.0
+    return np.sum(r ** 2) + np.sum(params[0])
+
+
+def _items_item_stored_in_object(W0, b0):
+    params = [W0 * 1.0, b0 * 1.0]
+    box = {}
+    box["w"] = params[0]
+    params[0] -= 0.5 * np.cos(params[0])
+    return np.sum(box["w"] ** 2)
+
+
+@pytest.mark.parametrize("f", [_items_copies_updated, _items_carried_alias,
+                               _items_np_copy_items])
 def test_arrays_in_a_list_updated_by_slot_are_differentiated(f):
     a, b = np.array([0.5, -0.3, 0.8]), np.array([0.2, 0.7, 1.1])
     both_modes(f, (a, b), order=2, argnums=(0, 1))
@@ -1490,7 +1535,10 @@ def test_arrays_in_a_list_updated_by_slot_are_differentiated(f):
 @pytest.mark.parametrize("f", [_items_dict_updated, _items_name_held_after,
                                _items_item_read_before_used_after,
                                _items_view_before_used_after, _items_callers_arrays,
-                               _items_closure_over_item, _items_returned_by_helper])
+                               _items_closure_over_item, _items_returned_by_helper,
+                               _items_asarray_items, _items_one_array_two_slots,
+                               _items_one_array_appended_in_a_loop,
+                               _items_reshaped_item_after, _items_item_stored_in_object])
 def test_arrays_in_a_list_seen_elsewhere_after_an_update_are_right_or_refused(f):
     a, b = np.array([0.5, -0.3, 0.8]), np.array([0.2, 0.7, 1.1])
     for mode in ("rev", "fwd"):

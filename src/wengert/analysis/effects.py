@@ -1063,8 +1063,8 @@ def reads_only(op: n.Op, xs: n.Value, consts: dict[int, object], pushed: set[int
 # -- an item updated in place and written back -------------------------------------------------
 
 
-def seen_only_through_its_slot(fn: n.Function, types: Types, op: n.Call, read: n.GetItem
-                               ) -> bool:
+def seen_only_through_its_slot(fn: n.Function, types: Types, op: n.Call, read: n.GetItem,
+                               item_check: Callable[[n.Value], bool] | None = None) -> bool:
     """Whether the array the in-place operator ``op`` changes, read out of the list or
     dict ``read.obj`` by ``read`` (``params[i] -= lr * g``, written back into the slot
     after), is seen after ``op`` through that slot alone: the container was made here by a
@@ -1072,7 +1072,8 @@ def seen_only_through_its_slot(fn: n.Function, types: Types, op: n.Call, read: n
     could keep one (a closure, another container), and no value read out of it before
     ``op`` (an item, a view of one, what a call given the container returns) is used after
     ``op`` (or in a later step of a loop around both it was not made in). Then ``op`` may
-    make a new array instead: what everything reads afterwards is the same."""
+    make a new array instead: what everything reads afterwards is the same. ``item_check``,
+    if given, must accept each array the container was given."""
     objs = Objects(fn, types)
     places = Places(fn)
     c = read.obj
@@ -1099,13 +1100,23 @@ def seen_only_through_its_slot(fn: n.Function, types: Types, op: n.Call, read: n
         return False
 
     def item_update(w: n.Value) -> bool:
-        """Whether ``w`` is an in-place operator's result on an item of the container,
-        stored back alone (such updates become new arrays, or keep the item's object)."""
+        """Whether ``w`` is an update of an item of the container by an operator, in place
+        or not (one made a new array already), stored back alone: it keeps the item's
+        object, or is a new array of the item's kind."""
         d = objs.defs.get(w.id)
         src = objs.defs.get(d.args[0].id) if isinstance(d, n.Call) and d.args else None
-        return is_inplace_operator(objs.const(d.fn)[1]) and isinstance(src, n.GetItem) and \
-            src.obj.id in names and all(stores(u, w) for u in objs.uses.get(w.id, ())) \
-            if isinstance(d, n.Call) else False
+        f = objs.const(d.fn)[1] if isinstance(d, n.Call) else None
+        return (is_inplace_operator(f) or hashable(f) and f in _ITEM_ARITHMETIC) and \
+            isinstance(src, n.GetItem) and src.obj.id in names and \
+            all(stores(u, w) for u in objs.uses.get(w.id, ()))
+
+    def defined_in(v: n.Value) -> frozenset[int]:
+        d = objs.defs.get(v.id)
+        if d is not None:
+            return places.loops.get(id(d), frozenset())
+        p = objs.parent.get(v.id)  # (a region's argument: inside its op)
+        return places.loops.get(id(p), frozenset()) | {id(p)} if p is not None else \
+            frozenset()
 
     # What the container holds: arrays made here, named by nothing else.
     put = [w for o in made for w in (o.items if isinstance(o, n.Build) else o.values)]
@@ -1115,22 +1126,17 @@ def seen_only_through_its_slot(fn: n.Function, types: Types, op: n.Call, read: n
         if item_update(w):
             continue
         d = objs.defs.get(w.id)
-        is_c, f = objs.const(d.fn) if isinstance(d, n.Call) else (False, None)
-        rule = registry.lookup(f) if is_c and hashable(f) else None
-        fresh = rule is not None and not rule.view and not is_inplace_operator(f) or \
-            isinstance(d, n.Call) and isinstance(m := objs.defs.get(d.fn.id), n.GetAttr) \
-            and m.name == "copy" and not d.args
-        if not fresh or types.of(w) is not numpy.ndarray or \
-                not all(stores(u, w) for u in objs.uses.get(w.id, ())):
-            return False
-
-    def defined_in(v: n.Value) -> frozenset[int]:
-        d = objs.defs.get(v.id)
-        if d is not None:
-            return places.loops.get(id(d), frozenset())
-        p = objs.parent.get(v.id)  # (a region's argument: inside its op)
-        return places.loops.get(id(p), frozenset()) | {id(p)} if p is not None else \
-            frozenset()
+        f = objs.const(d.fn)[1] if isinstance(d, n.Call) else None
+        # (a copy, or what arithmetic makes: ``np.asarray``, ``np.reshape`` may be views)
+        fresh = all(r[0] == "fresh" for r in objs.roots(w)) or \
+            isinstance(d, n.Call) and len(d.args) == 1 and not d.kwargs and \
+            not d.starred and (f is numpy.copy or f is numpy.array)
+        uses = objs.uses.get(w.id, ())
+        if not fresh or types.of(w) is not numpy.ndarray or len(uses) != 1 or \
+                item_check is not None and not item_check(w) or \
+                not stores(uses[0], w) or \
+                places.loops.get(id(uses[0]), frozenset()) - defined_in(w):
+            return False  # (or one array in two slots: stored twice, or in a loop)
 
     at, around = places.order[id(op)], places.loops[id(op)]
 
@@ -1158,10 +1164,11 @@ def seen_only_through_its_slot(fn: n.Function, types: Types, op: n.Call, read: n
                             if isinstance(call, n.Call) for r in call.results)
             elif isinstance(u, n.Call) and objs.const(u.fn)[1] is len:
                 continue
-            elif isinstance(u, n.Call) and m is not u.fn:
-                held.extend(u.results)  # (a callee may return an item)
+            elif isinstance(u, n.Call) and m is not u.fn and _rule_call(objs, u):
+                held.extend(u.results)  # (a rule may return an item, or a view of one)
             else:
-                return False  # (captured, stored elsewhere: it may come back)
+                return False  # (captured, stored elsewhere, given to a function that may
+                # keep an item: it may come back)
     seen: set[int] = set()
     while held:
         v = held.pop()
@@ -1175,16 +1182,16 @@ def seen_only_through_its_slot(fn: n.Function, types: Types, op: n.Call, read: n
         for u in objs.uses.get(v.id, ()):
             if u is op or isinstance(u, n.SetItem) and u.value is v and u.obj.id in names:
                 continue
-            if not later and after(u, v) or isinstance(u, n.MakeFunction):
-                return False  # (read after, or captured by a closure that may be)
+            if not later and after(u, v) or isinstance(u, n.MakeFunction) or \
+                    isinstance(u, (n.SetItem, n.SetAttr)) and u.value is v or \
+                    isinstance(u, n.Call) and not _rule_call(objs, u):
+                return False  # (read after; or kept by a closure, another object, a callee)
             if isinstance(u, n.For) and u.iterable is v:
                 held.append(u.body.args[0])  # (its rows: views)
                 continue
             f = objs.const(u.fn)[1] if isinstance(u, n.Call) else None
             if isinstance(u, (n.GetItem, n.GetAttr, n.Unpack, n.Build, n.BuildDict, n.If)) or \
-                    isinstance(u, n.Call) and not (
-                        hashable(f) and (rule := registry.lookup(f)) is not None and
-                        not rule.view and not is_inplace_operator(f)):
+                    isinstance(u, n.Call) and not _makes_new_array(f):
                 held.extend(u.results)  # (what may be it, a view of it, or hold it)
             elif isinstance(u, n.Yield):
                 owner = objs._owner_of_yield(u)
@@ -1197,3 +1204,22 @@ def seen_only_through_its_slot(fn: n.Function, types: Types, op: n.Call, read: n
                 k = u.inits.index(v)
                 held += [u.carried_args[k], u.results[k]]
     return True
+
+
+#: Operators an item update may be written with, not in place (``c[k] = c[k] - v``).
+_ITEM_ARITHMETIC = frozenset({operator.add, operator.sub, operator.mul, operator.truediv,
+                              operator.pow})
+
+
+def _rule_call(objs: Objects, call: n.Call) -> bool:
+    """Whether ``call`` calls a function with a rule (which keeps nothing it is given)."""
+    is_c, f = objs.const(call.fn)
+    return is_c and hashable(f) and registry.lookup(f) is not None
+
+
+def _makes_new_array(f: Any) -> bool:
+    """Whether ``f`` is a primitive that returns a new array, never a view of or one of its
+    arguments (``np.reshape``, ``np.asarray``, which have Python definitions, may)."""
+    rule = registry.lookup(f) if hashable(f) else None
+    return rule is not None and rule.python is None and not rule.view and \
+        not is_inplace_operator(f)

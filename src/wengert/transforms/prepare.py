@@ -233,19 +233,27 @@ def _array_item_alone(fn: n.Function, types_: Any, op: n.Call, item: n.GetItem,
                       users: dict[int, list[n.Op]]) -> bool:
     """Whether ``params[i] -= lr * g``, on a float64 array held by a list or dict made here,
     may be ``params[i] = params[i] - lr * g``: the array is read by this update alone and
-    is seen after it only through its slot (``effects.seen_only_through_its_slot``), and
-    the operand keeps the result's dtype and number of axes (no casting; a shape that
-    would broadcast wider, where known, keeps the in-place operator, which raises)."""
-    a = types_.arrays.get(op.args[0].id)
+    is seen after it only through its slot (``effects.seen_only_through_its_slot``), every
+    array the container holds is float64 (no casting), and the operand, where its type is
+    known, is float64 with no more axes than any of them and a shape that broadcasts into
+    theirs (else the in-place operator, which raises, stays)."""
     v = op.args[1]
     b = types_.arrays.get(v.id)
-    if a is None or a.dtype is not numpy.float64 or users.get(op.args[0].id) != [op] or \
-            not (types_.of(v) in (float, int, bool) or
-                 b is not None and b.dtype is numpy.float64 and b.ndim <= a.ndim and
-                 (a.shape is None or b.shape is None or
-                  all(y in (1, x) for x, y in zip(a.shape[::-1], b.shape[::-1])))):
+    # (an operand of a dtype or axes not known: one that would not fit raises in the
+    # program itself, which is then no program to differentiate)
+    if users.get(op.args[0].id) != [op] or \
+            types_.of(v) not in (float, int, bool, numpy.ndarray) or \
+            b is not None and b.dtype is not numpy.float64:
         return False
-    return seen_only_through_its_slot(fn, types_, op, item)
+
+    def float64_wider(w: n.Value) -> bool:
+        a = types_.arrays.get(w.id)
+        return a is not None and a.dtype is numpy.float64 and (
+            b is None or b.ndim <= a.ndim and (
+                a.shape is None or b.shape is None or
+                all(y in (1, x) for x, y in zip(a.shape[::-1], b.shape[::-1]))))
+
+    return seen_only_through_its_slot(fn, types_, op, item, float64_wider)
 
 
 def _self_operands(fn: n.Function) -> None:
