@@ -1546,3 +1546,50 @@ def test_arrays_in_a_list_seen_elsewhere_after_an_update_are_right_or_refused(f)
             check_grads(f, (a.copy(), b.copy()), modes=(mode,), order=2, argnums=(0, 1))
         except wengert.NonDifferentiableError as e:
             assert e.loc is not None and e.loc.filename == __file__, e
+
+
+# ------------------------------- a tangent passed through from a view of an array written
+# ``v = a.reshape(3); z = v - 0.5`` then ``a[1] = ...``: the rule of ``-`` passes ``v``'s
+# tangent through as ``z``'s, and ``v``'s tangent views ``a``'s, which the write fills in
+# place: ``z``'s tangent changed with it (a wrong JVP the in-place generator found, seed
+# 20299). A tangent passed through to a new array is its own wherever the function writes
+# into arrays.
+
+
+def _passed_reshape(x, c):
+    a = x.copy()
+    v = a.reshape(3)
+    z = v - 0.5
+    a[1] = a[1] * c
+    return np.sum(a) + np.sum(z ** 2)
+
+
+def _passed_slice(x, c):
+    a = x.copy()
+    v = a[1:]
+    z = v + 0.0
+    a[1] = a[1] * c
+    return np.sum(a) + np.sum(z ** 2)
+
+
+def _passed_in_a_loop_then_masked(x, c):
+    a = x.copy()
+    b = x * 2.0
+    for _ in range(3):
+        z = np.reshape(a, (3,)) - 0.5
+    v = np.reshape(z, (3,))
+    for i in range(2):
+        a[i + 1] = a[i + 1] * c - np.sin(a[i])
+    hi = np.nonzero(v > -0.4)
+    b[hi] = v[hi] ** 4
+    return np.sum(a * b)
+
+
+@pytest.mark.parametrize("f", [_passed_reshape, _passed_slice, _passed_in_a_loop_then_masked])
+def test_a_tangent_passed_through_from_a_view_of_an_array_written_later(f):
+    x = np.array([-0.5, 1.1, -0.03])
+    for mode in ("rev", "fwd"):
+        try:
+            check_grads(f, (x.copy(), 0.98), modes=(mode,), order=2)
+        except wengert.NonDifferentiableError as e:
+            assert e.loc is not None and e.loc.filename == __file__, e

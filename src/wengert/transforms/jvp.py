@@ -416,12 +416,26 @@ class JVP(Transform):
         passed through from ``x``'s by the rule, is a copy, or the write into ``x``'s
         tangent would change ``a``'s too."""
         t = self.get(v)
-        if t is None or v.id in self.needs_real or not self.makes_new_object(op) or \
-                not any(a.id in self.needs_real for a in op.args):  # type: ignore[attr-defined]
+        if t is None or v.id in self.needs_real or not self.makes_new_object(op):
+            return
+        # Any array argument, where the function writes into an array: it may be written
+        # into under another name of its memory (``v = a.reshape(3)``, ``z = v - 0.5``,
+        # then ``a[1] = ...`` writes into what ``v``'s tangent views), which the names here,
+        # made as Python definitions are inlined, do not all show. (``own_tangent`` copies
+        # only a tangent passed through unchanged.)
+        if not self.writes_arrays() or not any(
+                self.type_of(a) in (numpy.ndarray, None) for a in op.args):  # type: ignore
             return
         inputs = [d for a in op.args if (d := self.get(a)) is not None]  # type: ignore
         if inputs:
             self.set_tan(v, b.call(runtime.own_tangent, t, *inputs, hint=_dot(v)))
+
+    def writes_arrays(self) -> bool:
+        """Whether the function writes into an array (or a value that may be one)."""
+        if getattr(self, "_writes_arrays", None) is None:
+            self._writes_arrays = any(self.types.by_id.get(i) in (numpy.ndarray, None)
+                                      for i in self.needs_real)
+        return self._writes_arrays
 
     def makes_new_object(self, op: n.Op | None) -> bool:
         """Whether ``op`` is a call of a primitive with rules that returns a new object
