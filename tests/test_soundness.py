@@ -1593,3 +1593,37 @@ def test_a_tangent_passed_through_from_a_view_of_an_array_written_later(f):
             check_grads(f, (x.copy(), 0.98), modes=(mode,), order=2)
         except wengert.NonDifferentiableError as e:
             assert e.loc is not None and e.loc.filename == __file__, e
+
+
+# -------------------------------------------- ravel copies what is not contiguous, as NumPy
+# ``v = b[:, 0].ravel()`` is a copy (a column is not contiguous), though ``reshape(-1)`` of it
+# is a view: written as a view, ``v[::-1] += c * v`` changed ``b`` under ``jvp`` (a wrong
+# value the in-place generator found, seed 20686).
+
+
+def _ravel_of_a_column_written(y, c):
+    b = y + 0.0
+    v = b[:, 0].ravel()
+    v[::-1] += c * v
+    return np.sum(b * b) + np.sum(v)
+
+
+def _ravel_of_a_transpose_written(y, c):
+    b = y + 0.0
+    v = np.ravel(b.T)
+    v *= c
+    return np.sum(b * b) + np.sum(v ** 2)
+
+
+@pytest.mark.parametrize("f", [_ravel_of_a_column_written, _ravel_of_a_transpose_written])
+def test_ravel_copies_what_is_not_contiguous(f):
+    y = np.arange(12.0).reshape(4, 3) / 10
+    want = f(y.copy(), 0.7)
+    for mode in ("rev", "fwd"):
+        try:
+            value, _ = wengert.jvp(f, (y.copy(), 0.7), (np.ones_like(y), 0.0)) \
+                if mode == "fwd" else wengert.vjp(f, y.copy(), 0.7)
+            assert value == pytest.approx(want, rel=1e-12)
+            check_grads(f, (y.copy(), 0.7), modes=(mode,), order=2)
+        except wengert.NonDifferentiableError as e:
+            assert e.loc is not None and e.loc.filename == __file__, e

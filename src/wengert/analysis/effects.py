@@ -430,12 +430,16 @@ def effects(fn: n.Function, types: Types, *, indexed: bool = True,
     return fx
 
 
-def shape_reader(op: n.Op, consts: dict[int, Any]) -> bool:
-    """Whether ``op`` reads only the shape of what it is given (no write changes it)."""
+def shape_reader(op: n.Op, consts: dict[int, Any], v: n.Value | None = None) -> bool:
+    """Whether ``op`` reads only the shape of what it is given (no write changes it); with
+    ``v``, only the shape of ``v`` (``runtime.nonzero(g, v)``: zeros shaped like ``v``
+    where the cotangent ``g`` is none)."""
     if not isinstance(op, n.Call):
         return False
     c = consts.get(op.fn.id)
-    return hashable(c) and c in shapes.SHAPE_READERS
+    return hashable(c) and c in shapes.SHAPE_READERS or \
+        v is not None and c is runtime.nonzero and len(op.args) == 2 and \
+        op.args[1] is v and op.args[0] is not v
 
 
 # -- objects: where each container comes from --------------------------------------------------

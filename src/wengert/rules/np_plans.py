@@ -12,6 +12,7 @@ import numpy as np
 
 from wengert.diagnostics import RuleRefusal
 from wengert.rules.registry import mark_check, mark_gathers, nondifferentiable
+from wengert.rules.shapes import ravel_copies as _ravel_copies
 
 
 def _dtype(x: Any) -> Any:
@@ -552,6 +553,7 @@ def _flat_position(shape: tuple[int, ...], args: tuple) -> int:
 
 nondifferentiable(
     _axis, _axis_list, _perm, _method_perm, _inverse, _as_shape, _new_shape, _fortran,
+    _ravel_copies,
     _squeezed, _expanded, _atleast_shape, _swap_perm, _move_perm, _broadcast_target,
     _common_shape, _flat_plan, _take_plan, _grid, _along_plan, _sort_plan, _open_grid,
     _flip_index, _roll_plan, _repeat_plan, _tile_plan, _rot90_plan, _pad_plan,

@@ -88,6 +88,7 @@ from wengert.rules.np_plans import (
     _new_shape,
     _pad_plan,
     _perm,
+    _ravel_copies,
     _repeat_plan,
     _roll_plan,
     _rot90_plan,
@@ -209,12 +210,19 @@ def ndarray_reshape(self, *shape, order="C", copy=None):
 
 @defpython(np.ravel, keywords=("order",))
 def ravel_(a, order="C"):
-    return _reshape_to(_pack(a, a), -1, order)
+    a = _pack(a, a)
+    out = _reshape_to(a, -1, order)
+    if _ravel_copies(a, order):
+        out = _copy(out)  # (as NumPy: a view only of what is contiguous in that order)
+    return out
 
 
 @defpython(np.ndarray.ravel, keywords=("order",))
 def ndarray_ravel(self, order="C"):
-    return _reshape_to(self, -1, order)
+    out = _reshape_to(self, -1, order)
+    if _ravel_copies(self, order):
+        out = _copy(out)
+    return out
 
 
 @defpython(np.ndarray.flatten, keywords=("order",))

@@ -22,8 +22,16 @@ def shape(x: Any) -> tuple[int, ...]:
     return x.shape if type(x) is numpy.ndarray else numpy.shape(x)
 
 
-#: Calls that read only the shape of their argument (its numbers are not read).
-SHAPE_READERS = frozenset({shape, numpy.shape, numpy.ndim, numpy.size, len})
+def ravel_copies(a: Any, order: Any) -> bool:
+    """Whether ``numpy.ravel(a, order)`` gives a copy (``a`` is not contiguous in that
+    order, say a column ``b[:, 0]``), where ``reshape(-1)`` may still give a view: asked of
+    NumPy. It reads the layout of ``a`` alone, which no write into ``a`` changes."""
+    a = numpy.asarray(a)
+    return a.size > 0 and not numpy.may_share_memory(numpy.ravel(a, order), a)
+
+
+#: Calls that read only the shape (or layout) of their argument (its numbers are not read).
+SHAPE_READERS = frozenset({shape, numpy.shape, numpy.ndim, numpy.size, len, ravel_copies})
 
 
 #: Axis letters of an einsum (NumPy's arrays have at most 64 axes; subscripts, 52).

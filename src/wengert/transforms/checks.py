@@ -127,7 +127,7 @@ def check_view_writes(fn: n.Function, types: Types, act: Activity, indexed: bool
                 continue  # (the array written, under another name)
             made = defs.get(b.id)
             for u in uses.get(b.id, []):
-                if u is w or shape_reader(u, places.consts):
+                if u is w or shape_reader(u, places.consts, b):
                     continue  # (its shape: no write changes it)
                 if made is None and (places.order[id(w)] < places.order[id(u)] or
                                      places.loops[id(w)] & places.loops[id(u)]) or \
