@@ -851,7 +851,30 @@ def test_methods_calling_methods_of_objects_out_of_a_list(f):
     check_grads(f, (0.7, 0.4), order=2, modes=("rev", "fwd"))
 
 
+ACCUMULATORS = [Accumulator(), Accumulator()]
+
+
+def accumulated_steps(x):
+    s = 0.0
+    for a in ACCUMULATORS:
+        s += a.step(x)
+    return s
+
+
 def test_a_method_writing_through_another_method_is_still_refused_in_reverse_mode():
+    import wengert
+
+    with pytest.raises(wengert.NonDifferentiableError, match="may write into an object") \
+            as info:
+        wengert.vjp(accumulated_steps, 0.7)
+    assert info.value.loc is not None and info.value.loc.filename == __file__
+
+
+def test_a_closure_writing_into_the_objects_it_captures_as_an_argument_would():
+    """The list a closure captures is data it is given (bound when it is called), as an
+    argument is: the same derivative, and the same writes into its objects."""
+    import copy
+
     import wengert
 
     accs = [Accumulator(), Accumulator()]
@@ -862,10 +885,15 @@ def test_a_method_writing_through_another_method_is_still_refused_in_reverse_mod
             s += a.step(x)
         return s
 
-    with pytest.raises(wengert.NonDifferentiableError, match="may write into an object") \
-            as info:
-        wengert.vjp(steps, 0.7)
-    assert info.value.loc is not None and info.value.loc.filename == __file__
+    before = copy.deepcopy(accs)
+    value, pullback = wengert.vjp(steps, 0.7)
+    assert value == pytest.approx(1.4) and [a.t for a in accs] == [0.7, 0.7]
+    h = 1e-6
+    accs[:] = copy.deepcopy(before)
+    up = steps(0.7 + h)
+    accs[:] = copy.deepcopy(before)
+    down = steps(0.7 - h)
+    assert pullback(1.0)[0] == pytest.approx((up - down) / (2 * h), rel=1e-6)
 
 
 # ``super()``: the method (or property) of the next class in the object's class order.

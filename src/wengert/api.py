@@ -38,19 +38,21 @@ from wengert.driver.callables import (
     check_wrt_arguments,
     fixed_arity,
     keyword_adapter,
+    primitive_function,
     wrt_indices,
 )
 from wengert.driver.dispatch import definition, dispatch_jvp, dispatch_vjp, recomputable
 from wengert.driver.pipeline import (
     function_of,
     ir_entry,
+    is_lifted,
     jvp_entry,
     param_count,
     primal_entry,
     vjp_entry,
     writes_arguments,
 )
-from wengert.frontend.source import unwrap
+from wengert.frontend.source import lift_captures, unwrap
 from wengert.ir import nodes as n
 from wengert.ir.printer import print_function
 from wengert.jacobians import jacfwd, second_derivatives
@@ -135,48 +137,84 @@ _FAST_ENTRIES = 64
 _PLAIN = frozenset({float, int, bool, str, complex, type(None)})
 
 
+#: The shortcuts of the gradients of closures, by code and what the gradient takes (most
+#: recently made last): every ``grad`` of a closure of that code shares them.
+_CLOSURE_ENTRIES: dict[tuple, dict] = {}
+_CLOSURE_CODES = 256
+
+
+def _closure_entries(code: Any, argnums: Any, has_aux: bool, with_value: bool) -> dict:
+    """The shortcuts shared by the gradients of the closures of ``code``."""
+    key = (code, argnums if isinstance(argnums, int) else tuple(argnums), has_aux, with_value)
+    got = _CLOSURE_ENTRIES.pop(key, None)
+    if got is None:
+        got = {}
+    _CLOSURE_ENTRIES[key] = got
+    if len(_CLOSURE_ENTRIES) > _CLOSURE_CODES:
+        del _CLOSURE_ENTRIES[next(iter(_CLOSURE_ENTRIES))]
+    return got
+
+
 def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: bool) -> Any:
     """``value_and_grad(f)`` (``with_value``) or ``grad(f)``: one function either way, so that
     a gradient's fixed cost is one call."""
     single = isinstance(argnums, int)
-
+    # A closure (``grad(lambda w: loss(w, X, y))`` made at every step) shares what earlier
+    # closures of its code found: its data is bound anew at every call (``lift_captures``),
+    # and the types of that data are part of the key.
+    closure = type(f) is types.FunctionType and f.__closure__ is not None and \
+        getattr(f, "__wengert_grad__", None) is None and primitive_function(f) is None
     #: Argument types -> (function, entry, wrt, bound arguments, written parameters,
     #: whether an argument is a container, whether the entry is a JVP) of earlier calls: a
     #: call with the same types and a still-valid entry skips binding and lookups.
     fast: dict[tuple[Any, ...], tuple[Any, DerivedEntry, tuple[int, ...], tuple, Any, bool,
-                                      bool]] = {}
+                                      bool]]
     #: Those whose arguments' types are all :data:`_PLAIN`, by those types.
     plain: dict[tuple[type, ...], tuple[Any, DerivedEntry, tuple[int, ...], tuple, Any, bool,
                                         bool]] = {}
+    fast = _closure_entries(f.__code__, argnums, has_aux, with_value) if closure else {}
 
     @functools.wraps(f)
     def gradient_f(*args: Any, **kwargs: Any) -> Any:
         try:
             hit = key = None
-            if not kwargs:
+            data: tuple = ()
+            if kwargs:
+                pass
+            elif closure:
+                got = lift_captures(f)
+                if got is not None:
+                    data = got[1]
+                    key = (got[0], *map(arg_type, data), *map(arg_type, args))
+                    hit = fast.get(key)
+            else:
                 hit = plain.get(tuple(map(type, args)))  # (numbers, strings: nothing more)
                 if hit is None:
                     key = tuple(map(arg_type, args))
                     hit = fast.get(key)
             if hit is not None and hit[1].valid(hit[0]):
                 fn, entry, wrt, bound, written, containers, forward = hit
+                if closure:
+                    bound = data  # (this closure's own)
                 full = (*bound, *args) if bound else args
                 if written:
                     check_unaliased(fn, full, written)
                 if forward:
                     out, res = entry.compiled(*full, 1.0)
                     return _forward_result(out, res, single, with_value)
-                before = shapes_of(full, key or tuple(map(arg_type, args)), len(bound), wrt,
+                before = shapes_of(full, key[len(key) - len(args):] if key else
+                                   tuple(map(arg_type, args)), len(bound), wrt,
                                    written) if containers else full
                 # The forward and the pullback of the VJP called directly: no closure is made.
                 compiled = entry.compiled
                 out, res = compiled.forward(*full)
                 pullback = compiled.pullback
             else:
-                if key is None:  # (none with keywords; else a stale entry was found by type)
+                if key is None and not closure:
+                    # (none with keywords; else a stale entry was found by type)
                     key = () if kwargs else tuple(map(arg_type, args))
                 check_positional(argnums, len(args), "grad")
-                fn, bound, bound_kw = function_of(f, len(args))
+                fn, bound, bound_kw = function_of(f, len(args), lift=True)
                 full = (*bound, *args)
                 kw = {**bound_kw, **kwargs}
                 fn = fixed_arity(fn, len(full), kw)
@@ -186,7 +224,8 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
                 written = writes_arguments(fn, full)
                 if written:
                     check_unaliased(fn, full, written)
-                before = shapes_of(full, key, len(bound), wrt, written)
+                before = shapes_of(full, key[len(key) - len(args):] if key else
+                                   tuple(map(arg_type, args)), len(bound), wrt, written)
                 found = None if has_aux else forward_gradient(fn, full, wrt, kw)
                 forward = found[0] if found is not None and found[1] else None
                 if forward is not None:
@@ -206,13 +245,13 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
                         warned(found[2])
                         out, res = entry.compiled(*full, 1.0)
                 pullback = runtime.call_pullback  # (``res`` is the pullback itself)
-                if not kw and len(full) == fn.__code__.co_argcount and \
-                        not fn.__code__.co_flags & 0x0C:
+                if key is not None and not kw and len(full) == fn.__code__.co_argcount and \
+                        not fn.__code__.co_flags & 0x0C and closure == is_lifted(fn):
                     if len(fast) >= _FAST_ENTRIES:
                         fast.clear()  # (arrays of ever new shapes: their types are keys here)
                     containers = before is not full
-                    fast[key] = (fn, entry, wrt, tuple(bound), written, containers,
-                                 forward is not None)
+                    fast[key] = (fn, entry, wrt, () if closure else tuple(bound), written,
+                                 containers, forward is not None)
                     if _PLAIN.issuperset(key):
                         plain[key] = fast[key]
                 if forward is not None:

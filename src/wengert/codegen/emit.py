@@ -26,6 +26,7 @@ from wengert.codegen.naming import Namer, sanitize
 from wengert.diagnostics import SourceLoc, remember_lines
 from wengert.ir import nodes as n
 from wengert.ir.uses import free_uses
+from wengert.objects import hashable
 from wengert.vocabulary import PULLBACK_SUFFIX
 
 BIN_AST: dict[Any, type] = {
@@ -154,7 +155,7 @@ def const_expr(op: n.Const, ns: Namespace) -> ast.expr:
     if _is_literal(v) and (not op.origin or isinstance(v, (bool, type(None)))):
         return literal_expr(v)
     origin = op.origin
-    if origin and "." not in origin and _hashable(v) and \
+    if origin and "." not in origin and hashable(v) and \
             getattr(builtins, getattr(v, "__name__", ""), None) is v and \
             v.__name__ not in ns.avoid:
         origin = v.__name__  # ``max``, not the name a rule's closure gave it (``extreme``)
@@ -494,7 +495,7 @@ class FunctionEmitter:
     def call_expr(self, op: n.Call) -> ast.expr:
         c = self.consts.get(op.fn.id)
         simple = not op.kwargs and not op.starred
-        if c is not None and simple and _hashable(c.value) and c.value in _SPECIAL:
+        if c is not None and simple and hashable(c.value) and c.value in _SPECIAL:
             f = c.value
             if f in BIN_AST and len(op.args) == 2:
                 return ast.BinOp(self.expr(op.args[0]), BIN_AST[f](), self.expr(op.args[1]))
@@ -503,7 +504,7 @@ class FunctionEmitter:
             if f in CMP_AST and len(op.args) == 2:
                 return ast.Compare(self.expr(op.args[0]), [CMP_AST[f]()],
                                    [self.expr(op.args[1])])
-        if c is not None and simple and _hashable(c.value) and c.value in AUG_AST and \
+        if c is not None and simple and hashable(c.value) and c.value in AUG_AST and \
                 len(op.args) == 2 and op.args[0].id in self.consts and \
                 type(self.consts[op.args[0].id].value) in (int, float, complex, bool, str):
             # ``iadd(0.0, y)`` (a constant folded in): for a number, ``0.0 + y``.
@@ -755,7 +756,7 @@ class FunctionEmitter:
     def augmented(self, op: n.Call) -> ast.stmt | None:
         """``x = iadd(x, y)`` where both are one variable is ``x += y``."""
         c = self.consts.get(op.fn.id)
-        if c is None or not _hashable(c.value) or c.value not in AUG_AST or len(op.args) != 2:
+        if c is None or not hashable(c.value) or c.value not in AUG_AST or len(op.args) != 2:
             return None
         r = op.result
         a = op.args[0]
@@ -770,7 +771,7 @@ class FunctionEmitter:
         if not isinstance(d, n.Call) or len(d.args) != 2:
             return None
         c = self.consts.get(d.fn.id)
-        if c is None or not _hashable(c.value) or c.value not in AUG_AST:
+        if c is None or not hashable(c.value) or c.value not in AUG_AST:
             return None
         load = self.inlined.get(d.args[0].id)
         if isinstance(op, n.SetAttr) and isinstance(load, n.GetAttr) and \
@@ -854,13 +855,6 @@ def _user_names(fn: n.Function) -> frozenset[str]:
                 out.update(_IDENTIFIER.findall(text))
     return frozenset(out)
 
-
-def _hashable(v: Any) -> bool:
-    try:
-        hash(v)
-    except TypeError:
-        return False
-    return True
 
 
 def _boolop(op: ast.boolop, left: ast.expr, right: ast.expr) -> ast.expr:

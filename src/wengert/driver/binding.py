@@ -21,7 +21,7 @@ from typing import Any
 import numpy
 
 from wengert import runtime, tangents
-from wengert.analysis.effects import IMMUTABLE_CLASSES
+from wengert.analysis.effects.arrays import IMMUTABLE_CLASSES
 from wengert.analysis.fields import instance_class
 from wengert.analysis.types import (
     FUNCTION_VALUES,
@@ -739,7 +739,7 @@ def check_tangents(primals: Any, tangents_: Any) -> tuple[tuple, tuple]:
 
 def jvp_run(f: Any, primals: tuple, dots: tuple, batch: tuple[int, ...], has_aux: bool
              ) -> Any:
-    fn, bound, bound_kw = function_of(f, len(primals))
+    fn, bound, bound_kw = function_of(f, len(primals), lift=True)
     full = (*bound, *primals)
     fn = fixed_arity(fn, len(full), bound_kw)
     written = writes_arguments(fn, full)
@@ -761,7 +761,7 @@ def jvp_run(f: Any, primals: tuple, dots: tuple, batch: tuple[int, ...], has_aux
 def run_vjp(f: Any, primals: tuple, has_aux: bool = False) -> Any:
     """``wengert.vjp(f, *primals, has_aux=has_aux)``: the value and a pullback giving one
     finished cotangent per primal."""
-    fn, bound, bound_kw = function_of(f, len(primals))
+    fn, bound, bound_kw = function_of(f, len(primals), lift=True)
     full = (*bound, *primals)
     fn = fixed_arity(fn, len(full), bound_kw)
     written = writes_arguments(fn, full)

@@ -10,10 +10,33 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from wengert.frontend.source import Dependency
 from wengert.ir import nodes as n
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+class Bounded(dict[_K, _V]):
+    """A dict of at most ``limit`` entries: storing one more forgets the oldest stored (a
+    derivation forgotten is derived again when next asked for). Stores happen under the
+    driver's build lock; lookups are plain ``dict`` lookups."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def __setitem__(self, key: _K, value: _V) -> None:
+        super().pop(key, None)  # (stored again: the most recent)
+        super().__setitem__(key, value)
+        while len(self) > self.limit:
+            del self[next(iter(self))]
+
+
+#: How many functions (each with its argument types) each cache keeps.
+CACHE_LIMIT = 4096
 
 
 @dataclass
@@ -43,10 +66,10 @@ class Entry:
         return True
 
 
-PRIMALS: dict[Any, Entry] = {}
+PRIMALS: Bounded[Any, Entry] = Bounded(CACHE_LIMIT)
 
 
-GRADIENT_IRS: dict[Any, Entry] = {}
+GRADIENT_IRS: Bounded[Any, Entry] = Bounded(CACHE_LIMIT)
 
 
 @dataclass
@@ -68,7 +91,7 @@ class DerivedEntry:
         return True
 
 
-VJPS: dict[Any, DerivedEntry] = {}
+VJPS: Bounded[Any, DerivedEntry] = Bounded(CACHE_LIMIT)
 
 
 class CodeDep:
@@ -97,7 +120,7 @@ def unique(deps: list[Any]) -> list[Any]:
     return out
 
 
-RESULT_TYPES: dict[Any, tuple[Any, list[Any]]] = {}
+RESULT_TYPES: Bounded[Any, tuple[Any, list[Any]]] = Bounded(CACHE_LIMIT)
 
 
-JVPS: dict[Any, DerivedEntry] = {}
+JVPS: Bounded[Any, DerivedEntry] = Bounded(CACHE_LIMIT)

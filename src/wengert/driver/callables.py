@@ -19,6 +19,7 @@ from wengert.diagnostics import (
     UsageError,
     describe,
 )
+from wengert.objects import hashable
 from wengert.rules import registry
 from wengert.vocabulary import sanitize
 
@@ -233,13 +234,6 @@ def _required_from_doc(f: Any) -> list[str] | None:
         out.append(part)
     return out or None
 
-
-def hashable(v: Any) -> bool:
-    try:
-        hash(v)
-    except TypeError:
-        return False
-    return True
 
 
 def wrt_indices(argnums: int | Sequence[int], nbound: int, nparams: int) -> tuple[int, ...]:

@@ -22,7 +22,7 @@ from wengert.driver.binding import call_jvp, call_vjp
 from wengert.driver.pipeline import function_of, receiver_class, written_params
 from wengert.frontend.source import is_generated
 from wengert.locate import in_standard_library
-from wengert.objects import namedtuple_method
+from wengert.objects import hashable, namedtuple_method
 from wengert.rules import python_defs, registry
 
 
@@ -293,13 +293,6 @@ def adjoint_plan(fn: Any, npos: int, kwnames: tuple[str, ...]) -> list:
     _PLANS[key] = plan
     return plan
 
-
-def hashable(f: Any) -> bool:
-    try:
-        hash(f)
-    except TypeError:
-        return False
-    return True
 
 
 def dispatch_jvp(f: Any, args: tuple, dots: tuple, kwargs: dict, kw_dots: Any, obj: Any,

@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 import numpy
 
 from wengert import runtime
-from wengert.analysis.activity import returned_params as params_returned_by
-from wengert.analysis.activity import written_params as params_written_in
+from wengert.analysis.effects.aliases import returned_params as params_returned_by
+from wengert.analysis.effects.aliases import written_params as params_written_in
 from wengert.analysis.types import infer_types, return_type
 from wengert.codegen.emit import generate, generate_split
 from wengert.diagnostics import (
@@ -52,7 +52,7 @@ from wengert.driver.callables import (
     wrt_indices,
 )
 from wengert.frontend.lower import lower_with_deps as lower_source
-from wengert.frontend.source import Dependency, unwrap
+from wengert.frontend.source import Dependency, lift_captures, unwrap
 from wengert.ir import nodes as n
 from wengert.ir.verify import VerifyError, verify
 from wengert.objects import namedtuple_method
@@ -96,22 +96,38 @@ def lower(f: Any) -> n.Function:
     return lower_with_deps(f)[0]
 
 
-def function_of(f: Any, nargs: int | None = None) -> tuple[Any, tuple, dict]:
+def function_of(f: Any, nargs: int | None = None, lift: bool = False
+                ) -> tuple[Any, tuple, dict]:
     """:func:`unwrap`, with functions made by :func:`grad` seen as :class:`Gradient`;
     ``nargs`` (the call's positional arguments, when known) fixes the arity of a
-    ``*args`` function under a ``grad`` (:func:`fixed_arity`)."""
+    ``*args`` function under a ``grad`` (:func:`fixed_arity`). With ``lift`` (a function
+    given to the API), a closure's data is bound as leading arguments of the one function
+    of its code (:func:`lift_captures`): closures made anew share their derivation."""
     if type(f) is Gradient:
         return f, (), {}
     spec = getattr(f, "__wengert_grad__", None)
     if spec is None:
         prim = primitive_function(f)
-        return unwrap(f if prim is None else prim)
+        fn, bound, bound_kw = unwrap(f if prim is None else prim)
+        if lift and prim is None and (got := lift_captures(fn)) is not None:
+            fn, data = got
+            bound = (*data, *bound)
+        return fn, bound, bound_kw
     inner, argnums = spec
-    fn, bound, bound_kw = function_of(inner, nargs)
+    fn, bound, bound_kw = function_of(inner, nargs, lift)
     if nargs is not None:
         fn = fixed_arity(fn, len(bound) + nargs, bound_kw)
     wrt = wrt_indices(argnums, len(bound), param_count(fn))
     return Gradient(fn, wrt, isinstance(argnums, int)), bound, bound_kw
+
+
+def is_lifted(fn: Any) -> bool:
+    """Whether ``fn`` (or the function at the bottom of a :class:`Gradient`) takes a
+    closure's data as leading arguments (:func:`function_of` with ``lift``): they are read
+    anew at every call."""
+    while type(fn) is Gradient:
+        fn = fn.base
+    return getattr(fn, "__wengert_node__", None) is not None
 
 
 def param_count(fn: Any) -> int:

@@ -11,6 +11,7 @@ import ast
 import builtins
 import functools
 import linecache
+import os
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -151,6 +152,9 @@ def get_source(fn: types.FunctionType) -> FunctionSource:
     """Locate ``fn``'s ``def`` or ``lambda`` node in its (parsed) source file."""
     code = fn.__code__
     filename = code.co_filename
+    lifted = getattr(fn, "__wengert_node__", None)
+    if lifted is not None:  # (a closure's data made parameters: :func:`lift_captures`)
+        return FunctionSource(fn, lifted, filename, linecache.getlines(filename))
     if is_generated(fn):
         # A derivative wengert made (a pullback, a JVP): its closure holds values of the
         # computation it differentiates, which its source would read as constants.
@@ -182,3 +186,145 @@ def get_source(fn: types.FunctionType) -> FunctionSource:
             f"since the function was defined",
             hint="reload the module that defines it")
     return FunctionSource(fn, node, filename, linecache.getlines(filename))
+
+
+# -- closures keyed by their code ------------------------------------------------------------
+#
+# A closure made anew on every call (``grad(lambda w: loss(w, X, y))(w)`` in a training
+# loop) is a new function object each time, with new cells. Its derivative depends on its
+# code, on the functions and constants it reads, and on the *types* of the data it
+# captures, never on the data itself: :func:`lift_captures` gives one function per code
+# object (and per function and constant captured) that takes the captured data as leading
+# parameters, bound like a ``functools.partial``'s, so every closure of that code shares one
+# derivation and the data is read when the derivative runs.
+
+#: Where wengert's own functions are defined (its wrappers are closures too).
+_OWN_FILES = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+#: Lifted functions, most recently used last (bounded: each holds what its closure held).
+_LIFTED: dict[tuple, tuple[types.FunctionType, tuple[str, ...]]] = {}
+_LIFTED_KEPT = 256
+
+#: Code flags of generators and coroutines (``CO_GENERATOR``, ``CO_COROUTINE``,
+#: ``CO_ITERABLE_COROUTINE``, ``CO_ASYNC_GENERATOR``): never lifted.
+_NOT_PLAIN = 0x20 | 0x80 | 0x100 | 0x200
+
+#: Values read as constants of the code, guarded by value (folded where they decide
+#: control flow or shapes): a closure capturing ``n = 100`` is derived for 100.
+_CONSTANT_CLASSES = (int, str, bytes, bool, type(None))
+
+
+def _constant_key(v: Any) -> Any:
+    """A key equal for two captured constants exactly when they are interchangeable (an
+    int, a string, a tuple of them: by type and value), else ``None``."""
+    if type(v) in _CONSTANT_CLASSES:
+        return (type(v), v)
+    if type(v) is tuple:
+        keys = tuple(_constant_key(x) for x in v)
+        return None if None in keys else (tuple, keys)
+    return None
+
+
+def _is_data(v: Any) -> bool:
+    """Whether a captured value is data, read when the derivative runs: not a function, a
+    class, a module or another callable (linked or inlined by identity), nor a constant."""
+    return not callable(v) and not isinstance(v, types.ModuleType) and \
+        _constant_key(v) is None
+
+
+def lift_captures(fn: types.FunctionType) -> tuple[types.FunctionType, tuple] | None:
+    """The function of ``fn``'s code that takes the data its closure captures as leading
+    positional-only parameters, and that data (``None`` where ``fn`` is no closure, or
+    cannot be so taken: a generator, an emptied cell, a ``nonlocal``, ``super()``, one of
+    wengert's own). Its other captures (functions, classes, modules, constants: by
+    identity or by value) are its own cells', which nothing rebinds."""
+    closure = fn.__closure__
+    code = fn.__code__
+    if not closure or code.co_flags & _NOT_PLAIN or "__class__" in code.co_freevars or \
+            code.co_filename.startswith(("<wengert:", _OWN_FILES)) or \
+            hasattr(fn, "__wengert_grad__") or hasattr(fn, "__wengert_derivative__"):
+        return None  # (wengert's own functions, and derivatives, are never lifted)
+    try:
+        values = [c.cell_contents for c in closure]
+    except ValueError:  # an emptied cell: reading it raises, as Python's own call would
+        return None
+    # (A closure of constants and functions alone is lifted too: the one function of its
+    # code and those values, whose cells nothing rebinds, is what its derivation rests on.)
+    data = [k for k, v in enumerate(values) if _is_data(v)]
+    kept = tuple(_constant_key(v) or ("id", id(v)) for k, v in enumerate(values)
+                 if k not in data)
+    key = (code, id(fn.__globals__), tuple(data), kept)
+    got = _LIFTED.pop(key, None)
+    if got is None:
+        got = _lift(fn, [code.co_freevars[k] for k in data],
+                    {code.co_freevars[k]: values[k] for k in range(len(values))
+                     if k not in data})
+        if got is None:
+            return None
+    _LIFTED[key] = got
+    while len(_LIFTED) > _LIFTED_KEPT:
+        del _LIFTED[next(iter(_LIFTED))]
+    lifted, _ = got
+    if lifted.__defaults__ is not fn.__defaults__ or \
+            lifted.__kwdefaults__ is not fn.__kwdefaults__:
+        # (defaults belong to the object: ``lambda t, k=k`` made in a loop)
+        lifted = types.FunctionType(lifted.__code__, lifted.__globals__, lifted.__name__,
+                                    fn.__defaults__, lifted.__closure__)
+        lifted.__kwdefaults__ = fn.__kwdefaults__
+        lifted.__qualname__ = fn.__qualname__
+        lifted.__wengert_node__ = got[0].__wengert_node__  # type: ignore[attr-defined]
+    return lifted, tuple(values[k] for k in data)
+
+
+def _lift(fn: types.FunctionType, data: list[str], kept: dict[str, Any]
+          ) -> tuple[types.FunctionType, tuple[str, ...]] | None:
+    """Compile ``fn``'s source again as a function of ``data`` first and its own
+    parameters, nested in a function of the names in ``kept`` (so that it reads them from
+    cells holding their values); ``None`` where the source is not at hand."""
+    try:
+        src = get_source(fn)
+    except SourceUnavailableError:
+        return None
+    node = src.node
+    if any(isinstance(x, ast.Nonlocal) for x in ast.walk(node)) or \
+            getattr(node, "decorator_list", None):
+        return None
+    a = node.args
+    placeholder = functools.partial(ast.Constant, value=None)
+    args = ast.arguments(
+        posonlyargs=[ast.arg(arg=name) for name in data] +
+        [ast.arg(arg=x.arg) for x in a.posonlyargs],
+        args=[ast.arg(arg=x.arg) for x in a.args],
+        vararg=a.vararg and ast.arg(arg=a.vararg.arg),
+        kwonlyargs=[ast.arg(arg=x.arg) for x in a.kwonlyargs],
+        kw_defaults=[None if d is None else placeholder() for d in a.kw_defaults],
+        kwarg=a.kwarg and ast.arg(arg=a.kwarg.arg),
+        defaults=[placeholder() for _ in a.defaults])
+    body = [ast.Return(value=node.body)] if isinstance(node, ast.Lambda) else node.body
+    inner = ast.FunctionDef(name=fn.__name__ if fn.__name__.isidentifier() else "_lambda",
+                            args=args, body=body, decorator_list=[], returns=None,
+                            type_comment=None)
+    ast.copy_location(inner, node)
+    if isinstance(node, ast.Lambda):
+        ast.copy_location(body[0], node.body)
+    outer = ast.FunctionDef(
+        name="_wengert_lift", body=[inner, ast.Return(value=ast.Name(inner.name, ast.Load()))],
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=k) for k in kept], vararg=None,
+                           kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+        decorator_list=[], returns=None, type_comment=None)
+    ast.copy_location(outer, node)
+    module = ast.fix_missing_locations(ast.Module(body=[outer], type_ignores=[]))
+    try:
+        compiled = compile(module, fn.__code__.co_filename, "exec")
+    except (SyntaxError, ValueError, TypeError):
+        return None
+    make = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
+    made = next(c for c in make.co_consts if isinstance(c, types.CodeType))
+    if set(made.co_freevars) - set(kept):
+        return None
+    cells = tuple(types.CellType(kept[name]) for name in made.co_freevars)
+    lifted = types.FunctionType(made, fn.__globals__, fn.__name__, fn.__defaults__, cells)
+    lifted.__kwdefaults__ = fn.__kwdefaults__
+    lifted.__qualname__ = fn.__qualname__
+    lifted.__wengert_node__ = inner  # type: ignore[attr-defined]
+    return lifted, tuple(data)

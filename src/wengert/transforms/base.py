@@ -32,8 +32,9 @@ import numpy
 
 from wengert import runtime
 from wengert.analysis.activity import Activity, activity
-from wengert.analysis.effects import DIFFERENTIABLE_INPLACE
-from wengert.analysis.effects import IMMUTABLE as _IMMUTABLE
+from wengert.analysis.effects.arrays import IMMUTABLE as _IMMUTABLE
+from wengert.analysis.effects.arrays import SCALAR_TYPES
+from wengert.analysis.effects.vocabulary import DIFFERENTIABLE_INPLACE
 from wengert.analysis.types import (
     FLOAT_OR_FLOAT64,
     INT_OR_FLOAT,
@@ -63,9 +64,6 @@ from wengert.transforms.prepare import prepare
 
 #: Python and NumPy floating scalar types.
 FLOATS = (float, numpy.float64, numpy.float32, FLOAT_OR_FLOAT64)
-#: Immutable scalar types: nothing can be written into a value of one of them.
-SCALARS = frozenset({float, int, bool, str, bytes, complex, type(None), numpy.float64,
-                     numpy.float32, numpy.int64, numpy.bool_, FLOAT_OR_FLOAT64, INT_OR_FLOAT})
 #: Types whose values have no tangent space.
 NO_TANGENT = frozenset({int, bool, str, bytes, type(None), range})
 #: Types whose values no callee can write into, and the in-place operators both modes
@@ -224,7 +222,7 @@ class Transform:
         # Objects passed in may be written to: what lands in them is an output as well.
         mutable = [i for i in self.wrt if self.types.of(fn.body.args[i]) not in IMMUTABLE]
         self.act = activity(fn, self.wrt, mutable,
-                            scalar=lambda v: self.types.of(v) in SCALARS)
+                            scalar=lambda v: self.types.of(v) in SCALAR_TYPES)
 
     def index_loops(self) -> bool:
         """Rewrite loops of the function, once types and activity are known, into a form

@@ -13,14 +13,12 @@ from typing import Any
 import numpy
 
 from wengert.analysis.activity import Activity
-from wengert.analysis.effects import (
+from wengert.analysis.effects.arrays import UNWRITTEN_CLASSES, effects, shape_reader
+from wengert.analysis.effects.objects import seen_only_through_its_slot
+from wengert.analysis.effects.vocabulary import (
     READONLY_METHODS,
-    UNWRITTEN_CLASSES,
     VIEW_ATTRIBUTES,
-    effects,
     is_inplace_operator,
-    seen_only_through_its_slot,
-    shape_reader,
 )
 from wengert.analysis.types import Types
 from wengert.diagnostics import NonDifferentiableError

@@ -15,6 +15,7 @@ import numpy
 from wengert import runtime
 from wengert.ir import nodes as n
 from wengert.ir.uses import expand_ops, free_uses, function_ops, replace_uses
+from wengert.objects import hashable
 from wengert.rules import registry, shapes
 
 
@@ -75,7 +76,7 @@ def fold_constants(fn: n.Function) -> bool:
             if isinstance(op, n.Const):
                 consts[op.result.id] = op.value
             elif isinstance(op, n.Call) and not op.kwargs and not op.starred and \
-                    op.fn.id in consts and _hashable(consts[op.fn.id]) and \
+                    op.fn.id in consts and hashable(consts[op.fn.id]) and \
                     all(a.id in consts for a in op.args) and \
                     (_foldable(consts[op.fn.id], [consts[a.id] for a in op.args]) or
                      consts[op.fn.id] in (operator.is_, operator.is_not) and
@@ -216,13 +217,6 @@ def split_tuple_results(fn: n.Function) -> bool:
     return bool(mapping)
 
 
-def _hashable(v: object) -> bool:
-    try:
-        hash(v)
-    except TypeError:
-        return False
-    return True
-
 
 #: Arithmetic that returns a number (never ``None``, the symbolic zero) or raises.
 _NUMERIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg,
@@ -247,7 +241,7 @@ def zeros_through(fn: n.Function) -> bool:
             if isinstance(op, n.MakeFunction):
                 region(op.func.body)
             if isinstance(op, n.Call) and op.args and not op.starred and \
-                    _hashable(f := consts.get(op.fn.id)) and f in _ZERO_KEEPING and \
+                    hashable(f := consts.get(op.fn.id)) and f in _ZERO_KEEPING and \
                     consts.get(op.args[0].id, 0) is None:
                 r.ops[k] = n.Const(None, op.results, loc=op.loc)
                 changed = True
@@ -277,10 +271,10 @@ def simplify_generated(fn: n.Function) -> bool:
     mapping: dict[int, n.Value] = {}
     for op in n.walk(fn.body):
         f = callee(op)
-        if not _hashable(f):
+        if not hashable(f):
             continue
         if f is runtime.nonzero and len(op.args) == 2 and \
-                _hashable(g := callee(defs.get(op.args[0].id))) and g in _NUMERIC:
+                hashable(g := callee(defs.get(op.args[0].id))) and g in _NUMERIC:
             mapping[op.result.id] = op.args[0]
         elif f is runtime.nonzero and len(op.args) == 2 and _summed_number(op.args[0], defs,
                                                                             callee):
@@ -310,7 +304,7 @@ def common_arithmetic(fn: n.Function) -> bool:
         for use in readers.get(v.id, ()):
             f = consts_all.get(use.fn.id) if isinstance(use, n.Call) and \
                 use.fn is not v else None
-            if not _hashable(f) or f not in _SUMMING:
+            if not hashable(f) or f not in _SUMMING:
                 return False
         return True
 
@@ -324,7 +318,7 @@ def common_arithmetic(fn: n.Function) -> bool:
                 consts[op.result.id] = op.value
                 continue
             f = consts.get(op.fn.id) if isinstance(op, n.Call) else None
-            if not _hashable(f) or f not in _NUMERIC or op.kwargs or op.starred:
+            if not hashable(f) or f not in _NUMERIC or op.kwargs or op.starred:
                 seen.clear()  # (anything else might write into an operand)
                 continue
             key = (f, *(mapping.get(a.id, a).id for a in op.args))
@@ -350,9 +344,9 @@ def _summed_number(v: n.Value, defs: dict[int, n.Op], callee: Callable) -> bool:
     the symbolic zero ``None`` (which only ``None`` summed gives)."""
     op = defs.get(v.id)
     f = callee(op)
-    if not _hashable(f) or f not in (shapes.sum_to, shapes.mul_sum_to):
+    if not hashable(f) or f not in (shapes.sum_to, shapes.mul_sum_to):
         return False
-    return all(_hashable(g := callee(defs.get(a.id))) and g in _NUMERIC
+    return all(hashable(g := callee(defs.get(a.id))) and g in _NUMERIC
                for a in op.args[:1 if f is shapes.sum_to else 2])
 
 
@@ -401,7 +395,7 @@ def fuse_products(fn: n.Function) -> bool:
         if not isinstance(op, n.Call) or op.kwargs or op.starred:
             return None
         f = consts.get(op.fn.id)
-        return f if _hashable(f) else None
+        return f if hashable(f) else None
 
     touched: set[int] = set()
 
@@ -495,7 +489,7 @@ def _is_pure_call(op: n.Call, consts: dict[int, n.Const]) -> bool:
     c = consts.get(op.fn.id)
     # Arithmetic is pure here too: this only runs on code the transforms generate, where
     # an unused ``t ** 2`` is a rule's recomputation, not a user's check that raises.
-    return c is not None and _hashable(c.value) and \
+    return c is not None and hashable(c.value) and \
         (c.value in _NUMERIC or registry.is_pure(c.value)) and not op.starred and \
         all(k is not None for k, _ in op.kwargs)
 
@@ -560,7 +554,7 @@ class _DCE:
     def quiet_shape(self, op: n.Call) -> bool:
         """A rule's ``_shape(x)`` (``np.shape``, ``np.ndim``): it reads and raises nothing."""
         c = self.consts.get(op.fn.id)
-        return c is not None and _hashable(c.value) and c.value in _QUIET_SHAPES and \
+        return c is not None and hashable(c.value) and c.value in _QUIET_SHAPES and \
             len(op.args) == 1 and not op.kwargs and not op.starred
 
     def quiet_range(self, op: n.Call) -> bool:

@@ -23,7 +23,7 @@ whose reads and writes both modes differentiate like any other indexing. A loop 
 some other iterable the loop may change (a ``reversed`` list, a dict, an iterator
 built elsewhere) is refused with a located error rather than differentiated wrongly.
 
-"May change" is :class:`~wengert.analysis.effects.Objects`' question, decided
+"May change" is :class:`~wengert.analysis.effects.objects.Objects`' question, decided
 conservatively: a write into an object that may be the list (``xs[j] = v``,
 ``xs.append``, ``xs += ys``), or a call that may write into its arguments (a user
 function, a method not known to only read, a function value) given an argument that may
@@ -39,15 +39,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from wengert import runtime
-from wengert.analysis.effects import SCALAR_CLASSES, Objects, region_of
+from wengert.analysis.effects.arrays import IMMUTABLE
+from wengert.analysis.effects.objects import Objects, region_of
 from wengert.analysis.types import Types, infer_types
 from wengert.diagnostics import NonDifferentiableError
 from wengert.ir import nodes as n
 from wengert.ir.clone import substitute
 from wengert.ir.uses import expand_ops
 
-#: Values of these types are never written into (and never hold a list that is).
-_IMMUTABLE = SCALAR_CLASSES
 #: The "slice" a loop over ``reversed(xs)`` walks (:meth:`_State.slice_of`).
 REVERSED = "reversed"
 
@@ -106,7 +105,7 @@ def _keys_of(it: n.Value, d: n.Value, state: _State) -> bool:
 
 
 class _State(Objects):
-    """:class:`~wengert.analysis.effects.Objects` and what a loop iterates over."""
+    """:class:`~wengert.analysis.effects.objects.Objects` and what a loop iterates over."""
 
     # -- what a loop iterates over ---------------------------------------------------------
 
@@ -168,7 +167,7 @@ class _State(Objects):
 
     def _walked(self, it: n.Value) -> list[n.Value]:
         t = self.types.of(it)
-        if t in _IMMUTABLE or t is tuple:
+        if t in IMMUTABLE:  # (a tuple's items: iterating it walks no list)
             return []
         d = self.defs.get(it.id)
         call = self.walking_call(it)

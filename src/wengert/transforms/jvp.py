@@ -36,7 +36,7 @@ from typing import Any
 import numpy
 
 from wengert import runtime
-from wengert.analysis.effects import MUTATING_METHODS, is_inplace_operator
+from wengert.analysis.effects.vocabulary import MUTATING_METHODS, is_inplace_operator
 from wengert.diagnostics import NonDifferentiableError, SourceLoc
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder

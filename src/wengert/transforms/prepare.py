@@ -37,14 +37,12 @@ from typing import Any
 import numpy
 
 from wengert import runtime
-from wengert.analysis.effects import (
-    DIFFERENTIABLE_INPLACE,
-    is_inplace_operator,
-    seen_only_through_its_slot,
-)
+from wengert.analysis.effects.objects import seen_only_through_its_slot
+from wengert.analysis.effects.vocabulary import DIFFERENTIABLE_INPLACE, is_inplace_operator
 from wengert.analysis.types import infer_types
 from wengert.ir import nodes as n
 from wengert.ir.uses import expand_ops
+from wengert.objects import hashable
 from wengert.rules import registry
 from wengert.transforms.devirtualize import devirtualize
 from wengert.transforms.inline_calls import inline_calls
@@ -121,7 +119,7 @@ def _positional_rule_calls(fn: n.Function) -> None:
                 any(k is None for k, _ in op.kwargs):
             continue
         c = consts.get(op.fn.id)
-        rule = registry.lookup(c.value) if c is not None and _hashable(c.value) else None
+        rule = registry.lookup(c.value) if c is not None and hashable(c.value) else None
         if rule is None or rule.python is not None:
             continue  # (a Python definition takes its keywords by name)
         try:
@@ -175,13 +173,6 @@ def _region_of(body: n.Region, op: n.Op) -> n.Region:
     raise AssertionError("op not found")  # pragma: no cover
 
 
-def _hashable(v: object) -> bool:
-    try:
-        hash(v)
-    except TypeError:
-        return False
-    return True
-
 
 _INPLACE = DIFFERENTIABLE_INPLACE
 
@@ -211,7 +202,7 @@ def _item_updates(fn: n.Function, arg_types: Sequence[Any], callee: Any) -> None
             users.setdefault(v.id, []).append(op)
     for op in n.walk(fn.body):
         f = consts.get(op.fn.id) if isinstance(op, n.Call) else None
-        if not (isinstance(op, n.Call) and len(op.args) == 2 and _hashable(f) and f in _PLAIN):
+        if not (isinstance(op, n.Call) and len(op.args) == 2 and hashable(f) and f in _PLAIN):
             continue
         item = defs.get(op.args[0].id)
         if not isinstance(item, n.GetItem) or types_.of(item.obj) not in (numpy.ndarray, list,
@@ -316,7 +307,7 @@ def _guard_inplace(fn: n.Function, arg_types: Sequence[Any], callee: Any) -> Non
         while k < len(r.ops):
             op = r.ops[k]
             f = consts.get(op.fn.id) if isinstance(op, n.Call) else None
-            if isinstance(op, n.Call) and op.args and _hashable(f) and f in _INPLACE:
+            if isinstance(op, n.Call) and op.args and hashable(f) and f in _INPLACE:
                 for guard in checks(op):
                     check = n.Const(guard, [n.Value()], loc=op.loc)
                     site = n.Const(op.loc, [n.Value()], origin="site", loc=op.loc)
@@ -340,7 +331,7 @@ def _guard_unions(fn: n.Function, arg_types: Sequence[Any], callee: Any) -> None
     ``|`` for a cut."""
     consts = {op.result.id: op.value for op in n.walk(fn.body) if isinstance(op, n.Const)}
     unions = [op for op in n.walk(fn.body) if isinstance(op, n.Call) and
-              _hashable(f := consts.get(op.fn.id)) and f in (operator.or_, operator.ior)]
+              hashable(f := consts.get(op.fn.id)) and f in (operator.or_, operator.ior)]
     if not unions:
         return
     types_ = infer_types(fn, list(arg_types), callee=callee)
@@ -433,7 +424,7 @@ def _live_dict_loops(fn: n.Function) -> None:
         if not isinstance(call, n.Call) or len(call.args) != 1 or call.kwargs or call.starred:
             continue
         c = _const_of(fn, call.fn)
-        kind = kinds.get(c.value) if c is not None and _hashable(c.value) else None
+        kind = kinds.get(c.value) if c is not None and hashable(c.value) else None
         if kind is None:
             continue
         d, item = call.args[0], op.body.args[0]
@@ -478,7 +469,7 @@ def _values_written_into(fn: n.Function, d: n.Value, loop: n.For, kind: str) -> 
     """Whether something in ``fn`` writes into a value of ``d`` read at a key
     (``d["w"][0] = c``, ``d["h"].append(c)``, ``d["p"].x = c``) or into the values the
     ``loop`` over ``d.values()`` (``d.items()``) gives."""
-    from wengert.analysis.effects import MUTATING_METHODS
+    from wengert.analysis.effects.vocabulary import MUTATING_METHODS
 
     held = {op.result.id for op in n.walk(fn.body)
             if isinstance(op, n.GetItem) and op.obj is d}
@@ -508,7 +499,7 @@ def _python_definitions(fn: n.Function) -> None:
         if not isinstance(op, n.Call):
             continue
         d = next((x for x in [_const_of(fn, op.fn)] if x is not None), None)
-        if d is None or not _hashable(d.value):
+        if d is None or not hashable(d.value):
             continue
         rule = registry.python_definition(d.value)
         if rule is None or not registry.takes_keywords(rule, [k for k, _ in op.kwargs]):

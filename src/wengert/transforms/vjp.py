@@ -38,11 +38,8 @@ from typing import Any
 import numpy
 
 from wengert import runtime
-from wengert.analysis.effects import (
-    READONLY_METHODS,
-    effects,
-    is_inplace_operator,
-)
+from wengert.analysis.effects.arrays import effects
+from wengert.analysis.effects.vocabulary import READONLY_METHODS, is_inplace_operator
 from wengert.analysis.types import ArrayOf
 from wengert.diagnostics import NonDifferentiableError, SourceLoc
 from wengert.ir import nodes as n

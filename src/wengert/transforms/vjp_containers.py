@@ -15,22 +15,22 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy
 
 from wengert import runtime
-from wengert.analysis.effects import MUTATING_METHODS
+from wengert.analysis.effects.objects import is_writeback, write_targets
+from wengert.analysis.effects.vocabulary import STRUCTURE_READERS
 from wengert.diagnostics import NonDifferentiableError, SourceLoc
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
 from wengert.ir.clone import substitute
 from wengert.ir.uses import free_uses
 from wengert.objects import attribute_kind, hashable, plain_class
-from wengert.rules import registry, shapes
-from wengert.transforms.base import DECLINED, FLOATS, IMMUTABLE, INPLACE
+from wengert.rules import shapes
+from wengert.transforms.base import DECLINED, FLOATS, IMMUTABLE
 from wengert.transforms.devirtualize import check_stored_attribute, checked_attribute
 from wengert.transforms.vjp_scope import Action, Scope, _bar
 
@@ -40,46 +40,6 @@ FIELD = "field"
 #: Calls that make a new list or dict (a field's own, when stored there and nowhere else).
 _FRESH_CONTAINERS = (list, dict)
 
-#: Helpers of generated pullbacks that read only the structure of the object at a position
-#: (the adjoint of a field read, in a gradient differentiated again): they neither keep it
-#: nor give it an adjoint.
-_STRUCTURE_READERS = ((runtime.getattr_adjoint, 1), (runtime.getattr_adjoint_owned, 1),
-                      (runtime.nonzero, 1))
-
-
-def write_targets(op: n.Op, defs: Mapping[int, n.Op], type_of: Callable[[n.Value], Any],
-                  written: Callable[[Any], Any] | None) -> list[n.Value]:
-    """The objects ``op`` writes into, under every spelling: ``x[k] = v``, ``x.a = v``, a
-    mutating method, an in-place operator on a mutable object, a call of a user function
-    that writes into the arguments it is given (``written``: the parameters it may write
-    into)."""
-    if isinstance(op, (n.SetItem, n.SetAttr)):
-        return [op.obj]
-    if not isinstance(op, n.Call):
-        return []
-    d = defs.get(op.fn.id)
-    if isinstance(d, n.GetAttr) and d.name in MUTATING_METHODS:
-        return [d.obj]
-    if not isinstance(d, n.Const) or not hashable(d.value):
-        return []
-    if d.value in INPLACE and op.args and type_of(op.args[0]) not in (None, *IMMUTABLE):
-        return [op.args[0]]
-    if isinstance(d.value, types.FunctionType) and written is not None and \
-            registry.lookup(d.value) is None:
-        into = written(d.value)
-        return [a for i, a in enumerate(op.args) if i in into]
-    return []
-
-
-def is_writeback(op: n.Op, defs: Mapping[int, n.Op]) -> bool:
-    """Whether ``op`` is ``xs[i] = p`` for a ``p`` read as ``xs[i]`` (or ``o.f = p`` for a
-    ``p`` read as ``o.f``): it puts back the object the place holds, storing nothing new
-    (a write-back, or the user's own)."""
-    d = defs.get(op.value.id) if isinstance(op, (n.SetItem, n.SetAttr)) else None
-    if isinstance(d, n.GetAttr):
-        return isinstance(op, n.SetAttr) and d.obj is op.obj and d.name == op.name
-    return isinstance(d, n.GetItem) and isinstance(op, n.SetItem) and d.obj is op.obj and \
-        d.index is op.index
 
 
 def own_field_containers(fn: n.Function, type_of: Callable[[n.Value], Any],
@@ -220,15 +180,15 @@ def _made_class(made: n.Op | None, defs: Mapping[int, n.Op]) -> type | None:
     return cls
 
 
-def reads_structure(op: n.Op, obj: n.Value, defs: Mapping[int, n.Op],
-                    readers: Sequence[tuple[Any, int]] = _STRUCTURE_READERS) -> bool:
-    """Whether ``op`` is a call reading only the structure of ``obj``: one of ``readers``
-    (a function and the position it reads that way) given ``obj`` there alone."""
+def reads_structure(op: n.Op, obj: n.Value, defs: Mapping[int, n.Op]) -> bool:
+    """Whether ``op`` is a call reading only the structure of ``obj``: one of
+    :data:`~wengert.analysis.effects.vocabulary.STRUCTURE_READERS` given ``obj`` alone at
+    the position it reads that way."""
     if not isinstance(op, n.Call) or op.kwargs or op.starred:
         return False
     fn = _const(op.fn, defs)
     at = [k for k, a in enumerate(op.args) if a is obj]
-    return bool(at) and any(fn is f and at == [k] for f, k in readers)
+    return bool(at) and any(fn is f and at == [k] for f, k in STRUCTURE_READERS)
 
 
 def _const(v: n.Value, defs: Mapping[int, n.Op]) -> Any:

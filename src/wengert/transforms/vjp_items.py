@@ -67,16 +67,16 @@ from typing import Any
 import numpy
 
 from wengert import runtime
-from wengert.analysis.effects import region_of
+from wengert.analysis.effects.arrays import SCALAR_TYPES
+from wengert.analysis.effects.objects import is_writeback, region_of, write_targets
+from wengert.analysis.effects.reads import record_copies
 from wengert.analysis.types import (
-    INT_OR_FLOAT,
     ArrayOf,
     DictOf,
     ListOf,
     ObjectOf,
     TupleOf,
     Types,
-    record_copies,
 )
 from wengert.ir import nodes as n
 from wengert.ir.uses import Places
@@ -86,23 +86,12 @@ from wengert.transforms.base import INPLACE
 from wengert.transforms.iteration import _index_for, _State
 from wengert.transforms.vjp_containers import (
     _made_class,
-    is_writeback,
     reads_structure,
-    write_targets,
 )
 
 #: Types of values that hold no object (what an item's field may hold).
-_INERT = frozenset({float, int, bool, str, bytes, complex, type(None), numpy.float64,
-                    numpy.float32, numpy.int64, numpy.bool_, INT_OR_FLOAT})
+_INERT = SCALAR_TYPES
 
-#: Helpers of generated pullbacks (a gradient differentiated again) that read only the
-#: structure of what they are given at a position: they keep no item and write none.
-_STRUCTURE_READERS = ((runtime.getattr_adjoint, 1), (runtime.getattr_adjoint_owned, 1),
-                      (runtime.getitem_adjoint, 1), (runtime.entry_adjoint_of_list, 1),
-                      (runtime.nonzero, 1),
-                      (runtime.structure, 0), (runtime.check_distinct_items, 0),
-                      (runtime.check_held_alone, 0), (runtime.reversed_adjoint, 1),
-                      (runtime.unpack_adjoint, 1))
 
 
 def index_item_loops(fn: n.Function, types: Types,
@@ -843,8 +832,8 @@ def _measures(op: n.Op, v: n.Value, plan: _Plan) -> bool:
 
 def _reads_structure(op: n.Op, v: n.Value, plan: _Plan) -> bool:
     """Whether ``op`` is a call of a pullback's helper reading only the structure of ``v``
-    (:data:`_STRUCTURE_READERS`)."""
-    return reads_structure(op, v, plan.defs, _STRUCTURE_READERS)
+    (:data:`STRUCTURE_READERS`)."""
+    return reads_structure(op, v, plan.defs)
 
 
 def _inert_item(t: Any) -> bool:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy
 
 from wengert import runtime
-from wengert.analysis.effects import never_changed, only_read, unchanged_between
+from wengert.analysis.effects.objects import never_changed, only_read, unchanged_between
 from wengert.ir import nodes as n
 from wengert.ir.clone import substitute
 from wengert.ir.uses import free_uses, replace_uses

@@ -1,31 +1,13 @@
-"""Effects: what each op of a function may write, and which of its values share storage.
+"""Where each container comes from, and what may change it.
 
-This is the one home of wengert's knowledge of mutation and aliasing. Every transform that
-asks "may this object change after here?" or "do these two arrays share memory?" asks an
-:class:`Effects` built by :func:`effects`, and the vocabulary the question needs (which
-methods write into their object, which operators change their first operand in place,
-which types nothing can write into) is declared here once.
-
-The answers are conservative: where the analysis cannot tell, two arrays may share memory
-and an object may be changed. A transform then copies the value it must keep (a residual
-of the pullback) or refuses the write at the user's line; it never guesses.
-
-Storage is grouped by a union-find over value ids:
-
-- *views*: a basic index of an array (``y[1:]``, ``y[i]`` giving a row, where ``indexed``),
-  a view attribute (``y.T``, ``y.real``), a view primitive (``reshape``, ``ravel``,
-  ``np.asarray``, ``transpose``, ...: ``registry.mark_view``), the pieces of ``np.split``,
-  a row a loop over an array gets;
-- *one object under several names*: an in-place operator's result and its first operand,
-  a loop's carried value, its initial value and its result, the results of ``if`` arms.
-
-:class:`Objects` answers the same questions for containers and objects, by where each
-comes from (a parameter, an op that makes a new one, an item of another): two values may
-be one object unless one is made in this function (a display, ``list(...)``) and the other
-cannot come from it (it was never stored or passed on, or no data path leads from it to
-the other), or one is an item read out of the other. Last, a few questions the
-transforms ask of the code they generated: is a list only read there (:func:`only_read`,
-:func:`never_changed`), may anything between two ops change a field
+:class:`Objects` answers, for lists, dicts, objects and arrays, by where each comes from
+(a parameter, an op that makes a new one, an item of another): two values may be one
+object unless one is made in this function (a display, ``list(...)``) and the other cannot
+come from it (it was never stored or passed on, or no data path leads from it to the
+other), or one is an item read out of the other. :func:`seen_only_through_its_slot`
+decides whether an array a list holds may be updated by slot out of place. Last, a few
+questions the transforms ask of the code they generated: is a list only read there
+(:func:`only_read`, :func:`never_changed`), may anything between two ops change a field
 (:func:`unchanged_between`).
 """
 
@@ -35,412 +17,27 @@ import builtins
 import copy
 import operator
 import types as pytypes
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy
 
 from wengert import runtime
-from wengert.analysis.types import FLOAT_OR_FLOAT64, INT_OR_FLOAT, Types, subclass
+from wengert.analysis.effects.arrays import IMMUTABLE, SCALAR_CLASSES
+from wengert.analysis.effects.vocabulary import (
+    DIFFERENTIABLE_INPLACE,
+    INPLACE_OPERATORS,
+    LIST_INPLACE,
+    MUTATING_METHODS,
+    READONLY_METHODS,
+    SLOT_METHODS,
+    is_inplace_operator,
+)
+from wengert.analysis.types import Types, subclass
 from wengert.ir import nodes as n
 from wengert.ir.uses import Places, free_uses
 from wengert.objects import hashable, namedtuple_method
-from wengert.rules import registry, shapes
-
-# -- the vocabulary of mutation --------------------------------------------------------------
-
-#: Methods that store their arguments into the object they are called on.
-MUTATING_METHODS = frozenset({
-    "append", "extend", "insert", "update", "setdefault", "add", "appendleft", "extendleft",
-    "__setitem__", "__setattr__", "__iadd__", "__imul__", "fill", "put", "itemset",
-})
-
-#: Methods that change only their object itself, taking items out of it or moving them
-#: (called without keywords: ``sort(key=f)`` runs ``f``): nothing is stored into it and no
-#: item of it is written into, as for :data:`MUTATING_METHODS`, trusted by name.
-SHRINKING_METHODS = frozenset({
-    "pop", "remove", "clear", "reverse", "sort", "popitem", "discard", "popleft",
-})
-
-#: Every method that changes the object it is called on.
-WRITING_METHODS = MUTATING_METHODS | SHRINKING_METHODS
-
-#: Methods that change which items a list holds.
-SLOT_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort",
-                          "reverse", "__setitem__", "__delitem__", "__iadd__", "__imul__"})
-
-#: Methods known not to write their arguments into ``self`` (common list/dict/str/NumPy
-#: methods). Any other method called with a varied argument is assumed to mutate its object:
-#: user classes (``acc.push(x)``) must stay sound.
-READONLY_METHODS = frozenset({
-    "copy", "astype", "tolist", "item", "sum", "mean", "prod", "dot", "std", "var", "max",
-    "min", "argmax", "argmin", "cumsum", "cumprod", "reshape", "ravel", "flatten", "transpose",
-    "squeeze", "clip", "round", "conj", "conjugate", "trace", "diagonal", "any", "all",
-    "count", "index", "get", "keys", "values", "items", "startswith", "endswith", "format",
-    "join", "split", "strip", "lower", "upper", "replace", "real", "imag", "__getitem__",
-    "__add__", "__sub__", "__mul__", "__truediv__", "__matmul__", "__pow__", "__neg__",
-    # (a named tuple's: a new tuple or dict, the tuple unchanged)
-    "_replace", "_asdict",
-})
-
-#: Methods whose result is a fresh object sharing nothing mutable with ``self`` or the
-#: arguments (for NumPy arrays of floats; ``list.copy`` is shallow).
-FRESH_METHODS = frozenset({
-    "copy", "astype", "tolist", "item", "sum", "mean", "prod", "dot", "std", "var", "max", "min",
-    "argmax", "argmin", "cumsum", "cumprod", "flatten", "count", "index", "any", "all",
-    "startswith", "endswith", "format", "join", "split", "strip", "lower", "upper", "replace",
-})
-
-#: Array methods whose result is a view of the array (shares its memory).
-VIEW_METHODS = frozenset({"reshape", "ravel", "transpose", "squeeze", "view", "swapaxes",
-                          "diagonal"})
-
-#: In-place operators: ``a op= b`` changes a mutable ``a`` (a list, an array) and returns
-#: it; on a number it makes a new one.
-INPLACE_OPERATORS = frozenset({
-    operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
-    operator.imod, operator.ipow, operator.imatmul, operator.ilshift, operator.irshift,
-    operator.iand, operator.ior, operator.ixor, operator.iconcat,
-})
-
-#: The in-place operators both modes differentiate (the others have no derivative or
-#: change only integers).
-DIFFERENTIABLE_INPLACE = frozenset({operator.iadd, operator.isub, operator.imul,
-                                    operator.itruediv, operator.ipow, operator.imatmul,
-                                    operator.iconcat})
-
-#: Scalar types: a value of one is never written into and holds nothing that is.
-SCALAR_TYPES = frozenset({float, int, bool, str, bytes, complex, type(None), range,
-                          numpy.float64, numpy.float32, numpy.int64, numpy.bool_,
-                          FLOAT_OR_FLOAT64, INT_OR_FLOAT})
-
-#: Types whose values nothing can write into (a tuple may still hold a list that is).
-IMMUTABLE = SCALAR_TYPES | frozenset({tuple, frozenset})
-
-#: The classes of :data:`SCALAR_TYPES`, for ``isinstance`` (values holding nothing
-#: writable, at any depth).
-SCALAR_CLASSES = tuple(t for t in SCALAR_TYPES if isinstance(t, type))
-
-#: The classes of values nothing is taken to write into: :data:`IMMUTABLE`'s, and the
-#: modules, functions and classes a function reads as constants.
-UNWRITTEN_CLASSES = tuple(t for t in IMMUTABLE if isinstance(t, type)) + (
-    pytypes.ModuleType, pytypes.FunctionType, pytypes.BuiltinFunctionType, type)
-
-#: The classes of :data:`IMMUTABLE` (numbers, strings, tuples): an argument of one is
-#: never changed through, so nothing of it is copied before a derivative runs.
-IMMUTABLE_CLASSES = tuple(t for t in IMMUTABLE if isinstance(t, type))
-
-#: In-place operators that change a list they are given: ``xs += ys`` (``xs *= 2``).
-LIST_INPLACE = frozenset({operator.iadd, operator.imul, operator.iconcat})
-
-#: Attributes of an array that are views of it.
-VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "flat", "base"})
-
-#: Values a view primitive given them makes a new array of (NumPy reads a list's numbers).
-_NO_MEMORY = frozenset({list, tuple, float, int, bool, numpy.float64})
-
-#: Operators whose result, given an array, is an array of booleans (a mask).
-MASKS = frozenset({operator.lt, operator.le, operator.gt, operator.ge, operator.eq,
-                   operator.ne, operator.and_, operator.or_, operator.xor, operator.invert,
-                   numpy.isnan, numpy.isfinite, numpy.logical_and, numpy.logical_or,
-                   numpy.logical_not})
-
-
-def is_immutable(t: Any) -> bool:
-    """Whether a value of type ``t`` (of the type lattice) can never be written into."""
-    return t in IMMUTABLE or isinstance(t, type) and issubclass(t, (int, float, str, bytes))
-
-
-def is_inplace_operator(fn: Any) -> bool:
-    """Whether ``fn`` is an in-place operator (``operator.iadd`` ...)."""
-    return hashable(fn) and fn in INPLACE_OPERATORS
-
-
-Place = tuple[int, frozenset[int]]
-
-
-def reaches(where: Place | None, at: Place) -> bool:
-    """Whether an op placed at ``where`` (``None``: unknown) may run at or after the op
-    placed at ``at``: later in program order, or in a loop around both (the next
-    iteration's)."""
-    return where is None or where[0] >= at[0] or bool(where[1] & at[1])
-
-
-# -- the analysis ----------------------------------------------------------------------------
-
-
-class Effects:
-    """The effects of one function: the writes of each op and the groups of values that
-    share storage (see the module docstring). Built by :func:`effects`."""
-
-    def __init__(self, fn: n.Function, places: Places) -> None:
-        self.fn = fn
-        self.places = places
-        self._parent: dict[int, int] = {}
-        self._same: dict[int, int] = {}
-        #: As ``_parent``, with the values that may be views where types are not known
-        #: (``a[0]`` of an array of unknown axes: a row, or a number): what copies ask.
-        self._loose: dict[int, int] = {}
-        #: Each write: the op and the value it writes into (by that name).
-        self.writes: list[tuple[n.Op, n.Value]] = []
-        self._written: dict[int, list[n.Op]] = {}
-        self._groups: dict[int, list[int]] | None = None
-        self._loose_groups: dict[int, list[int]] | None = None
-        self._objects: dict[int, list[int]] | None = None
-
-    # union-find --------------------------------------------------------------------------
-
-    @staticmethod
-    def _find(v: int, sets: dict[int, int]) -> int:
-        while sets.get(v, v) != v:
-            sets[v] = sets.get(sets[v], sets[v])
-            v = sets[v]
-        return v
-
-    def join(self, a: n.Value, b: n.Value, one: bool = False, maybe: bool = False) -> None:
-        """Record that ``a`` shares storage with ``b`` (``one``: they are one object;
-        ``maybe``: it may, where types are not known)."""
-        self._loose[self._find(a.id, self._loose)] = self._find(b.id, self._loose)
-        self._groups = self._loose_groups = None
-        if maybe:
-            return
-        self._parent[self._find(a.id, self._parent)] = self._find(b.id, self._parent)
-        if one:
-            self._same[self._find(a.id, self._same)] = self._find(b.id, self._same)
-            self._objects = None
-
-    def add_write(self, op: n.Op, target: n.Value) -> None:
-        self.writes.append((op, target))
-        self._written.setdefault(target.id, []).append(op)
-
-    # queries -----------------------------------------------------------------------------
-
-    def shares_storage(self) -> bool:
-        """Whether any two values share storage."""
-        return bool(self._parent)
-
-    def may_alias(self, a: n.Value, b: n.Value) -> bool:
-        """Whether ``a`` and ``b`` may share storage (one may be a view of the other)."""
-        return a.id == b.id or \
-            self._find(a.id, self._parent) == self._find(b.id, self._parent)
-
-    def same_object(self, a: n.Value, b: n.Value) -> bool:
-        """Whether ``a`` and ``b`` are one object under two names."""
-        return a.id == b.id or self._find(a.id, self._same) == self._find(b.id, self._same)
-
-    def one_object(self, ids: Iterable[int]) -> None:
-        """Record that the values of ``ids`` are one object (the reads of one slot of a
-        holder whose items are written into: ``transforms/vjp_items.py``)."""
-        ids = list(ids)
-        for a, b in zip(ids, ids[1:]):
-            for sets in (self._loose, self._parent, self._same):
-                sets[self._find(a, sets)] = self._find(b, sets)
-        self._groups = self._loose_groups = self._objects = None
-
-    def members(self, v: n.Value, loose: bool = False) -> list[int]:
-        """The ids of the values sharing storage with ``v`` (``v`` included); ``loose``:
-        with those that may, where types are not known."""
-        return self._members(v.id, self._loose if loose else self._parent,
-                             "_loose_groups" if loose else "_groups")
-
-    def names(self, v: n.Value) -> list[int]:
-        """The ids of the names of the object ``v`` (``v`` included): not its views."""
-        return self._members(v.id, self._same, "_objects")
-
-    def _members(self, vid: int, sets: dict[int, int], cache: str) -> list[int]:
-        groups = getattr(self, cache)
-        if groups is None:
-            groups = {}
-            for x in list(sets):
-                groups.setdefault(self._find(x, sets), []).append(x)
-            for root, ids in groups.items():
-                if root not in ids:
-                    ids.append(root)
-            setattr(self, cache, groups)
-        return groups.get(self._find(vid, sets), [vid])
-
-    def written(self, *vs: n.Value) -> list[n.Op]:
-        """The ops that write into the objects ``vs`` under any of their names (not
-        through a view of them): item and attribute stores, in-place operators, methods
-        that change their object."""
-        ids = dict.fromkeys(m for v in vs for m in self.names(v))
-        return list(dict.fromkeys(op for m in ids for op in self._written.get(m, ())))
-
-    def changed_from(self, op: n.Op, *vs: n.Value) -> bool:
-        """Whether the objects ``vs`` may be written into (under any of their names) from
-        ``op`` on: by ``op`` itself, later in program order, or in a loop around both (the
-        next iteration's). An op the analysis did not place (made after it ran): any write."""
-        return self.runs_after(self.written(*vs), op)
-
-    def runs_after(self, ops: Iterable[n.Op], op: n.Op) -> bool:
-        """Whether any of ``ops`` may run from ``op`` on (``op`` itself included)."""
-        at = self.place(op)
-        return any(at is None or reaches(self.place(w), at) for w in ops)
-
-    def slot_given_after(self, read: n.GetItem | n.GetAttr, obj: n.Value,
-                         held: Callable[[n.Value], bool]) -> bool:
-        """Whether the slot ``read`` reads of the object ``obj`` (``obj.name``, ``obj[k]``)
-        may be given a new object from ``read`` on: a store into ``obj`` (of the same
-        attribute, for an attribute) of a value ``held`` does not say was read out of
-        ``obj`` itself (a write-back keeps the objects the holder holds)."""
-        name = read.name if isinstance(read, n.GetAttr) else None
-        return self.runs_after(
-            [w for w in self.written(obj)
-             if isinstance(w, (n.SetAttr, n.SetItem)) and not held(w.value) and
-             not (isinstance(w, n.SetAttr) and name is not None and w.name != name)], read)
-
-    def resized_after(self, op: n.Op, kept: Callable[[n.Op], bool], *vs: n.Value) -> bool:
-        """Whether the lists ``vs`` may change length from ``op`` on: a write that ``kept``
-        does not say keeps it (``v[i] = x`` under an int ``i``)."""
-        return self.runs_after([w for w in self.written(*vs) if not kept(w)], op)
-
-    def writes_into(self, v: n.Value, loose: bool = False) -> list[n.Op]:
-        """The ops that may write into ``v``'s storage, under any name (``loose``: and
-        into what it may be a view of, where types are not known)."""
-        return [op for m in self.members(v, loose) for op in self._written.get(m, ())]
-
-    def place(self, op: n.Op) -> Place | None:
-        at = self.places.order.get(id(op))
-        return None if at is None else (at, self.places.loops[id(op)])
-
-    def changed_after(self, v: n.Value, op: n.Op) -> bool:
-        """Whether ``v``'s storage may be written from ``op`` on: by ``op`` itself, later in
-        program order, or in a loop around both (the next iteration's)."""
-        at = self.place(op)
-        writes = self.writes_into(v, loose=True)  # (a copy too many costs, one too few lies)
-        if at is None:
-            return bool(writes)
-        return any(reaches(self.place(w), at) for w in writes)
-
-    def changed_between(self, v: n.Value, first: n.Op, then: n.Op) -> bool:
-        """Whether ``v``'s storage may be written after ``first`` and before ``then``
-        (``first`` defining a value ``then`` uses)."""
-        return any(self.places.between(w, first, then) for w in self.writes_into(v, loose=True))
-
-    def reaches_caller(self, v: n.Value) -> bool:
-        """Whether a write into ``v`` is seen by the caller: ``v`` shares storage with a
-        parameter or with a value the function did not make (a global's)."""
-        params = {a.id for a in self.fn.body.args}
-        return any(m in params or m in self.places.consts for m in self.members(v))
-
-
-def effects(fn: n.Function, types: Types, *, indexed: bool = True,
-            callee_writes: Callable[[n.Call], Iterable[n.Value]] | None = None) -> Effects:
-    """The :class:`Effects` of ``fn`` under the inferred ``types``.
-
-    ``indexed``: a basic index of an array (``y[1:]``) and the rows a loop over an array
-    gets are views of it (reverse mode follows each array under its own name; forward mode
-    makes its tangents views of the tangents too, so it need not). ``callee_writes``: the
-    arguments a call of a user function writes into, where the caller knows them.
-    """
-    places = Places(fn)
-    fx = Effects(fn, places)
-    consts, defs = places.consts, places.defs
-
-    def const(v: n.Value) -> Any:
-        c = consts.get(v.id)
-        return c if hashable(c) else None
-
-    def array(v: n.Value) -> bool:
-        return types.of(v) is numpy.ndarray
-
-    def compares(v: n.Value) -> bool:  # (a mask: ``y[y < 0]``)
-        d = defs.get(v.id)
-        return isinstance(d, n.Call) and const(d.fn) in MASKS and \
-            any(types.of(a) is numpy.ndarray for a in d.args)
-
-    def advanced(op: n.GetItem) -> bool:
-        d = defs.get(op.index.id)
-        parts = d.items if isinstance(d, n.Build) and d.kind == "tuple" else [op.index]
-        return any(types.of(p) in (numpy.ndarray, list) or compares(p) for p in parts)
-
-    def basic_view(op: n.GetItem) -> bool:
-        """Whether ``op`` reads a view of the array it indexes: a basic index (no array or
-        list in it) giving an array; of a type not known, one with a slice in it (an index
-        of ints alone reads a number, or a row of an array of axes not known here)."""
-        d = defs.get(op.index.id)
-        parts = d.items if isinstance(d, n.Build) and d.kind == "tuple" else [op.index]
-        if any(types.of(p) in (numpy.ndarray, list) or compares(p) for p in parts):
-            return False  # (an advanced index: a copy)
-        t = types.of(op.result)
-        if t is not None:
-            return t is numpy.ndarray
-        known = types.arrays.get(op.obj.id)
-        return not all(types.of(p) is int for p in parts) or \
-            known is not None and len(parts) < known.ndim
-
-    def pieces(v: n.Value) -> bool:  # (a list or tuple of views: ``np.split``'s)
-        d = defs.get(v.id)
-        return isinstance(d, n.Call) and types.of(v) in (list, tuple, None) and \
-            registry.is_view(const(d.fn))
-
-    def gathered(op: n.Call) -> bool:
-        """Whether a view primitive reads by an index of arrays a plan made (a copy)."""
-        for a in op.args[1:]:
-            d = defs.get(a.id)
-            d = defs.get(d.value.id) if isinstance(d, n.Unpack) else d
-            if isinstance(d, n.Call) and registry.gathers(const(d.fn)):
-                return True
-        return False
-
-    for op in n.walk(fn.body):
-        if isinstance(op, n.GetItem) and indexed and array(op.obj) and basic_view(op) or \
-                isinstance(op, n.GetItem) and pieces(op.obj):
-            fx.join(op.result, op.obj)  # a basic index: a view (or a row of views)
-        elif isinstance(op, n.GetItem) and types.of(op.result) is None and \
-                types.of(op.obj) in (numpy.ndarray, None) and not advanced(op):
-            fx.join(op.result, op.obj, maybe=True)  # (a row of an array of unknown axes?)
-        elif isinstance(op, n.GetAttr) and op.name in VIEW_ATTRIBUTES and array(op.obj):
-            fx.join(op.result, op.obj)
-        elif isinstance(op, n.Call) and op.args and registry.is_view(const(op.fn)) and \
-                types.of(op.args[0]) not in _NO_MEMORY and not gathered(op):
-            fx.join(op.result, op.args[0])  # (of a list, a number: a new array)
-        elif isinstance(op, n.Call) and op.args and is_inplace_operator(const(op.fn)) and \
-                types.of(op.args[0]) not in SCALAR_TYPES:
-            if array(op.args[0]) or types.of(op.args[0]) in (list, None):
-                fx.join(op.result, op.args[0], one=True)  # (the object itself, changed)
-            fx.add_write(op, op.args[0])
-        elif isinstance(op, (n.SetItem, n.SetAttr)):
-            fx.add_write(op, op.obj)
-        elif isinstance(op, n.Call):
-            m = defs.get(op.fn.id)
-            if isinstance(m, n.GetAttr) and m.name in WRITING_METHODS and \
-                    not is_immutable(types.of(m.obj)):
-                fx.add_write(op, m.obj)
-            if callee_writes is not None:
-                for a in callee_writes(op):
-                    fx.add_write(op, a)
-        if isinstance(op, n.For) and indexed and array(op.iterable):
-            fx.join(op.body.args[0], op.iterable)  # a row
-        elif isinstance(op, n.Unpack) and (indexed and array(op.value) or pieces(op.value)):
-            for r in op.results:
-                fx.join(r, op.value)
-        if isinstance(op, (n.If, n.For, n.While)):
-            # (a value that may be one of several arrays: any of them)
-            ends = [r.terminator for r in op.regions() if isinstance(r.terminator, n.Yield)]
-            for k, r in enumerate(op.results):
-                for end in ends:
-                    if k < len(end.values) and array(end.values[k]):
-                        fx.join(r, end.values[k], one=True)
-            if isinstance(op, (n.For, n.While)):
-                for a, init, r in zip(op.carried_args, op.inits, op.results, strict=False):
-                    if array(init):
-                        fx.join(a, init, one=True)
-                        fx.join(r, init, one=True)
-    return fx
-
-
-def shape_reader(op: n.Op, consts: dict[int, Any], v: n.Value | None = None) -> bool:
-    """Whether ``op`` reads only the shape of what it is given (no write changes it); with
-    ``v``, only the shape of ``v`` (``runtime.nonzero(g, v)``: zeros shaped like ``v``
-    where the cotangent ``g`` is none)."""
-    if not isinstance(op, n.Call):
-        return False
-    c = consts.get(op.fn.id)
-    return hashable(c) and c in shapes.SHAPE_READERS or \
-        v is not None and c is runtime.nonzero and len(op.args) == 2 and \
-        op.args[1] is v and op.args[0] is not v
-
+from wengert.rules import registry
 
 # -- objects: where each container comes from --------------------------------------------------
 
@@ -1227,3 +824,39 @@ def _makes_new_array(f: Any) -> bool:
     rule = registry.lookup(f) if hashable(f) else None
     return rule is not None and rule.python is None and not rule.view and \
         not is_inplace_operator(f)
+
+
+def write_targets(op: n.Op, defs: Mapping[int, n.Op], type_of: Callable[[n.Value], Any],
+                  written: Callable[[Any], Any] | None) -> list[n.Value]:
+    """The objects ``op`` writes into, under every spelling: ``x[k] = v``, ``x.a = v``, a
+    mutating method, an in-place operator on a mutable object, a call of a user function
+    that writes into the arguments it is given (``written``: the parameters it may write
+    into)."""
+    if isinstance(op, (n.SetItem, n.SetAttr)):
+        return [op.obj]
+    if not isinstance(op, n.Call):
+        return []
+    d = defs.get(op.fn.id)
+    if isinstance(d, n.GetAttr) and d.name in MUTATING_METHODS:
+        return [d.obj]
+    if not isinstance(d, n.Const) or not hashable(d.value):
+        return []
+    if d.value in DIFFERENTIABLE_INPLACE and op.args and \
+            type_of(op.args[0]) not in (None, *IMMUTABLE):
+        return [op.args[0]]
+    if isinstance(d.value, pytypes.FunctionType) and written is not None and \
+            registry.lookup(d.value) is None:
+        into = written(d.value)
+        return [a for i, a in enumerate(op.args) if i in into]
+    return []
+
+
+def is_writeback(op: n.Op, defs: Mapping[int, n.Op]) -> bool:
+    """Whether ``op`` is ``xs[i] = p`` for a ``p`` read as ``xs[i]`` (or ``o.f = p`` for a
+    ``p`` read as ``o.f``): it puts back the object the place holds, storing nothing new
+    (a write-back, or the user's own)."""
+    d = defs.get(op.value.id) if isinstance(op, (n.SetItem, n.SetAttr)) else None
+    if isinstance(d, n.GetAttr):
+        return isinstance(op, n.SetAttr) and d.obj is op.obj and d.name == op.name
+    return isinstance(d, n.GetItem) and isinstance(op, n.SetItem) and d.obj is op.obj and \
+        d.index is op.index

@@ -1,4 +1,4 @@
-"""The effects analysis (``analysis/effects.py``) and what the transforms do with it.
+"""Storage of arrays (``analysis/effects/arrays.py``), and what the transforms do with it.
 
 Each class of program below was silently wrong in reverse mode before the residuals of the
 pullback asked the analysis whether a later write may reach their storage: a saved view
@@ -16,12 +16,8 @@ import numpy as np
 import pytest
 
 import wengert
-from wengert.analysis.effects import (
-    IMMUTABLE,
-    MUTATING_METHODS,
-    READONLY_METHODS,
-    effects,
-)
+from wengert.analysis.effects.arrays import IMMUTABLE, effects
+from wengert.analysis.effects.vocabulary import MUTATING_METHODS, READONLY_METHODS
 from wengert.analysis.types import Types
 from wengert.driver.pipeline import primal_entry
 from wengert.ir import nodes as n

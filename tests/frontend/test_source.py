@@ -1,0 +1,202 @@
+"""Closures made anew on every call share one derivation (``frontend/source.lift_captures``).
+
+A closure's data (lists, arrays, floats, objects) becomes leading parameters of the one
+function of its code, bound at every call; its functions and constants stay its own. The
+checks: every API gives what finite differences give for closures made in a loop, whose
+captured data changes between calls (new values, new types, new shapes, a cell rebound
+under the same wrapper); the lifted function is found again (no derivation per closure);
+what cannot be lifted (``nonlocal``, generators, ``super()``) still differentiates; a
+refusal inside a lifted closure points at the user's line.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import wengert
+from wengert.frontend import source
+from wengert.testing import check_grads
+
+
+def cost(points, c):
+    s = 0.0
+    for p in points:
+        d = p - c
+        s += d * d
+    return s
+
+
+def cost_grad_exact(points, c):
+    return sum(-2.0 * (p - c) for p in points)
+
+
+def loss(w, X, y):
+    return np.mean(np.log1p(np.exp(-y * (X @ w))))
+
+
+def _fd(f, x, h=1e-6):
+    x = np.asarray(x, dtype=float)
+    out = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = h
+        out.flat[i] = (f(x + e) - f(x - e)) / (2 * h)
+    return out
+
+
+def step(c, pts):
+    return wengert.grad(lambda c: cost(pts, c))(c)
+
+
+def test_a_closure_made_at_every_call_reads_its_own_data():
+    for k in range(1, 6):
+        pts = [0.5 * i + 0.1 * k for i in range(k + 2)]
+        assert math.isclose(step(0.3, pts), cost_grad_exact(pts, 0.3), rel_tol=1e-12)
+
+
+def test_closures_of_one_code_share_one_lifted_function():
+    got = []
+    for k in range(3):
+        pts = [1.0 * k, 2.0]
+        f = lambda c: cost(pts, c)  # noqa: E731
+        lifted, data = source.lift_captures(f)
+        got.append(lifted)
+        assert data == (pts,)
+    assert got[0] is got[1] is got[2]
+
+
+def minibatches(w, X, y, size):
+    grads = []
+    for i in range(0, len(y), size):
+        Xb, yb = X[i:i + size], y[i:i + size]
+        grads.append(wengert.grad(lambda w: loss(w, Xb, yb))(w))
+    return grads
+
+
+def test_minibatches_of_changing_shapes():
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(23, 3)), np.sign(rng.normal(size=23))
+    w = rng.normal(size=3)
+    for size in (8, 5, 23):
+        got = minibatches(w, X, y, size)
+        for g, i in zip(got, range(0, 23, size)):
+            Xb, yb = X[i:i + size], y[i:i + size]
+            np.testing.assert_allclose(g, _fd(lambda v: loss(v, Xb, yb), w), rtol=1e-6,
+                                       atol=1e-9)
+
+
+def test_a_cell_rebound_under_one_wrapper_is_read_again():
+    scale = 2.0
+    g = wengert.grad(lambda x: scale * x * x)
+    assert g(3.0) == 12.0
+    scale = 5.0  # the lambda's cell now holds 5.0: the wrapper's next call sees it
+    assert g(3.0) == 30.0
+    scale = np.array([1.0, 2.0])  # a new type: derived again for it
+    assert wengert.grad(lambda x: np.sum(scale * x * x))(np.array([1.0, 1.0])).tolist() == \
+        [2.0, 4.0]
+
+
+def test_a_captured_constant_changes_the_derivation():
+    def make(n):
+        return lambda x: sum(x ** k for k in range(n))
+    for n in (1, 2, 3, 7):
+        assert math.isclose(wengert.grad(make(n))(1.5),
+                            sum(k * 1.5 ** (k - 1) for k in range(1, n)), rel_tol=1e-12)
+
+
+def test_a_captured_function_is_linked_by_identity():
+    def make(h):
+        return lambda x: h(x) * 2.0
+    assert math.isclose(wengert.grad(make(math.sin))(0.4), 2 * math.cos(0.4), rel_tol=1e-12)
+    assert math.isclose(wengert.grad(make(math.exp))(0.4), 2 * math.exp(0.4), rel_tol=1e-12)
+    assert math.isclose(wengert.grad(make(lambda t: t ** 3))(0.4), 6 * 0.4 ** 2,
+                        rel_tol=1e-12)
+
+
+def test_data_written_through_the_closure_reaches_the_caller():
+    def run(x, log):
+        def f(x):
+            log.append(x)
+            return x * x
+        return wengert.grad(f)(x)
+    log = []
+    assert run(3.0, log) == 6.0 and run(4.0, log) == 8.0
+    assert log == [3.0, 4.0]
+
+
+def test_every_api_on_closures_made_anew():
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        A = rng.normal(size=(3, 3))
+        b = rng.normal(size=3)
+        f = lambda x: np.sum(np.tanh(A @ x + b) ** 2)  # noqa: E731
+        x = rng.normal(size=3)
+        check_grads(f, (x,), order=2)
+        u = rng.normal(size=3)
+        _, t = wengert.jvp(f, (x,), (u,))
+        _, pb = wengert.vjp(f, x)
+        assert math.isclose(t, float(pb(1.0)[0] @ u), rel_tol=1e-9, abs_tol=1e-12)
+        H = wengert.hessian(f)(x)
+        g = wengert.grad(f)
+        cols = [(g(x + 1e-6 * e) - g(x - 1e-6 * e)) / 2e-6 for e in np.eye(3)]
+        np.testing.assert_allclose(H, np.array(cols).T, rtol=1e-5, atol=1e-7)
+        J = wengert.jacrev(lambda x: np.tanh(A @ x))(x)
+        np.testing.assert_allclose(J, wengert.jacfwd(lambda x: np.tanh(A @ x))(x),
+                                   rtol=1e-12)
+
+
+def test_value_and_grad_and_argnums_of_a_closure():
+    c0 = 0.7
+    v, g = wengert.value_and_grad(lambda x, y: c0 * x * y, argnums=(0, 1))(2.0, 3.0)
+    assert v == pytest.approx(4.2) and g == (pytest.approx(2.1), pytest.approx(1.4))
+
+
+def test_defaults_belong_to_each_closure():
+    fs = [lambda x, k=k: x ** k * scale for k in (1, 2, 3) for scale in (2.0,)]
+    assert [wengert.grad(f)(2.0) for f in fs] == [2.0, 8.0, 24.0]
+
+
+class Base:
+    def energy(self, x):
+        return x * x
+
+
+class Scaled(Base):
+    def __init__(self, k):
+        self.k = k
+
+    def energy(self, x):
+        return self.k * super().energy(x)
+
+
+def test_what_cannot_be_lifted_is_derived_as_before():
+    def counter():
+        total = 0.0
+
+        def f(x):
+            nonlocal total
+            total += 1.0
+            return x * x + total
+        return f
+    f = counter()
+    assert source.lift_captures(f) is None
+    with pytest.raises(wengert.UnsupportedSyntaxError, match="nonlocal"):
+        wengert.grad(f)(3.0)
+    # ``super()`` reads the ``__class__`` cell: the method is its own function.
+    assert source.lift_captures(Scaled.energy) is None
+    assert wengert.grad(Scaled(3.0).energy)(2.0) == 12.0
+
+
+def refused(x, data):
+    return wengert.grad(lambda x: np.linalg.norm(data * x, ord="nuc"))(x)
+
+
+def test_a_refusal_in_a_lifted_closure_points_at_the_user_line():
+    with pytest.raises(wengert.WengertError) as info:
+        refused(np.ones((2, 2)), np.ones((2, 2)))
+    assert "test_source.py" in str(info.value)
+    line = refused.__code__.co_firstlineno + 1
+    assert f":{line}" in str(info.value)
