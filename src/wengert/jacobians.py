@@ -12,7 +12,7 @@ import numpy
 from wengert import tangents
 from wengert.diagnostics import OutputNotScalarError
 from wengert.driver.binding import internal, jvp_run, run_vjp
-from wengert.driver.callables import OPERATORS
+from wengert.driver.operators import grad
 from wengert.tracebacks import api_boundary
 
 
@@ -223,8 +223,6 @@ def second_derivatives(f: Any, a: int, b: int) -> Any:
     a), b)``). An array ``f`` has one such pass per output entry ``r``, over the gradient
     of ``sum(w * f(...))`` with ``w`` the unit array at ``r``: one function transformed
     once for every entry."""
-    grad = OPERATORS["grad"]
-
     # One plain parameter per argument (the common arities): a ``*args`` function goes
     # through a fixed-arity wrapper whose call is dispatched, which is first order only.
     def weighted1(w: Any, x: Any) -> Any:

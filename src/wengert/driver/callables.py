@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy
 
+from wengert import runtime
 from wengert.diagnostics import (
     SourceUnavailableError,
     UsageError,
@@ -32,9 +33,13 @@ def cache_key(fn: Any) -> Any:
     return (id(fn.__code__), id(fn.__globals__), tuple(id(c) for c in (fn.__closure__ or ())))
 
 
-#: The public operators (``grad``, ``vjp``), registered by :mod:`wengert.api`: what the
-#: driver recognises when differentiated code takes a derivative itself.
-OPERATORS: dict[str, Any] = {}
+def operator_name(value: Any) -> str | None:
+    """``"grad"`` or ``"vjp"`` where ``value`` is one of the operators the driver recognises
+    when differentiated code takes a derivative itself (``driver/operators.py``, and the
+    public functions standing for them), else ``None``."""
+    if type(value) is not types.FunctionType:
+        return None
+    return getattr(value, "__wengert_operator__", None)
 
 
 class Gradient:
@@ -62,7 +67,7 @@ class Gradient:
     __signature__ = property(lambda self: inspect.signature(self.base, follow_wrapped=False))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        grad = OPERATORS["grad"]
+        grad = runtime.driver().grad
         return grad(self.inner, self.wrt[0] if self.single else self.wrt)(*args, **kwargs)
 
 

@@ -417,10 +417,8 @@ def recomputable(f: Any, site: Any, args: tuple = ()) -> None:
             hint="return new values from it instead of changing its arguments")
 
 
-def _has_rule(f: Any) -> bool:
+def has_rule(f: Any) -> bool:
     rule = registry.lookup(f) if hashable(f) else None
     return rule is not None and (rule.vjp is not None or rule.python is not None)
 
 
-runtime.install_dispatch(dispatch_vjp, dispatch_jvp, recomputable=recomputable,
-                         definition=definition, has_rule=_has_rule)

@@ -43,11 +43,11 @@ from wengert.driver.cache import (
     unique,
 )
 from wengert.driver.callables import (
-    OPERATORS,
     Gradient,
     cache_key,
     fixed_arity,
     leading,
+    operator_name,
     primitive_function,
     wrt_indices,
 )
@@ -167,9 +167,7 @@ def takes_derivatives(fn: Any) -> bool:
     except WengertError:
         return False
     if entry.nested is None:
-        derivatives = [OPERATORS.get("grad"), OPERATORS.get("vjp")]
-        entry.nested = any(isinstance(op, n.Const) and
-                           any(op.value is d for d in derivatives if d is not None)
+        entry.nested = any(isinstance(op, n.Const) and operator_name(op.value) is not None
                            for op in n.walk(entry.ir.body))
     return entry.nested
 
@@ -210,10 +208,10 @@ class Linker:
         return None if bound or bound_kw else derived
 
     def is_grad(self, value: Any) -> bool:
-        return value is OPERATORS.get("grad")
+        return operator_name(value) == "grad"
 
     def is_vjp(self, value: Any) -> bool:
-        return value is OPERATORS.get("vjp")
+        return operator_name(value) == "vjp"
 
     def fixed_arity(self, fn: Any, nargs: int) -> Any:
         """``fn`` as a function of exactly ``nargs`` parameters (:func:`fixed_arity`; those
@@ -233,7 +231,7 @@ class Linker:
         return vir
 
     def make_grad(self, f: Any, argnums: Any) -> Any:
-        return OPERATORS["grad"](f, argnums)
+        return runtime.driver().grad(f, argnums)
 
     def gradient_ir(self, fn: n.Function, wrt: tuple[int, ...], single: bool,
                     arg_types: Sequence[Any]) -> n.Function:
@@ -569,7 +567,7 @@ def written_params(fn: Any, self_class: type | None = None,
             _WRITTEN_GUESS[key] = guess
             found = params_written_in(entry.ir, callee_writes=callee,
                                       method_writes=method if classes else None,
-                                      vjp_operator=lambda v: v is OPERATORS.get("vjp"))
+                                      vjp_operator=lambda v: operator_name(v) == "vjp")
             if found <= guess:
                 break
             guess = guess | found

@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 
 from wengert.diagnostics import NonDifferentiableError
 from wengert.objects import namedtuple_field
-from wengert.runtime.reverse import _DISPATCH, Attrs, _ndarray, by_keyword, numbers_only
+from wengert.runtime.reverse import Attrs, _ndarray, by_keyword, driver, numbers_only
 
 # ------------------------------------------------------------------------------------------
 # Tangent helpers called by generated JVPs (forward mode).  ``None`` is a zero tangent;
@@ -422,14 +422,14 @@ def iter_tangent(it: Any, t: Any, real: bool = False) -> Any:
 def jvp_call(site: Any, f: Any, args: tuple, dots: tuple, kw_dots: Any = None,
              **kwargs: Any) -> tuple[Any, Any]:
     """``f(*args, **kwargs)`` and its tangent, for a callee known only at run time."""
-    return _DISPATCH["jvp"](f, args, dots, kwargs, kw_dots, None, None, site)
+    return driver().jvp(f, args, dots, kwargs, kw_dots, None, None, site)
 
 
 def jvp_call_active(site: Any, f: Any, f_dot: Any, args: tuple, dots: tuple,
                     kw_dots: Any = None, **kwargs: Any) -> tuple[Any, Any]:
     """:func:`jvp_call` of a callee that is itself a value being differentiated (a
     callable object), whose tangent is ``f_dot``."""
-    return _DISPATCH["jvp"](f, args, dots, kwargs, kw_dots, f, f_dot, site, callee=True)
+    return driver().jvp(f, args, dots, kwargs, kw_dots, f, f_dot, site, callee=True)
 
 
 def jvp_method(site: Any, obj: Any, obj_dot: Any, name: str, args: tuple, dots: tuple,
@@ -439,7 +439,7 @@ def jvp_method(site: Any, obj: Any, obj_dot: Any, name: str, args: tuple, dots: 
         return _dict_method(obj, obj_dot, name, args, dots)
     if type(obj) is list and name in _LIST_METHODS and not kwargs:
         return _list_method(obj, obj_dot, name, args, dots, site)
-    return _DISPATCH["jvp"](getattr(obj, name), args, dots, kwargs, kw_dots, obj, obj_dot, site)
+    return driver().jvp(getattr(obj, name), args, dots, kwargs, kw_dots, obj, obj_dot, site)
 
 
 def dispatch_tangent(site: Any, f: Any, f_dot: Any, args: tuple, dots: Any) -> Any:
@@ -450,8 +450,8 @@ def dispatch_tangent(site: Any, f: Any, f_dot: Any, args: tuple, dots: Any) -> A
     args, keywords = by_keyword(site, args)
     dots, kw_dots = dots[:len(args)], dict(zip(keywords, dots[len(args):]))
     if f_dot is None:
-        return _DISPATCH["jvp"](f, args, dots, keywords, kw_dots, None, None, site)[1]
-    return _DISPATCH["jvp"](f, args, dots, keywords, kw_dots, f, f_dot, site, callee=True)[1]
+        return driver().jvp(f, args, dots, keywords, kw_dots, None, None, site)[1]
+    return driver().jvp(f, args, dots, keywords, kw_dots, f, f_dot, site, callee=True)[1]
 
 
 def dispatch_pullback_tangent(site: Any, f: Any, f_dot: Any, args: tuple, g: Any, dots: Any,
@@ -480,7 +480,7 @@ def dispatch_pullback_tangent(site: Any, f: Any, f_dot: Any, args: tuple, g: Any
                  "read out of a list or a dict), or pass what it holds as arguments")
     if g is None or g_dot is None and all(d is None for d in dots):
         return None
-    return _DISPATCH["jvp_of_vjp"](f, f_dot, args, g, dots, g_dot, site)
+    return driver().jvp_of_vjp(f, f_dot, args, g, dots, g_dot, site)
 
 
 def _dots_of(args: tuple, dots: Any) -> tuple:

@@ -1065,19 +1065,44 @@ def reversed_adjoint(collected: list[Any], iterable: Any) -> Any:
     return items
 
 
-#: The run-time dispatchers (``"vjp"``, ``"jvp"``), installed by the driver
-#: (:func:`install_dispatch`): generated code reaches the driver through them, never through
-#: an import of it.
-_DISPATCH: dict[str, Any] = {}
+class Driver:
+    """What generated code, and the driver's lower modules, reach the driver through: it is
+    installed once by the driver (:func:`install_driver`, from ``driver/operators.py``),
+    never imported, so the run time stays below everything else.
+
+    ``vjp(f, args, kwargs, obj, site, ...)`` and ``jvp(f, args, dots, kwargs, kw_dots, obj,
+    obj_dot, site, ...)`` find or derive a callee's VJP and JVP at run time;
+    ``recomputable(f, site, args)`` refuses a callee that writes into its arguments;
+    ``definition(f, kwargs)`` is the function a named tuple's method runs; ``has_rule(f)``
+    whether a built-in method has rules; ``jvp_of_vjp(f, f_dot, args, g, dots, g_dot,
+    site)`` the tangent of a dispatched pullback's output; ``grad(f, argnums)`` the API's
+    ``grad``.
+    """
+
+    __slots__ = ("vjp", "jvp", "recomputable", "definition", "has_rule", "jvp_of_vjp", "grad")
+
+    def __init__(self, *, vjp: Any, jvp: Any, recomputable: Any, definition: Any,
+                 has_rule: Any, jvp_of_vjp: Any, grad: Any) -> None:
+        self.vjp, self.jvp, self.recomputable = vjp, jvp, recomputable
+        self.definition, self.has_rule = definition, has_rule
+        self.jvp_of_vjp, self.grad = jvp_of_vjp, grad
 
 
-def install_dispatch(vjp: Any, jvp: Any, **more: Any) -> None:
-    """Install the functions that find or derive a callee's VJP and JVP at run time (and,
-    by name, others: ``jvp_of_vjp``, the tangent of a dispatched pullback's output, and
-    ``recomputable``, which refuses a callee that writes into its arguments)."""
-    _DISPATCH["vjp"] = vjp
-    _DISPATCH["jvp"] = jvp
-    _DISPATCH.update(more)
+#: The driver, once installed (``None`` while only the run time is imported).
+DRIVER: Driver | None = None
+
+
+def install_driver(driver: Driver) -> None:
+    """Install the driver's entry points (once, when ``wengert`` is imported)."""
+    global DRIVER
+    DRIVER = driver
+
+
+def driver() -> Driver:
+    """The installed driver (the run time is used through ``wengert``, which installs it)."""
+    if DRIVER is None:  # pragma: no cover - only reached importing wengert.runtime alone
+        raise RuntimeError("wengert.runtime is used without the driver: import wengert")
+    return DRIVER
 
 
 #: Classes whose ``__getattribute__`` a class inherits when it defines none (a named
@@ -1094,14 +1119,14 @@ def method_function(site: Any, obj: Any, name: str) -> Any:
     called."""
     cls = type(obj)
     f = getattr(cls, name, None)
-    if namedtuple_method(f) and "definition" in _DISPATCH:
-        return _DISPATCH["definition"](f, {})  # (a named tuple's ``_replace``, as defined)
+    if namedtuple_method(f) and DRIVER is not None:
+        return DRIVER.definition(f, {})  # (a named tuple's ``_replace``, as defined)
     if type(f) is _FunctionType and name not in getattr(obj, "__dict__", ()) and \
             getattr(cls.__getattribute__, "__objclass__", None) in _PLAIN_LOOKUP:
         return f  # (attributes looked up as Python does: no ``__getattribute__`` of its own)
     if type(f) in (_MethodDescriptorType, _WrapperDescriptorType) and \
-            name not in getattr(obj, "__dict__", ()) and "has_rule" in _DISPATCH and \
-            _DISPATCH["has_rule"](f):
+            name not in getattr(obj, "__dict__", ()) and DRIVER is not None and \
+            DRIVER.has_rule(f):
         return f  # (a built-in type's method with rules: ``dict.items``, ``list.index``)
     raise NonDifferentiableError(
         f"{type(obj).__name__}.{name} is not a method defined in its class, and this call of "
@@ -1153,9 +1178,9 @@ def dispatch_pullback(site: Any, f: Any, args: tuple, g: Any) -> tuple:
     if g is None:
         return (None,) * (1 + len(args))
     positional, keywords = by_keyword(site, args)
-    _DISPATCH["recomputable"](f, site, positional)
+    driver().recomputable(f, site, positional)
     # (The adjoints of keyword arguments come after the others', in their order.)
-    _, pb = _DISPATCH["vjp"](f, positional, keywords, f, site, (), True)
+    _, pb = driver().vjp(f, positional, keywords, f, site, (), True)
     return pb(g)
 
 
@@ -1165,33 +1190,33 @@ def vjp_call(site: Any, f: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
     The pullback returns one adjoint for ``f`` itself (always ``None``) followed by one
     per positional and keyword argument, in call order.
     """
-    return _DISPATCH["vjp"](f, args, kwargs, None, site)
+    return driver().vjp(f, args, kwargs, None, site)
 
 
 def vjp_method(site: Any, obj: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
     """``obj.name(*args, **kwargs)`` and its pullback: adjoints of ``obj`` and the arguments."""
-    return _DISPATCH["vjp"](getattr(obj, name), args, kwargs, obj, site)
+    return driver().vjp(getattr(obj, name), args, kwargs, obj, site)
 
 
 def vjp_call_checked(site: Any, borrowed: tuple[int, ...], f: Any, *args: Any,
                      **kwargs: Any) -> tuple[Any, Any]:
     """:func:`vjp_call` where the arguments at positions ``borrowed`` (1 for the first
     argument) are objects read out of containers, which the callee must not change."""
-    return _DISPATCH["vjp"](f, args, kwargs, None, site, borrowed)
+    return driver().vjp(f, args, kwargs, None, site, borrowed)
 
 
 def vjp_call_active(site: Any, borrowed: tuple[int, ...], f: Any, *args: Any,
                     **kwargs: Any) -> tuple[Any, Any]:
     """:func:`vjp_call` of a callee that is itself a value being differentiated (a callable
     object): its adjoint is the pullback's first output, as a method's receiver's is."""
-    return _DISPATCH["vjp"](f, args, kwargs, f, site, borrowed, callee=True)
+    return driver().vjp(f, args, kwargs, f, site, borrowed, callee=True)
 
 
 def vjp_method_checked(site: Any, borrowed: tuple[int, ...], obj: Any, name: str, *args: Any,
                        **kwargs: Any) -> tuple[Any, Any]:
     """:func:`vjp_method` where the receiver (position 0) or arguments at positions
     ``borrowed`` are objects read out of containers, which the callee must not change."""
-    return _DISPATCH["vjp"](getattr(obj, name), args, kwargs, obj, site, borrowed)
+    return driver().vjp(getattr(obj, name), args, kwargs, obj, site, borrowed)
 
 
 def inout(inouts: Any, i: int) -> Any:
