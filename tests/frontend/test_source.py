@@ -200,3 +200,65 @@ def test_a_refusal_in_a_lifted_closure_points_at_the_user_line():
     assert "test_source.py" in str(info.value)
     line = refused.__code__.co_firstlineno + 1
     assert f":{line}" in str(info.value)
+
+
+# -- module globals read as data ---------------------------------------------------------------
+
+XS = [0.1 * i for i in range(12)]
+YS = [math.sin(x) for x in XS]
+GRAVITY = 9.81
+
+
+def fit_loss(a, b):
+    s = 0.0
+    for x, y in zip(XS, YS):
+        r = a * x + b - y
+        s += r * r
+    return s
+
+
+def fit_grad_exact(a, b):
+    return (sum(2 * (a * x + b - y) * x for x, y in zip(XS, YS)),
+            sum(2 * (a * x + b - y) for x, y in zip(XS, YS)))
+
+
+def fall(v0, t):
+    return v0 * t - 0.5 * GRAVITY * t * t
+
+
+def test_module_globals_are_read_when_the_derivative_runs():
+    global XS, YS, GRAVITY
+    g = wengert.grad(fit_loss, argnums=(0, 1))
+    assert source.lift_captures(fit_loss)[1] == (XS, YS)
+    np.testing.assert_allclose(g(0.5, 0.1), fit_grad_exact(0.5, 0.1), rtol=1e-12)
+    saved = XS, YS, GRAVITY
+    try:
+        XS, YS = [1.0, 2.0, 3.0], [0.5, 0.25, 0.0]  # rebound: the next call reads them
+        np.testing.assert_allclose(g(0.5, 0.1), fit_grad_exact(0.5, 0.1), rtol=1e-12)
+        XS.append(4.0)  # changed in place: read as it is
+        YS.append(1.0)
+        np.testing.assert_allclose(g(0.5, 0.1), fit_grad_exact(0.5, 0.1), rtol=1e-12)
+        XS, YS = np.linspace(0.0, 1.0, 5), np.cos(np.linspace(0.0, 1.0, 5))  # new types
+        np.testing.assert_allclose(g(0.5, 0.1), fit_grad_exact(0.5, 0.1), rtol=1e-12)
+        assert wengert.grad(fall, argnums=1)(3.0, 0.5) == pytest.approx(3.0 - GRAVITY * 0.5)
+        GRAVITY = 1.62
+        assert wengert.grad(fall, argnums=1)(3.0, 0.5) == pytest.approx(3.0 - 1.62 * 0.5)
+        check_grads(fall, (3.0, 0.5), order=2)
+        check_grads(fit_loss, (0.5, 0.1), order=2)
+    finally:
+        XS, YS, GRAVITY = saved
+
+
+COUNTER = 0
+
+
+def counted(x):
+    global COUNTER
+    COUNTER += 1
+    return x * x * GRAVITY
+
+
+def test_a_function_binding_a_global_is_not_lifted():
+    assert source.lift_captures(counted) is None
+    with pytest.raises(wengert.WengertError):  # (``global``: refused at its line, as before)
+        wengert.grad(counted)(2.0)

@@ -49,7 +49,7 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
     ``given_items``: the same for the items of a list parameter nothing changes)
     (``None`` in the list: a value of unknown type). ``same`` maps values that are the
     object another value is (a generated gradient's loop record, unpacked by its reverse
-    loop: ``types.record_copies``) to that value, and ``records`` are the ops (by ``id``)
+    loop: ``effects.reads.record_copies``) to that value, and ``records`` are the ops (by ``id``)
     pushing those onto records: storing it there and reading it back hands it to nothing
     else. ``display_type`` gives the type of a list display of numbers as a list of them
     (``ListOf``): a field given one nothing else holds (``tr.hist = [c, v]``) is given a

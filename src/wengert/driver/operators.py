@@ -99,11 +99,13 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
     """``value_and_grad(f)`` (``with_value``) or ``grad(f)``: one function either way, so that
     a gradient's fixed cost is one call."""
     single = isinstance(argnums, int)
-    # A closure (``grad(lambda w: loss(w, X, y))`` made at every step) shares what earlier
-    # closures of its code found: its data is bound anew at every call (``lift_captures``),
-    # and the types of that data are part of the key.
-    closure = type(f) is types.FunctionType and f.__closure__ is not None and \
+    # A plain function's data, read from its closure or its module's globals, is bound
+    # anew at every call (``lift_captures``), and the types of that data are part of the
+    # key; a closure (``grad(lambda w: loss(w, X, y))`` made at every step) shares what
+    # earlier closures of its code found.
+    liftable = type(f) is types.FunctionType and \
         getattr(f, "__wengert_grad__", None) is None and primitive_function(f) is None
+    closure = liftable and f.__closure__ is not None
     #: Argument types -> (function, entry, wrt, bound arguments, written parameters,
     #: whether an argument is a container, whether the entry is a JVP) of earlier calls: a
     #: call with the same types and a still-valid entry skips binding and lookups.
@@ -119,23 +121,20 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
         try:
             hit = key = None
             data: tuple = ()
-            if kwargs:
-                pass
-            elif closure:
-                got = lift_captures(f)
-                if got is not None:
-                    data = got[1]
-                    key = (got[0], *map(arg_type, data), *map(arg_type, args))
-                    hit = fast.get(key)
-            else:
+            got = lift_captures(f) if liftable and not kwargs else None
+            if got is not None:
+                data = got[1]
+                key = (got[0], *map(arg_type, data), *map(arg_type, args))
+                hit = fast.get(key)
+            elif not kwargs and not closure:
                 hit = plain.get(tuple(map(type, args)))  # (numbers, strings: nothing more)
                 if hit is None:
                     key = tuple(map(arg_type, args))
                     hit = fast.get(key)
             if hit is not None and hit[1].valid(hit[0]):
                 fn, entry, wrt, bound, written, containers, forward = hit
-                if closure:
-                    bound = data  # (this closure's own)
+                if got is not None:
+                    bound = data  # (this call's own)
                 full = (*bound, *args) if bound else args
                 if written:
                     check_unaliased(fn, full, written)
@@ -186,13 +185,13 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
                         out, res = entry.compiled(*full, 1.0)
                 pullback = runtime.call_pullback  # (``res`` is the pullback itself)
                 if key is not None and not kw and len(full) == fn.__code__.co_argcount and \
-                        not fn.__code__.co_flags & 0x0C and closure == is_lifted(fn):
+                        not fn.__code__.co_flags & 0x0C and (got is not None) == is_lifted(fn):
                     if len(fast) >= _FAST_ENTRIES:
                         fast.clear()  # (arrays of ever new shapes: their types are keys here)
                     containers = before is not full
-                    fast[key] = (fn, entry, wrt, () if closure else tuple(bound), written,
-                                 containers, forward is not None)
-                    if _PLAIN.issuperset(key):
+                    fast[key] = (fn, entry, wrt, () if got is not None else tuple(bound),
+                                 written, containers, forward is not None)
+                    if got is None and _PLAIN.issuperset(key):
                         plain[key] = fast[key]
                 if forward is not None:
                     return _forward_result(out, res, single, with_value)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dis
 import functools
 import linecache
 import os
@@ -202,7 +203,7 @@ def get_source(fn: types.FunctionType) -> FunctionSource:
 _OWN_FILES = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 #: Lifted functions, most recently used last (bounded: each holds what its closure held).
-_LIFTED: dict[tuple, tuple[types.FunctionType, tuple[str, ...]]] = {}
+_LIFTED: dict[tuple, tuple[types.FunctionType, tuple[str, ...]] | None] = {}
 _LIFTED_KEPT = 256
 
 #: Code flags of generators and coroutines (``CO_GENERATOR``, ``CO_COROUTINE``,
@@ -233,37 +234,42 @@ def _is_data(v: Any) -> bool:
 
 
 def lift_captures(fn: types.FunctionType) -> tuple[types.FunctionType, tuple] | None:
-    """The function of ``fn``'s code that takes the data its closure captures as leading
-    positional-only parameters, and that data (``None`` where ``fn`` is no closure, or
-    cannot be so taken: a generator, an emptied cell, a ``nonlocal``, ``super()``, one of
-    wengert's own). Its other captures (functions, classes, modules, constants: by
-    identity or by value) are its own cells', which nothing rebinds."""
-    closure = fn.__closure__
+    """The function of ``fn``'s code that takes the data it reads from its closure and from
+    its module's globals as leading positional-only parameters, and that data (``None``
+    where ``fn`` reads none and captures nothing, or cannot be so taken: a generator, an
+    emptied cell, a ``nonlocal`` or ``global`` statement, ``super()``, one of wengert's
+    own). Its other captures (functions, classes, modules, constants: by identity or by
+    value) are its own cells', which nothing rebinds; other globals are read as before."""
     code = fn.__code__
-    if not closure or code.co_flags & _NOT_PLAIN or "__class__" in code.co_freevars or \
+    if code.co_flags & _NOT_PLAIN or "__class__" in code.co_freevars or \
             code.co_filename.startswith(("<wengert:", _OWN_FILES)) or \
             hasattr(fn, "__wengert_grad__") or hasattr(fn, "__wengert_derivative__"):
         return None  # (wengert's own functions, and derivatives, are never lifted)
     try:
-        values = [c.cell_contents for c in closure]
+        values = [c.cell_contents for c in fn.__closure__ or ()]
     except ValueError:  # an emptied cell: reading it raises, as Python's own call would
+        return None
+    globs = fn.__globals__
+    read = _global_reads(code)
+    shared = [name for name in read if name in globs and _is_data(globs[name])]
+    if not values and not shared:
         return None
     # (A closure of constants and functions alone is lifted too: the one function of its
     # code and those values, whose cells nothing rebinds, is what its derivation rests on.)
     data = [k for k, v in enumerate(values) if _is_data(v)]
     kept = tuple(_constant_key(v) or ("id", id(v)) for k, v in enumerate(values)
                  if k not in data)
-    key = (code, id(fn.__globals__), tuple(data), kept)
-    got = _LIFTED.pop(key, None)
-    if got is None:
-        got = _lift(fn, [code.co_freevars[k] for k in data],
+    key = (code, id(globs), tuple(data), kept, tuple(shared))
+    got = _LIFTED.pop(key, _NOT_LIFTED)
+    if got is _NOT_LIFTED:
+        got = _lift(fn, [code.co_freevars[k] for k in data] + shared,
                     {code.co_freevars[k]: values[k] for k in range(len(values))
                      if k not in data})
-        if got is None:
-            return None
-    _LIFTED[key] = got
+    _LIFTED[key] = got  # (``None`` too: a function that cannot be lifted is not tried again)
     while len(_LIFTED) > _LIFTED_KEPT:
         del _LIFTED[next(iter(_LIFTED))]
+    if got is None:
+        return None
     lifted, _ = got
     if lifted.__defaults__ is not fn.__defaults__ or \
             lifted.__kwdefaults__ is not fn.__kwdefaults__:
@@ -273,7 +279,37 @@ def lift_captures(fn: types.FunctionType) -> tuple[types.FunctionType, tuple] | 
         lifted.__kwdefaults__ = fn.__kwdefaults__
         lifted.__qualname__ = fn.__qualname__
         lifted.__wengert_node__ = got[0].__wengert_node__  # type: ignore[attr-defined]
-    return lifted, tuple(values[k] for k in data)
+    return lifted, (*(values[k] for k in data), *(globs[name] for name in shared))
+
+
+#: A key of :data:`_LIFTED` not seen before.
+_NOT_LIFTED = object()
+
+#: The globals each code object reads (``None``: it binds one, ``global x``), by code.
+_GLOBAL_READS: dict[types.CodeType, tuple[str, ...] | None] = {}
+
+
+def _global_reads(code: types.CodeType) -> tuple[str, ...]:
+    """The module globals ``code`` (or a function, lambda or comprehension in it) reads by
+    name, in order of first read; none where it assigns or deletes one (``global x``)."""
+    got = _GLOBAL_READS.get(code, _NOT_LIFTED)
+    if got is _NOT_LIFTED:
+        names: dict[str, None] = {}
+        binds = False
+        todo = [code]
+        while todo:
+            c = todo.pop()
+            for ins in dis.get_instructions(c):
+                if ins.opname == "LOAD_GLOBAL":
+                    names.setdefault(ins.argval, None)
+                elif ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
+                    binds = True
+            todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        got = None if binds else tuple(names)
+        if len(_GLOBAL_READS) > 4 * _LIFTED_KEPT:
+            _GLOBAL_READS.clear()
+        _GLOBAL_READS[code] = got
+    return got or ()
 
 
 def _lift(fn: types.FunctionType, data: list[str], kept: dict[str, Any]

@@ -82,7 +82,7 @@ def check_sound(callee, args) -> bool:
         return True  # raising is always consistent with the inferred type
     if callee in (operator.pow, operator.ipow) and isinstance(value, complex):
         # Deliberate: float ** float is typed float so rule fast paths fold; a negative
-        # base with a fractional exponent is complex (see analysis/types.py).
+        # base with a fractional exponent is complex (see analysis/types/results.py).
         return True
     if isinstance(inferred, OneOf):  # (``int ** int``: an int, or a float for ``2 ** -1``)
         assert type(value) in inferred.members, (callee, args, value)
