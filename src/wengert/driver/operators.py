@@ -56,7 +56,7 @@ from wengert.driver.pipeline import (
     param_count,
     writes_arguments,
 )
-from wengert.frontend.source import lift_captures
+from wengert.frontend.source import global_reads, lift_captures
 from wengert.tracebacks import filtered
 
 
@@ -106,6 +106,9 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
     liftable = type(f) is types.FunctionType and \
         getattr(f, "__wengert_grad__", None) is None and primitive_function(f) is None
     closure = liftable and f.__closure__ is not None
+    # (A function reading no global and capturing nothing has no data to bind: its calls
+    # take the plain path alone, whose cost is a gradient's fixed cost.)
+    liftable = liftable and (closure or bool(global_reads(f.__code__)))
     #: Argument types -> (function, entry, wrt, bound arguments, written parameters,
     #: whether an argument is a container, whether the entry is a JVP) of earlier calls: a
     #: call with the same types and a still-valid entry skips binding and lookups.
@@ -119,19 +122,27 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
     @functools.wraps(f)
     def gradient_f(*args: Any, **kwargs: Any) -> Any:
         try:
-            hit = key = None
+            hit = key = got = None
             data: tuple = ()
-            got = lift_captures(f) if liftable and not kwargs else None
-            if got is not None:
-                data = got[1]
-                key = (got[0], *map(arg_type, data), *map(arg_type, args))
-                hit = fast.get(key)
-            elif not kwargs and not closure:
+            if not kwargs and not closure:
                 hit = plain.get(tuple(map(type, args)))  # (numbers, strings: nothing more)
                 if hit is None:
                     key = tuple(map(arg_type, args))
                     hit = fast.get(key)
-            if hit is not None and hit[1].valid(hit[0]):
+                if hit is not None and not hit[1].valid(hit[0]):
+                    hit = None
+            if hit is None and liftable and not kwargs:
+                # (Only a function with data is found by its data's types too: one whose
+                # global became data since was stale on the plain path, never stored there.)
+                got = lift_captures(f)
+                if got is not None:
+                    data = got[1]
+                    key = (got[0], *map(arg_type, data),
+                           *(key if key is not None else map(arg_type, args)))
+                    hit = fast.get(key)
+                    if hit is not None and not hit[1].valid(hit[0]):
+                        hit = None
+            if hit is not None:
                 fn, entry, wrt, bound, written, containers, forward = hit
                 if got is not None:
                     bound = data  # (this call's own)

@@ -250,7 +250,7 @@ def lift_captures(fn: types.FunctionType) -> tuple[types.FunctionType, tuple] | 
     except ValueError:  # an emptied cell: reading it raises, as Python's own call would
         return None
     globs = fn.__globals__
-    read = _global_reads(code)
+    read = global_reads(code)
     shared = [name for name in read if name in globs and _is_data(globs[name])]
     if not values and not shared:
         return None
@@ -289,7 +289,7 @@ _NOT_LIFTED = object()
 _GLOBAL_READS: dict[types.CodeType, tuple[str, ...] | None] = {}
 
 
-def _global_reads(code: types.CodeType) -> tuple[str, ...]:
+def global_reads(code: types.CodeType) -> tuple[str, ...]:
     """The module globals ``code`` (or a function, lambda or comprehension in it) reads by
     name, in order of first read; none where it assigns or deletes one (``global x``)."""
     got = _GLOBAL_READS.get(code, _NOT_LIFTED)
