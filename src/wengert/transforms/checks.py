@@ -16,9 +16,9 @@ from wengert.analysis.activity import Activity
 from wengert.analysis.effects.arrays import UNWRITTEN_CLASSES, effects, shape_reader
 from wengert.analysis.effects.objects import seen_only_through_its_slot
 from wengert.analysis.effects.vocabulary import (
-    READONLY_METHODS,
     VIEW_ATTRIBUTES,
     is_inplace_operator,
+    method_may_write,
 )
 from wengert.analysis.types import Types
 from wengert.diagnostics import NonDifferentiableError
@@ -40,7 +40,7 @@ def check_global_writes(fn: n.Function, act: Activity) -> None:
             target, values = op.obj, [op.value]
         elif isinstance(op, n.Call):
             m = defs.get(op.fn.id)
-            if not isinstance(m, n.GetAttr) or m.name in READONLY_METHODS:
+            if not isinstance(m, n.GetAttr) or not method_may_write(m.name):
                 continue
             target, values = m.obj, [*op.args, *(v for _, v in op.kwargs)]
             holder = consts.get(target.id)

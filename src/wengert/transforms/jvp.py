@@ -36,7 +36,10 @@ from typing import Any
 import numpy
 
 from wengert import runtime
-from wengert.analysis.effects.vocabulary import MUTATING_METHODS, is_inplace_operator
+from wengert.analysis.effects.vocabulary import (
+    is_inplace_operator,
+    method_may_write,
+)
 from wengert.diagnostics import NonDifferentiableError, SourceLoc
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
@@ -454,7 +457,7 @@ class JVP(Transform):
             return self.active(op.obj)
         if isinstance(op, n.Call):
             m = self.defs.get(op.fn.id)
-            return isinstance(m, n.GetAttr) and m.name in MUTATING_METHODS and \
+            return isinstance(m, n.GetAttr) and method_may_write(m.name) and \
                 self.active(m.obj)
         return False
 

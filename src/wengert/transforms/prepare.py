@@ -38,7 +38,11 @@ import numpy
 
 from wengert import runtime
 from wengert.analysis.effects.objects import seen_only_through_its_slot
-from wengert.analysis.effects.vocabulary import DIFFERENTIABLE_INPLACE, is_inplace_operator
+from wengert.analysis.effects.vocabulary import (
+    DIFFERENTIABLE_INPLACE,
+    is_inplace_operator,
+    method_may_write,
+)
 from wengert.analysis.types import infer_types
 from wengert.ir import nodes as n
 from wengert.ir.uses import expand_ops
@@ -469,8 +473,6 @@ def _values_written_into(fn: n.Function, d: n.Value, loop: n.For, kind: str) -> 
     """Whether something in ``fn`` writes into a value of ``d`` read at a key
     (``d["w"][0] = c``, ``d["h"].append(c)``, ``d["p"].x = c``) or into the values the
     ``loop`` over ``d.values()`` (``d.items()``) gives."""
-    from wengert.analysis.effects.vocabulary import MUTATING_METHODS
-
     held = {op.result.id for op in n.walk(fn.body)
             if isinstance(op, n.GetItem) and op.obj is d}
     item = loop.body.args[0]
@@ -483,7 +485,7 @@ def _values_written_into(fn: n.Function, d: n.Value, loop: n.For, kind: str) -> 
     for op in n.walk(fn.body):
         if isinstance(op, (n.SetItem, n.SetAttr)) and op.obj.id in held or \
                 isinstance(op, n.GetAttr) and op.obj.id in held and \
-                op.name in MUTATING_METHODS:
+                method_may_write(op.name):
             return True
     return False
 

@@ -39,7 +39,7 @@ import numpy
 
 from wengert import runtime
 from wengert.analysis.effects.arrays import effects
-from wengert.analysis.effects.vocabulary import READONLY_METHODS, is_inplace_operator
+from wengert.analysis.effects.vocabulary import is_inplace_operator, method_may_write
 from wengert.analysis.types import ArrayOf
 from wengert.diagnostics import NonDifferentiableError, SourceLoc
 from wengert.ir import nodes as n
@@ -600,7 +600,7 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords):
             # ``d.update(...)`` overwrites it (then refused by the dispatcher, not ignored).
             m = self.defs.get(self.resolve(op.fn).id)
             return isinstance(m, n.GetAttr) and self.active(m.obj) and \
-                m.name not in READONLY_METHODS and not self.is_module_attr(m)
+                method_may_write(m.name) and not self.is_module_attr(m)
         return False
 
     def check_cut(self, op: n.Call) -> None:

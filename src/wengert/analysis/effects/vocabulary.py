@@ -61,6 +61,13 @@ READONLY_METHODS = frozenset({
     "_replace", "_asdict",
 })
 
+def method_may_write(name: str) -> bool:
+    """Whether a call of the method ``name`` may change the object it is called on: any
+    method but the read-only ones (a user class's ``acc.push(x)``, ``sort``, ``pop`` and
+    every writing method included). Both modes, and the rewrites before them, ask this."""
+    return name not in READONLY_METHODS
+
+
 #: Methods whose result is a fresh object sharing nothing mutable with ``self`` or the
 #: arguments (for NumPy arrays of floats; ``list.copy`` is shallow).
 FRESH_METHODS = frozenset({
