@@ -547,8 +547,9 @@ def test_an_argument_held_by_another_one_written_is_refused():
     for f, args, marker in calls:
         # (a plain object is not differentiated with respect to: ``Rect`` is no dataclass)
         nums = 2 if marker == "same Rect" else (0, 2)
+        dots = (None, None, 1.0) if marker == "same Rect" else args
         for call in (lambda f=f, args=args, nums=nums: wengert.grad(f, nums)(*args),
-                     lambda f=f, args=args: wengert.jvp(f, args, args)):
+                     lambda f=f, args=args, dots=dots: wengert.jvp(f, args, dots)):
             with pytest.raises(wengert.WengertError, match=marker) as info:
                 call()
             assert info.value.loc is not None and "hold the same" in str(info.value)

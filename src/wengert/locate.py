@@ -49,17 +49,42 @@ def find_node(tree: ast.Module, fn: types.FunctionType) -> ast.FunctionDef | ast
     """``fn``'s ``def`` or ``lambda`` node in ``tree`` (``None`` if it is not there)."""
     code = fn.__code__
     first = code.co_firstlineno
+    lambdas, defs = _functions_of(tree)
     if code.co_name == "<lambda>":
-        cands = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == first]
+        cands = lambdas.get(first, [])
         if len(cands) > 1:
             cands = _match_lambda(cands, code)
         return cands[0] if cands else None
-    for n in ast.walk(tree):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == code.co_name:
-            start = n.decorator_list[0].lineno if n.decorator_list else n.lineno
-            if start == first or n.lineno == first:
-                return n  # type: ignore[return-value]
+    for n in defs.get(code.co_name, ()):
+        start = n.decorator_list[0].lineno if n.decorator_list else n.lineno
+        if start == first or n.lineno == first:
+            return n  # type: ignore[return-value]
     return None
+
+
+#: The functions of the trees searched last (by ``id``, with the tree itself, so that an id
+#: reused by a new tree is not taken for the old one): a rule module declares hundreds of
+#: lambdas, each found in one walk of its tree rather than one walk each.
+_INDEXED: dict[int, tuple[ast.Module, dict[int, list[ast.Lambda]], dict[str, list[ast.AST]]]] = {}
+
+
+def _functions_of(tree: ast.Module) -> tuple[dict[int, list[ast.Lambda]],
+                                              dict[str, list[ast.AST]]]:
+    """The lambdas of ``tree`` by first line and its ``def`` nodes by name, in walk order."""
+    got = _INDEXED.get(id(tree))
+    if got is None or got[0] is not tree:
+        lambdas: dict[int, list[ast.Lambda]] = {}
+        defs: dict[str, list[ast.AST]] = {}
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Lambda):
+                lambdas.setdefault(n.lineno, []).append(n)
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defs.setdefault(n.name, []).append(n)
+        got = (tree, lambdas, defs)
+        _INDEXED[id(tree)] = got
+        while len(_INDEXED) > _PARSED_KEPT + 2:
+            del _INDEXED[next(iter(_INDEXED))]
+    return got[1], got[2]
 
 
 def _match_lambda(cands: list[ast.Lambda], code: types.CodeType) -> list[ast.Lambda]:

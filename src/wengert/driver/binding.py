@@ -39,7 +39,13 @@ from wengert.diagnostics import (
     describe,
 )
 from wengert.driver.cache import DerivedEntry
-from wengert.driver.callables import Gradient, cache_key, fixed_arity
+from wengert.driver.callables import (
+    Gradient,
+    cache_key,
+    fixed_arity,
+    not_differentiated,
+    plain_object,
+)
 from wengert.driver.pipeline import (
     function_of,
     jvp_entry,
@@ -729,6 +735,8 @@ def check_tangents(primals: Any, tangents_: Any) -> tuple[tuple, tuple]:
         raise TypeError(f"jvp: {len(primals)} primals but {len(tangents_)} tangents")
     out = []
     for k, (p, t) in enumerate(zip(primals, tangents_)):
+        if t is not None and plain_object(p):
+            raise not_differentiated(p, f"jvp is given a tangent for argument {k}")
         try:
             out.append(tangents.materialize(p, t))
         except ValueError as e:

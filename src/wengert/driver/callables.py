@@ -284,18 +284,28 @@ def check_wrt_arguments(fn: Any, args: Sequence[Any], wrt: Sequence[int], nbound
                 f"{what} is taken with respect to {name}, which is complex: wengert "
                 "differentiates functions of real numbers",
                 hint="split it into its real and imaginary parts (two float arguments)")
-        cls = type(a)
-        if hasattr(a, "__dict__") and not dataclasses.is_dataclass(cls) and \
-                not isinstance(a, (tuple, list, dict, numpy.ndarray, types.FunctionType,
-                                   types.ModuleType, type)) and not callable(a):
-            # (Its derivative would come back as nothing: a dataclass's fields, or a named
-            # tuple's, are what wengert builds cotangents of, as a JAX pytree's leaves.)
-            raise UsageError(
-                f"{what} is taken with respect to {name}, an instance of the class "
-                f"{cls.__name__!r}, which is not a dataclass: wengert builds derivatives of "
-                "dataclasses, named tuples, lists, dicts, tuples, floats and arrays",
-                hint=f"make {cls.__name__} a @dataclasses.dataclass, or pass the floats it "
-                     "holds as arguments")
+        if plain_object(a):
+            raise not_differentiated(a, f"{what} is taken with respect to {name}")
+
+
+def plain_object(a: Any) -> bool:
+    """Whether ``a`` is an instance of a plain class (not a dataclass, a named tuple or a
+    container): its derivative would come back as nothing, for a dataclass's fields, or a
+    named tuple's, are what wengert builds derivatives of, as a JAX pytree's leaves."""
+    return hasattr(a, "__dict__") and not dataclasses.is_dataclass(type(a)) and \
+        not isinstance(a, (tuple, list, dict, numpy.ndarray, types.FunctionType,
+                           types.ModuleType, type)) and not callable(a)
+
+
+def not_differentiated(a: Any, what: str) -> UsageError:
+    """The error for a derivative asked of the plain object ``a`` (:func:`plain_object`)."""
+    name = type(a).__name__
+    return UsageError(
+        f"{what}, an instance of the class {name!r}, which is not a dataclass: wengert "
+        "builds derivatives of dataclasses, named tuples, lists, dicts, tuples, floats and "
+        "arrays",
+        hint=f"make {name} a @dataclasses.dataclass, or pass the floats it holds as "
+             "arguments")
 
 
 def check_positional(argnums: Any, given: int, what: str) -> None:
