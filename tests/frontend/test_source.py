@@ -262,3 +262,20 @@ def test_a_function_binding_a_global_is_not_lifted():
     assert source.lift_captures(counted) is None
     with pytest.raises(wengert.WengertError):  # (``global``: refused at its line, as before)
         wengert.grad(counted)(2.0)
+
+
+ACTIVATIONS = [math.tanh, math.sin]
+OPS = {"sin": math.sin, "square": lambda t: t * t}
+
+
+def through_tables(x):
+    for act in ACTIVATIONS:
+        x = act(x)
+    return OPS["sin"](x) * OPS["square"](x)
+
+
+def test_tables_of_functions_are_code_not_data():
+    """A global list or dict of functions is what the function calls, not data: it stays a
+    constant of the derivation (its calls known where they are written), to any order."""
+    assert source.lift_captures(through_tables) is None
+    check_grads(through_tables, (0.7,), order=2)

@@ -228,9 +228,19 @@ def _constant_key(v: Any) -> Any:
 
 def _is_data(v: Any) -> bool:
     """Whether a captured value is data, read when the derivative runs: not a function, a
-    class, a module or another callable (linked or inlined by identity), nor a constant."""
-    return not callable(v) and not isinstance(v, types.ModuleType) and \
-        _constant_key(v) is None
+    class, a module or another callable (linked or inlined by identity), nor a constant,
+    nor a table of callables (``ACTIVATIONS = [np.tanh, relu]``, ``OPS = {"sin":
+    math.sin}``: code the function picks from, whose calls are known where they are
+    written when the table is a constant)."""
+    if callable(v) or isinstance(v, types.ModuleType) or _constant_key(v) is not None:
+        return False
+    t = type(v)
+    if t is list or t is tuple or t is dict:
+        items = list(v.values()) if t is dict else v
+        # (the first item decides for a list of numbers at once; a table is all callables)
+        if items and callable(items[0]) and all(callable(x) for x in items):
+            return False
+    return True
 
 
 def lift_captures(fn: types.FunctionType) -> tuple[types.FunctionType, tuple] | None:
