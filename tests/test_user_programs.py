@@ -878,7 +878,7 @@ def global_steps(x):
 def test_objects_a_class_holds_written_by_a_method_are_refused_at_the_line():
     import wengert
 
-    with pytest.raises(wengert.NonDifferentiableError) as info:
+    with pytest.raises(wengert.NonDifferentiableError, match="class attribute") as info:
         wengert.vjp(accumulated_steps, 0.7)
     assert info.value.loc is not None and info.value.loc.filename == __file__
     assert info.value.loc.lineno == accumulated_steps.__code__.co_firstlineno + 2

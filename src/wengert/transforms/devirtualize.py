@@ -810,6 +810,15 @@ def checked_attribute(op: n.GetAttr, obj_type: Any, module: bool, b: Any,
         site = b.const(op.loc, origin="site")
         return n.Call(b.const(runtime.plain_attr), [op.obj, b.const(op.name), site], [],
                       [op.result], loc=op.loc)
+    if obj_type is type:
+        # An attribute of a class (``Bank.accounts``): a constant of the derivation, which
+        # the function writes values being differentiated into.
+        raise NonDifferentiableError(
+            f"the class attribute {op.name!r} holds objects that values being differentiated "
+            "are written into: a class's attributes are constants of the derivation, which "
+            "wengert does not follow writes into", op.loc,
+            hint=f"pass what {op.name!r} holds as an argument (or hold it in a module "
+                 "global, which the derivative reads as an argument)")
     if isinstance(obj_type, type) and builtin_type(obj_type):
         # Not a field: a descriptor computing something (``x.T``, ``x.flat``) with no rule.
         raise NonDifferentiableError(
