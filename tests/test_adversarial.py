@@ -20,10 +20,35 @@ from hypothesis import strategies as st
 from random_programs import derandomized
 
 EXAMPLES = int(os.environ.get("WENGERT_ADVERSARIAL_EXAMPLES", "120"))
+#: Four tests of a quarter each (their names seed different programs), so that the parallel
+#: test command spreads them over its workers rather than one worker running all.
+PART = max(1, EXAMPLES // 4)
 
 
-@derandomized(max_examples=EXAMPLES)
-@given(source=adversarial_programs(), seed=st.integers(0, 2**32 - 1))
-def test_adversarial_programs_are_right_or_refused_with_a_location(source, seed):
+def _right_or_refused(source: str, seed: int) -> None:
     out = check_program(source, seed)
     assert out.kind in ("ok", "skipped", "refused"), f"{out.kind}: {out.detail}\n{source}"
+
+
+@derandomized(max_examples=PART)
+@given(source=adversarial_programs(), seed=st.integers(0, 2**32 - 1))
+def test_adversarial_programs_are_right_or_refused_with_a_location(source, seed):
+    _right_or_refused(source, seed)
+
+
+@derandomized(max_examples=PART)
+@given(source=adversarial_programs(), seed=st.integers(0, 2**32 - 1))
+def test_adversarial_programs_second_quarter(source, seed):
+    _right_or_refused(source, seed)
+
+
+@derandomized(max_examples=PART)
+@given(source=adversarial_programs(), seed=st.integers(0, 2**32 - 1))
+def test_adversarial_programs_third_quarter(source, seed):
+    _right_or_refused(source, seed)
+
+
+@derandomized(max_examples=PART)
+@given(source=adversarial_programs(), seed=st.integers(0, 2**32 - 1))
+def test_adversarial_programs_fourth_quarter(source, seed):
+    _right_or_refused(source, seed)
