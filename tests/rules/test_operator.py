@@ -331,6 +331,36 @@ def test_helper_rules(fn, args):
     check_rule(fn, *args)
 
 
+def _writes_its_argument(x, c):
+    a = numpy.array(x)
+    a[1:-1] += c          # c broadcast over a slice: its adjoint is a sum_to
+    x[...] *= -a          # x written: its adjoint passes through the writes
+    x[[3, 0]] = x[[0, 3]]
+    return 0.0 * c        # nothing above reaches the result: every adjoint is None
+
+
+def _reaches_only_through_a_branch_not_taken(x, y):
+    z = (x - y[None, :]) ** 2
+    acc = 0.0
+    for i in range(3):
+        if x[i, 0] > 10.0:
+            acc = acc + numpy.sum(z)
+    return acc + numpy.sum(numpy.sin(x) * y)
+
+
+@pytest.mark.parametrize("f, args", [
+    (_writes_its_argument, (numpy.array([0.1, -0.4, 0.7, 0.2]), 0.3)),
+    (_reaches_only_through_a_branch_not_taken, (numpy.array([[0.1, -0.4], [0.7, 0.2],
+                                                             [-0.3, 0.5]]),
+                                                 numpy.array([0.3, -0.7]))),
+])
+def test_broadcasting_helpers_pass_a_symbolic_zero_through_at_every_order(f, args):
+    # A pullback whose adjoint no path reached hands the broadcasting helpers ``None``;
+    # differentiated again, the helper's cotangent must be ``None`` too (the transpose
+    # read its shapes off the ``None``: a crash in reverse over reverse).
+    check_grads(f, args, order=3, modes=("rev", "fwd"), argnums=tuple(range(len(args))))
+
+
 def test_log_base_conventions():
     assert oprules._log_base(0.0) == 0.0
     assert math.isnan(oprules._log_base(-1.0))

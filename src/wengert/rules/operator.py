@@ -111,9 +111,11 @@ mark_pure(_sum_to, _mul_sum_to, _broadcast_to, _mT, _unsqueeze, _squeeze, _log_b
 
 
 # Each linear helper is the other's transpose; the two factors of a power's exponent
-# derivative are each other's slopes.
-deflinear(_sum_to, _broadcast_to)
-deflinear(_broadcast_to, _sum_to)
+# derivative are each other's slopes. The two broadcasting helpers pass a symbolic zero
+# through (a pullback's adjoint that no path reached): its cotangent is ``None`` too, not
+# the transpose's, whose shapes would be read off the ``None``.
+deflinear(_sum_to, _broadcast_to, zeros=True)
+deflinear(_broadcast_to, _sum_to, zeros=True)
 deflinear(_mT, _mT)
 deflinear(_unsqueeze, _squeeze)
 deflinear(_squeeze, _unsqueeze)

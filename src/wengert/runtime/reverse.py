@@ -793,10 +793,11 @@ def last_writes(x: Any, index: Any) -> Any:
     """For ``x[index] = v`` with an integer-array index: which entries of ``v`` end up in
     ``x`` (a position named twice keeps the last value written to it), as a boolean array
     shaped like ``x[index]``; ``None`` when every entry does (no position can repeat).
-    ``x`` may carry leading batch axes in front of ``index``'s."""
+    ``x`` may carry leading batch axes in front of ``index``'s; ``None`` (a symbolic zero)
+    has no entries to keep."""
     import numpy
 
-    if not _fancy(index):
+    if x is None or not _fancy(index):
         return None
     shape = numpy.shape(x)
     ids = numpy.arange(numpy.prod(numpy.shape(numpy.empty(shape)[index]), dtype=int))
