@@ -104,6 +104,12 @@ class NonDifferentiableError(WengertError):
     """An active value flows into a callee with neither a derivative rule nor Python source."""
 
 
+class ReverseModeRefusal(NonDifferentiableError):
+    """What reverse mode refuses and forward mode differentiates (a write into an object read
+    out of a list: its adjoint is kept apart from the list's): ``grad`` then answers by
+    forward mode, one direction per input scalar, where the inputs are few."""
+
+
 class RuleRefusal(NonDifferentiableError, TypeError):
     """A derivative rule's refusal of what its arguments turn out to be when it runs
     (``np.sum(x, dtype=...)``, ``out=``, a QR of a wide matrix): a

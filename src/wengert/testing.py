@@ -13,6 +13,9 @@
     many cotangents at once);
 (e) tangents and adjoints have the structure and shapes of the values they belong to.
 
+A result that is an iterator (``zip``, ``enumerate``) is checked item by item: drained into
+a list, as its tangents and adjoints are lists of its items'.
+
 Any failure raises :class:`AssertionError` naming the function, the arguments and
 the first entry that differs.
 
@@ -24,7 +27,7 @@ reverse-mode ``wengert.vjp`` (and, where it exists, the forward-mode
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy
@@ -104,13 +107,33 @@ def check_rule(
         raise AssertionError(f"{call}: no argument is differentiable, so there is nothing to check")
 
     expected = fn(*copy.deepcopy(args))
+    # A result that is an iterator (``zip``, ``enumerate``, ``iter``, ``reversed``) is
+    # consumed lazily by the program, so it has no value to compare as it stands. Its
+    # tangent and adjoint are, by the rules' convention (rules/sequences.py), the lists of
+    # its items' tangents and adjoints in iteration order: so the check compares its items,
+    # the function's, the rules' and the finite differences' iterators each drained into a
+    # list (the rules must still return an iterator where the function does).
+    lazy = isinstance(expected, Iterator)
+    primal = _listing(fn) if lazy else fn
+    if lazy:
+        expected = list(expected)
+
     value, pullback = rule.vjp(*copy.deepcopy(args))
-    _assert_same_value(value, expected, f"{call}: the vjp rule's value")
+    _assert_same_value(_drained(value, lazy, f"{call}: the vjp rule's value"), expected,
+                       f"{call}: the vjp rule's value")
     value, differential = rule.jvp(*copy.deepcopy(args))
-    _assert_same_value(value, expected, f"{call}: the jvp rule's value")
+    _assert_same_value(_drained(value, lazy, f"{call}: the jvp rule's value"), expected,
+                       f"{call}: the jvp rule's value")
+
+    # An impure primitive may update an argument in place (``a += b`` on a list,
+    # ``runtime.push``), and its differential that argument's tangent with it, as forward
+    # mode mirrors writes: so each call of its differential or pullback gets fresh copies of
+    # the tangents or cotangents, as each call of the function gets fresh arguments. A pure
+    # primitive's rules get them as they are (they may not write them).
+    fresh = (lambda t: t) if registry.is_pure(fn) else copy.deepcopy
 
     def jvp_of(us: Sequence[Any], batch_shape: tuple[int, ...] = ()) -> Any:
-        out = differential(*us)
+        out = differential(*fresh(us))
         try:
             return tree.materialize(expected, out, batch_shape)
         except ValueError as e:
@@ -118,7 +141,7 @@ def check_rule(
                                  f"not fit the result {expected!r}: {e}") from None
 
     def vjp_of(v: Any, batch_shape: tuple[int, ...] = ()) -> list[Any]:
-        adjoints = pullback(v)
+        adjoints = pullback(fresh(v))
         if not isinstance(adjoints, tuple) or len(adjoints) != len(args):
             raise AssertionError(f"{call}: the pullback must return a tuple of {len(args)} "
                                  f"adjoints (one per positional argument), got {adjoints!r}")
@@ -157,7 +180,7 @@ def check_rule(
 
     # (b) forward mode against finite differences.
     for u, ju in zip(us[:directions], jus, strict=False):
-        numeric = tree.materialize(expected, numerical_jvp(fn, args, tuple(u), eps))
+        numeric = tree.materialize(expected, numerical_jvp(primal, args, tuple(u), eps))
         _assert_close(ju, numeric, rtol, atol,
                       f"{call}: the jvp disagrees with finite differences in direction {u!r}")
 
@@ -206,6 +229,22 @@ def _check_batched(
             _assert_close(got_adj[i], want_adj, rtol, atol,
                           f"{call}: the pullback of a batch of {size} cotangents differs from "
                           f"the batch of single pullbacks (argument {i})")
+
+
+def _listing(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with its iterator result drained into a list."""
+    return lambda *a: list(fn(*a))
+
+
+def _drained(value: Any, lazy: bool, message: str) -> Any:
+    """A rule's value, its items drained into a list where the function returns an
+    iterator (``lazy``). A rule whose value is an iterator where the function's is not, or
+    the reverse, is wrong."""
+    if isinstance(value, Iterator) != lazy:
+        what = "is not an iterator, as the function's value is" if lazy else \
+            "is an iterator, as the function's value is not"
+        raise AssertionError(f"{message} {value!r} {what}")
+    return list(value) if lazy else value
 
 
 def _stack(like: Any, ts: list[Any]) -> Any:

@@ -501,3 +501,110 @@ def _as_floats(x):
         return dataclasses.replace(x, **{fl.name: _as_floats(getattr(x, fl.name))
                                          for fl in dataclasses.fields(x) if fl.name != "label"})
     return x
+
+
+# --- functions passed in: constants of the derivation ---------------------------------
+
+
+def decay(y, t):
+    return -0.5 * y + math.sin(t)
+
+
+def forced(y, t):
+    return -2.0 * y * y + math.cos(3.0 * t)
+
+
+def rk4(f, y0, dt, n):
+    y, t = y0, 0.0
+    for _ in range(n):
+        k1 = f(y, t)
+        k2 = f(y + 0.5 * dt * k1, t + 0.5 * dt)
+        k3 = f(y + 0.5 * dt * k2, t + 0.5 * dt)
+        k4 = f(y + dt * k3, t + dt)
+        y = y + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        t = t + dt
+    return y
+
+
+def solve(y0):
+    return rk4(decay, y0, 0.05, 20)
+
+
+def _fd(f, x, h=1e-6):
+    return (f(x + h) - f(x - h)) / (2 * h)
+
+
+def test_a_function_passed_in_is_a_constant_of_its_derivation():
+    """``rk4(rhs, y0, ...)``: the calls of ``f`` are calls of ``rhs`` (inlined, no run-time
+    dispatch); another function under the same gradient is another derivation, never the
+    first one's."""
+    assert "vjp_call" not in wengert.show(solve, mode="vjp")
+    g = wengert.grad(rk4, argnums=1)
+    for rhs in (decay, forced, decay, math.sin):
+        f = rhs if rhs is not math.sin else (lambda y, t: math.sin(y))
+        want = _fd(lambda y: rk4(f, y, 0.05, 20), 0.4)
+        assert g(f, 0.4, 0.05, 20) == pytest.approx(want, rel=1e-6)
+    check_grads(solve, (0.4,), order=2)
+    check_grads(lambda y0: rk4(forced, y0, 0.05, 10), (0.3,), order=2)
+
+
+def _fresh_rhs(scale):
+    return lambda y, t: -scale * y  # a closure: data, dispatched as it runs
+
+
+def _fresh_plain():
+    return lambda y, t: -0.7 * y + t  # captures nothing: one derivation for all of them
+
+
+def test_closures_and_functions_made_anew_passed_in():
+    g = wengert.grad(rk4, argnums=1)
+    for scale in (0.5, 1.5, 3.0):
+        f = _fresh_rhs(scale)
+        assert g(f, 0.4, 0.05, 20) == pytest.approx(
+            _fd(lambda y: rk4(f, y, 0.05, 20), 0.4), rel=1e-6)
+    a, b = _fresh_plain(), _fresh_plain()
+    assert a is not b and arg_type(a) == arg_type(b)
+    assert arg_type(_fresh_rhs(1.0)) is type(a)  # (a closure is no constant)
+    for f in (a, b):
+        assert g(f, 0.4, 0.05, 20) == pytest.approx(
+            _fd(lambda y: rk4(f, y, 0.05, 20), 0.4), rel=1e-6)
+
+
+def _with_default(y, t, k=2.0):
+    return -k * y
+
+
+def _with_list_default(y, t, k=[2.0]):  # noqa: B006 (a mutable default: by identity)
+    return -k[0] * y
+
+
+def test_functions_of_one_code_with_other_defaults_are_other_constants():
+    f1 = _with_default
+    f2 = type(_with_default)(_with_default.__code__, _with_default.__globals__, "f2", (5.0,))
+    assert arg_type(f1) != arg_type(f2)
+    g = wengert.grad(rk4, argnums=1)
+    for f in (f1, f2, _with_list_default):
+        assert g(f, 0.4, 0.05, 20) == pytest.approx(
+            _fd(lambda y: rk4(f, y, 0.05, 20), 0.4), rel=1e-6)
+    h = type(_with_list_default)(_with_list_default.__code__, _with_list_default.__globals__,
+                                 "h", ([1.0],))
+    assert arg_type(h) != arg_type(_with_list_default)
+    assert g(h, 0.4, 0.05, 20) == pytest.approx(_fd(lambda y: rk4(h, y, 0.05, 20), 0.4),
+                                                rel=1e-6)
+
+
+def test_a_function_passed_in_every_mode():
+    y0 = 0.4
+    want = _fd(solve, y0)
+    _, t = wengert.jvp(solve, (y0,), (1.0,))
+    assert t == pytest.approx(want, rel=1e-6)
+    _, pb = wengert.vjp(rk4, forced, y0, 0.05, 20)
+    assert pb(1.0)[1] == pytest.approx(_fd(lambda y: rk4(forced, y, 0.05, 20), y0), rel=1e-6)
+    assert wengert.hessian(solve)(y0) == pytest.approx(0.0, abs=1e-9)  # (affine in y0)
+    h = wengert.hessian(solve_forced)(y0)
+    assert h == pytest.approx(_fd(wengert.grad(solve_forced), y0), rel=1e-5)
+    assert abs(h) > 0.1
+
+
+def solve_forced(y0):
+    return rk4(forced, y0, 0.05, 20)

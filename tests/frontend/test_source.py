@@ -279,3 +279,104 @@ def test_tables_of_functions_are_code_not_data():
     constant of the derivation (its calls known where they are written), to any order."""
     assert source.lift_captures(through_tables) is None
     check_grads(through_tables, (0.7,), order=2)
+
+
+def through_a_literal_key(x):
+    return OPS["square"](x) + OPS["sin"](x * 2.0)
+
+
+def test_an_entry_read_by_a_literal_key_is_the_function_it_holds():
+    """``OPS["square"](x)`` is a call of the function the entry holds, inlined, not
+    dispatched at run time; replacing the entry derives again."""
+    assert "vjp_call" not in wengert.show(through_a_literal_key, mode="vjp")
+    g = wengert.grad(through_a_literal_key)
+    assert g(0.7) == pytest.approx(2.0 * 0.7 + 2.0 * math.cos(1.4))
+    saved = OPS["square"]
+    try:
+        OPS["square"] = lambda t: t * t * t
+        assert g(0.7) == pytest.approx(3.0 * 0.49 + 2.0 * math.cos(1.4))
+        check_grads(through_a_literal_key, (0.7,), order=2)
+        del OPS["square"]
+        with pytest.raises(KeyError):
+            g(0.7)
+    finally:
+        OPS["square"] = saved
+    assert g(0.7) == pytest.approx(2.0 * 0.7 + 2.0 * math.cos(1.4))
+
+
+TABLE = {"f": math.sin}
+
+
+def writes_its_table(x):
+    TABLE["f"] = math.cos  # (a function, not a value being differentiated: allowed)
+    return TABLE["f"](x)
+
+
+def passes_its_table_on(x):
+    _swap_entry(TABLE)
+    return TABLE["f"](x)
+
+
+def _swap_entry(table):
+    table["f"] = math.cos if table["f"] is math.sin else math.sin
+
+
+def test_a_table_the_function_changes_is_read_as_it_runs():
+    try:
+        assert wengert.grad(writes_its_table)(0.7) == pytest.approx(-math.sin(0.7))
+        TABLE["f"] = math.sin
+        assert wengert.grad(passes_its_table_on)(0.7) == pytest.approx(-math.sin(0.7))
+        assert wengert.grad(passes_its_table_on)(0.7) == pytest.approx(math.cos(0.7))
+    finally:
+        TABLE["f"] = math.sin
+
+
+class Dense:
+    """A layer called as ``layer(h)``: data (its weights) with code (its ``__call__``)."""
+
+    def __init__(self, w, b):
+        self.w, self.b = w, b
+
+    def __call__(self, h):
+        return np.tanh(self.w @ h + self.b)
+
+
+LAYERS = [Dense(np.array([[0.5, -0.3], [0.2, 0.8]]), np.array([0.1, -0.2])),
+          Dense(np.array([[1.0, 0.4]]), np.array([0.3]))]
+HEAD = Dense(np.array([[0.7]]), np.array([0.0]))
+
+
+def network(x):
+    h = x
+    for layer in LAYERS:
+        h = layer(h)
+    return np.sum(HEAD(h) ** 2)
+
+
+def test_callable_objects_are_data_typed_by_their_class():
+    """A global list of layer objects (and a global layer) is data read when the derivative
+    runs, typed by its class like an argument: its calls are known where written."""
+    global LAYERS
+    assert source.lift_captures(network)[1] == (LAYERS, HEAD)
+    x = np.array([0.3, -0.6])
+    g = wengert.grad(network)
+    np.testing.assert_allclose(g(x), _fd_vec(network, x), rtol=1e-6)
+    check_grads(network, (x,), order=2)
+    saved = LAYERS
+    try:
+        LAYERS[0].w = LAYERS[0].w * 2.0  # a field changed: read as it is
+        np.testing.assert_allclose(g(x), _fd_vec(network, x), rtol=1e-6)
+        LAYERS = [Dense(np.array([[0.6, -0.1]]), np.array([0.05]))]  # rebound: one layer
+        np.testing.assert_allclose(g(x), _fd_vec(network, x), rtol=1e-6)
+    finally:
+        saved[0].w = saved[0].w / 2.0
+        LAYERS = saved
+
+
+def _fd_vec(f, x, h=1e-6):
+    out = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e[i] = h
+        out[i] = (f(x + e) - f(x - e)) / (2 * h)
+    return out

@@ -3,8 +3,10 @@ and to second order; the generated rule source; the declaration errors."""
 
 from __future__ import annotations
 
+import copy
 import linecache
 import math
+from collections.abc import Iterator
 
 import numpy
 import pytest
@@ -23,13 +25,22 @@ def _name(fn) -> str:
     return getattr(fn, "__qualname__", None) or type(fn).__name__
 
 
-def _calling(fn, n: int):
-    """``fn`` called from a Python function of ``n`` plain parameters (what wengert
+def _calling(fn, args):
+    """``fn`` called from a Python function of ``len(args)`` plain parameters (what wengert
     differentiates: the rule is inlined, and differentiated again at second order). An
-    in-place operator updates a local copy (it may not change a caller's array)."""
-    if not registry.is_pure(fn):
-        assert n == 2
+    in-place operator (an impure primitive of two arguments: ``a += b``, ``runtime.push``)
+    updates a local copy (it may not change a caller's array or list); an iterator a rule
+    returns is drained by its caller, as a ``for`` loop over it would be."""
+    n = len(args)
+    if not registry.is_pure(fn) and n == 2:
+        if isinstance(args[0], list):
+            return lambda a, b: fn(list(a), b)
         return lambda a, b: fn(a * 1.0, b)
+    if isinstance(fn(*copy.deepcopy(args)), Iterator):
+        assert n <= 2
+        if n == 1:
+            return lambda a: list(fn(a))
+        return lambda a, b: list(fn(a, b))
     if n == 1:
         return lambda a: fn(a)
     if n == 2:
@@ -62,13 +73,26 @@ def test_rule_case(fn, args):
     check_rule(fn, *args)
     # Through wengert (inlined), in both modes and to second order.
     if _user_values(args):
-        check_grads(_calling(fn, len(args)), args, order=2, modes=("rev", "fwd"),
+        check_grads(_calling(fn, args), args, order=2, modes=("rev", "fwd"),
                     rtol=1e-4, atol=1e-5)
 
 
-def test_every_declared_rule_has_cases():
-    missing = [_name(r.fn) for r in registry.all_rules() if r.form and not r.cases]
-    assert not missing, f"rules declared without cases: {missing}"
+def _wengerts(rule) -> bool:
+    """Whether ``rule`` is one of wengert's own (its rules made in a module of wengert's),
+    not one a test module registers (tests/test_testing.py registers wrong rules on purpose,
+    to see them caught)."""
+    made = rule.vjp if rule.vjp is not None else rule.jvp
+    return (getattr(made, "__module__", None) or "").startswith("wengert.")
+
+
+def test_every_rule_has_cases():
+    # Every differentiable rule, declared in the rule form (anywhere) or written by hand
+    # (``defrule``, ``defvjp``/``defjvp``, one rule shared by several functions) in wengert,
+    # is checked at its sample points by test_rule_case.
+    missing = [_name(r.fn) for r in registry.all_rules()
+               if not r.nondifferentiable and (r.vjp is not None or r.jvp is not None)
+               and (r.form or _wengerts(r)) and not r.cases]
+    assert not missing, f"rules without cases: {missing}"
 
 
 def test_the_cases_cover_the_rule_tables():

@@ -558,9 +558,14 @@ def test_items_taken_out_of_a_row_read_again_are_refused_at_the_line(f, marker):
     the two were added, "adjoints of different lengths"); forward mode is right."""
     m = [[1.5, -0.5, 0.3], [0.75, 2.0, 0.1]]
     with pytest.raises(wengert.NonDifferentiableError, match="read out of a list") as info:
-        wengert.grad(f)([list(r) for r in m])
+        wengert.vjp(f, [list(r) for r in m])
     assert info.value.loc is not None and info.value.loc.lineno == _line(f, marker)
     check_grads(f, ([list(r) for r in m],), modes=("fwd",))
+    # ``grad`` answers by forward mode (``driver/forward_jacobian.py``), which is right.
+    got = wengert.grad(f)([list(r) for r in m])
+    want = wengert.jacfwd(f)([list(r) for r in m])
+    assert [float(v) for r in got for v in r] == pytest.approx(
+        [float(v) for r in want for v in r], rel=1e-12)
 
 
 def rows_popped_and_summed(m):

@@ -561,9 +561,14 @@ def test_a_write_into_one_of_several_objects_is_refused_in_reverse_mode(f, marke
     helper returning its argument, inlined or not) went into an adjoint of its own, lost:
     reverse mode gave wrong numbers. Refused at the write; forward mode is right."""
     with pytest.raises(NonDifferentiableError, match="one of several") as info:
-        wengert.grad(f, argnums=(0, 1))([0.5, 0.2], 1.3)
+        wengert.vjp(f, [0.5, 0.2], 1.3)
     assert info.value.loc is not None and info.value.loc.lineno == line_of(f, marker)
     check_grads(f, ([0.5, 0.2], 1.3), modes=("fwd",))
+    # ``grad`` answers by forward mode (``driver/forward_jacobian.py``), which is right.
+    got = wengert.grad(f, argnums=(0, 1))([0.5, 0.2], 1.3)
+    want = wengert.jacfwd(f, argnums=(0, 1))([0.5, 0.2], 1.3)
+    numpy.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    assert got[1] == pytest.approx(want[1], rel=1e-12)
 
 
 def _new_lists_chosen(x, c, n):

@@ -192,9 +192,10 @@ def test_a_table_whose_rows_may_be_one_list_is_refused_at_the_write(f):
     one tangent (``[row] * n``, a row appended twice, a row a name holds as well), so a
     write through one place reaches the others (they were wrong before)."""
     with pytest.raises(wengert.NonDifferentiableError, match="read out of a list") as info:
-        wengert.grad(f, argnums=(0, 1))([0.5, -0.3, 0.8], 1.3)
+        wengert.vjp(f, [0.5, -0.3, 0.8], 1.3)
     assert info.value.loc is not None and "] = " in info.value.loc.source_line
     check_grads(f, ([0.5, -0.3, 0.8], 1.3), modes=("fwd",))
+    _grad_is_forward_modes(f, ([0.5, -0.3, 0.8], 1.3))
 
 
 def test_a_display_holding_one_row_twice_in_both_modes():
@@ -777,7 +778,7 @@ def test_a_callee_refuses_a_holder_sharing_a_list_when_it_runs():
     check_grads(shares_nothing, (1.3, xs, push), modes=("rev", "fwd"),
                 argnums=(0, 1))
     with pytest.raises(wengert.NonDifferentiableError, match="another argument"):
-        wengert.grad(shares_the_list, argnums=(0, 1))(1.3, xs, push)
+        wengert.vjp(shares_the_list, 1.3, xs, push)
     check_grads(shares_the_list, (1.3, xs, push), modes=("fwd",), argnums=(0, 1))
 
 
@@ -940,8 +941,20 @@ def test_rows_moved_otherwise_are_refused_in_reverse_mode_and_right_forward(f):
     """A row read before a swap and used after a write into it, three rows moved round,
     one row stored at two places: refused at the write (forward mode is right)."""
     with pytest.raises(wengert.NonDifferentiableError, match="read out of a list"):
-        wengert.grad(f, argnums=(0, 1))(A, 1.3)
+        wengert.vjp(f, A, 1.3)
     check_grads(f, (A, 1.3), modes=("fwd",))
+    _grad_is_forward_modes(f, (A, 1.3))
+
+
+def _grad_is_forward_modes(f, args):
+    """Where reverse mode refuses, ``grad`` answers by forward mode
+    (``driver/forward_jacobian.py``): the Jacobian ``jacfwd`` gives, itself checked
+    against finite differences above."""
+    got = wengert.grad(f, argnums=(0, 1))(*args)
+    want = wengert.jacfwd(f, argnums=(0, 1))(*args)
+    np.testing.assert_allclose(np.asarray(got[0], dtype=float),
+                               np.asarray(want[0], dtype=float), rtol=1e-12)
+    assert got[1] == pytest.approx(want[1], rel=1e-12)
 
 
 @pytest.mark.parametrize(("i", "j"), [(1, 1), (0, 2), (2, 0), (-1, 2)])

@@ -10,11 +10,7 @@ source is registered with ``linecache`` so tracebacks, pdb and
 from __future__ import annotations
 
 import ast
-import builtins
 import functools
-import itertools
-import linecache
-import math
 import operator
 import re
 import types
@@ -22,8 +18,9 @@ from typing import Any
 
 from wengert import runtime
 from wengert.analysis.liveness import liveness
+from wengert.codegen.constants import SELF, Namespace, SelfPart, const_expr
 from wengert.codegen.naming import Namer, sanitize
-from wengert.diagnostics import SourceLoc, remember_lines
+from wengert.codegen.printing import compile_source, source_and_lines
 from wengert.ir import nodes as n
 from wengert.ir.uses import free_uses
 from wengert.objects import hashable
@@ -55,132 +52,13 @@ CMP_AST: dict[Any, type] = {
 _SPECIAL = {**{k: True for k in BIN_AST}, **{k: True for k in UNARY_AST},
             **{k: True for k in CMP_AST}}
 
-#: The value of a constant standing for the generated function itself.
-_SELF = object()
-
-
-class _SelfPart:
-    """The constant standing for a function of the module being generated, by role."""
-
-    def __init__(self, role: str) -> None:
-        self.role = role
 
 _INLINE_KINDS = (n.Call, n.GetAttr, n.GetItem, n.Build, n.BuildDict, n.BuildSlice,
                  n.FormatValue, n.JoinStr)
 
-_counter = itertools.count(1)
-
 
 #: Callables whose calls run Python frames (a comprehension does not call them).
 _PYTHON_CALLABLES = (types.FunctionType, types.MethodType, functools.partial)
-
-
-def _is_literal(v: Any) -> bool:
-    if isinstance(v, bool) or v is None or v is Ellipsis:
-        return True
-    if isinstance(v, float):
-        return math.isfinite(v)
-    if isinstance(v, (int, str, bytes)):
-        return True
-    if isinstance(v, complex):
-        # Signed parts print as ``(-1+2j)``, whose parse is an operator expression:
-        # only plain imaginary literals are written as literals, others are bound.
-        return v.real == 0.0 and math.copysign(1.0, v.real) > 0 and \
-            math.isfinite(v.imag) and math.copysign(1.0, v.imag) > 0
-    if type(v) is tuple:
-        return all(_is_literal(x) for x in v)
-    return False
-
-
-class Namespace:
-    """The globals of a generated module: objects generated code refers to by name."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, Any] = {"__builtins__": __builtins__}
-        self._by_id: dict[int, str] = {}
-        #: Names taken by parameters: a global of that name would be shadowed.
-        self.avoid: set[str] = set()
-        #: The ``runtime.Later`` standing for the function being generated, and its name.
-        self.self_ref: Any = None
-        self.self_name = ""
-        #: The names of a split VJP's functions by role (``forward``, ``pullback``).
-        self.self_names: dict[str, str] = {}
-
-    def bind(self, value: Any, preferred: str | None) -> str:
-        """A global name bound to ``value`` (``preferred`` if free or already bound to it)."""
-        if preferred is not None:
-            preferred = sanitize(preferred)
-            cur = self.values.get(preferred, _MISSING) if preferred not in self.avoid else None
-            if cur is value:
-                return preferred
-            if cur is _MISSING:
-                self.values[preferred] = value
-                self._by_id.setdefault(id(value), preferred)
-                return preferred
-        existing = self._by_id.get(id(value))
-        if existing is not None and self.values.get(existing) is value:
-            return existing
-        base = sanitize(preferred or getattr(value, "__name__", None) or type(value).__name__)
-        for k in itertools.count(1):
-            name = f"_{base}{k}"
-            if name not in self.values:
-                self.values[name] = value
-                self._by_id[id(value)] = name
-                return name
-        raise AssertionError  # pragma: no cover
-
-
-_MISSING = object()
-
-
-def literal_expr(v: Any) -> ast.expr:
-    """The expression for a literal value (``_is_literal``), safe in any context.
-
-    A negative number is written as a unary minus of its magnitude: ``ast.unparse``
-    prints ``Constant(-2.0)`` as ``-2.0`` with no parentheses, so ``(-2.0) ** 2`` would
-    come out as ``-2.0 ** 2`` (``-(2.0 ** 2)``). The unary form is parenthesised by
-    precedence like any other operator.
-    """
-    if type(v) is tuple:
-        return ast.Tuple([literal_expr(x) for x in v], ast.Load())
-    if isinstance(v, (int, float)) and not isinstance(v, bool) and \
-            (v < 0 or (isinstance(v, float) and math.copysign(1.0, v) < 0)):
-        return ast.UnaryOp(ast.USub(), ast.Constant(-v))
-    return ast.Constant(v)
-
-
-def const_expr(op: n.Const, ns: Namespace) -> ast.expr:
-    """The expression for a constant: a literal, a dotted global name, or a bound object."""
-    v = op.value
-    if _is_literal(v) and (not op.origin or isinstance(v, (bool, type(None)))):
-        return literal_expr(v)
-    origin = op.origin
-    if origin and "." not in origin and hashable(v) and \
-            getattr(builtins, getattr(v, "__name__", ""), None) is v and \
-            v.__name__ not in ns.avoid:
-        origin = v.__name__  # ``max``, not the name a rule's closure gave it (``extreme``)
-    if origin:
-        parts = origin.split(".")
-        root = op.root if op.root is not None else (v if len(parts) == 1 else None)
-        if root is not None:
-            name = ns.bind(root, parts[0])
-            if name == sanitize(parts[0]):
-                expr: ast.expr = ast.Name(name, ast.Load())
-                for p in parts[1:]:
-                    expr = ast.Attribute(expr, p, ast.Load())
-                return expr
-        return ast.Name(ns.bind(v, parts[-1]), ast.Load())
-    if v is n.UNBOUND:
-        return ast.Name(ns.bind(v, "UNBOUND"), ast.Load())
-    if v is _SELF:
-        return ast.Name(ns.self_name, ast.Load())
-    if isinstance(v, _SelfPart):
-        return ast.Name(ns.self_names[v.role], ast.Load())
-    mod = getattr(v, "__module__", None)
-    if mod == "operator" or mod == "_operator":
-        return ast.Attribute(ast.Name(ns.bind(operator, "operator"), ast.Load()), v.__name__,
-                             ast.Load())
-    return ast.Name(ns.bind(v, getattr(v, "__name__", None)), ast.Load())
 
 
 class FunctionEmitter:
@@ -243,12 +121,12 @@ class FunctionEmitter:
                     and self.ns.self_ref is not None \
                     and self.consts[op.obj.id].value is self.ns.self_ref:
                 # ``f_vjp_later.fn`` inside ``f_vjp`` itself (recursion): the function's own name.
-                self.consts[op.result.id] = n.Const(_SELF, [op.result])
+                self.consts[op.result.id] = n.Const(SELF, [op.result])
             elif isinstance(op, n.GetAttr) and op.name in self.ns.self_names and \
                     op.obj.id in self.consts and self.ns.self_ref is not None and \
                     self.consts[op.obj.id].value is self.ns.self_ref:
                 # ``later.forward`` / ``later.pullback`` in a split VJP's own module.
-                self.consts[op.result.id] = n.Const(_SelfPart(op.name), [op.result])
+                self.consts[op.result.id] = n.Const(SelfPart(op.name), [op.result])
             for v in op.operands():
                 self.uses[v.id] = self.uses.get(v.id, 0) + 1
             if isinstance(op, n.MakeFunction):
@@ -602,7 +480,7 @@ class FunctionEmitter:
             if isinstance(o, n.MakeFunction) or isinstance(o, n.Call) and o is not last and \
                     (o.fn.id not in self.consts or
                      isinstance(f := self.consts[o.fn.id].value, _PYTHON_CALLABLES) or
-                     f is _SELF or isinstance(f, _SelfPart)):
+                     f is SELF or isinstance(f, SelfPart)):
                 return None
         return acc
 
@@ -856,7 +734,6 @@ def _user_names(fn: n.Function) -> frozenset[str]:
     return frozenset(out)
 
 
-
 def _boolop(op: ast.boolop, left: ast.expr, right: ast.expr) -> ast.expr:
     if isinstance(left, ast.BoolOp) and type(left.op) is type(op):
         return ast.BoolOp(op, [*left.values, right])
@@ -867,100 +744,6 @@ def _negate(test: ast.expr) -> ast.expr:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return test.operand
     return ast.UnaryOp(ast.Not(), test)
-
-
-def to_source(fdefs: list[ast.stmt]) -> str:
-    """Source text of generated definitions, checked to mean exactly the tree built.
-
-    The text is what runs (tracebacks and pdb show it), so it is parsed again and
-    compared with the tree node for node: a printer that dropped parentheses, or a
-    literal whose text parses as an operator expression, would change what the
-    program computes. Such a mismatch is an internal error, never a wrong result.
-    """
-    return source_and_lines(fdefs)[0]
-
-
-def source_and_lines(fdefs: list[ast.stmt]) -> tuple[str, dict[int, SourceLoc]]:
-    """:func:`to_source`, with the user's source location of each printed line that stands
-    for one of the user's lines."""
-    mod = ast.Module(body=fdefs, type_ignores=[])
-    ast.fix_missing_locations(mod)
-    printer = _Printer()
-    source = printer.visit(mod) + "\n"
-    where = _first_difference(mod, ast.parse(source))
-    if where is not None:
-        raise AssertionError(f"wengert internal error: generated source does not print "
-                             f"as built ({where})\n{source}")
-    return source, printer.locs
-
-
-class _Printer(ast._Unparser):  # type: ignore[name-defined,misc]
-    """``ast.unparse`` that also prints the comment marked on a statement above it."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)  # (an f-string's parts are printed by a new printer)
-        self.newlines = 0
-        self.locs: dict[int, SourceLoc] = {}
-
-    def maybe_newline(self) -> None:
-        if self._source:
-            self.newlines += 1
-        super().maybe_newline()
-
-    def traverse(self, node: Any) -> None:
-        comment = getattr(node, "_wengert_comment", None)
-        if comment is not None:
-            self.fill(f"# {comment}")
-        loc = getattr(node, "_wengert_loc", None)
-        if loc is not None:  # (the line its statement is printed on next)
-            self.locs[self.newlines + (2 if self._source else 1)] = loc
-        super().traverse(node)
-
-
-def _first_difference(built: Any, parsed: Any, path: str = "module") -> str | None:
-    """Where two ASTs differ structurally (``None`` if nowhere); fields a constructor
-    left unset compare equal to their defaults (``None``, ``[]``)."""
-    if isinstance(built, ast.AST) or isinstance(parsed, ast.AST):
-        if type(built) is not type(parsed):
-            return f"{path}: {type(built).__name__} printed as {type(parsed).__name__}"
-        if isinstance(built, ast.Constant):
-            a, b = built.value, parsed.value
-            if type(a) is not type(b) or (a != b and a == a) or \
-                    (isinstance(a, float) and math.copysign(1.0, a) != math.copysign(1.0, b)):
-                return f"{path}: constant {a!r} printed as {b!r}"
-            return None
-        for name in built._fields:
-            if name in ("ctx", "type_comment", "kind"):
-                continue
-            d = _first_difference(getattr(built, name, None), getattr(parsed, name, None),
-                                  f"{path}.{name}")
-            if d is not None:
-                return d
-        return None
-    if isinstance(built, list) or isinstance(parsed, list):
-        a, b = built or [], parsed or []
-        if len(a) != len(b):
-            return f"{path}: {len(a)} items printed as {len(b)}"
-        for k, (x, y) in enumerate(zip(a, b)):
-            d = _first_difference(x, y, f"{path}[{k}]")
-            if d is not None:
-                return d
-        return None
-    return None if built == parsed else f"{path}: {built!r} printed as {parsed!r}"
-
-
-def compile_source(source: str, ns: Namespace, label: str,
-                   locs: dict[int, SourceLoc] | None = None) -> dict[str, Any]:
-    """Compile generated source into ``ns``; register it with ``linecache`` for tracebacks
-    (and the user's lines its lines stand for, ``locs``, for refusals as it runs)."""
-    filename = f"<wengert:{label}#{next(_counter)}>"
-    lines = source.splitlines(keepends=True)
-    linecache.cache[filename] = (len(source), None, lines, filename)
-    if locs:
-        remember_lines(filename, locs)
-    code = compile(source, filename, "exec")
-    exec(code, ns.values)
-    return ns.values
 
 
 def generate_split(forward: n.Function, pullback: n.Function, takes_inouts: bool,

@@ -33,6 +33,7 @@ from wengert.analysis.types import (
     ObjectOf,
     TupleOf,
     array_of,
+    function_constant,
 )
 from wengert.diagnostics import (
     NonDifferentiableError,
@@ -148,6 +149,10 @@ def arg_type(a: Any) -> Any:
                     _OBJECTS.clear()
                 o = _OBJECTS[key] = ObjectOf(t, tuple(zip(key[1], key[2])))
             return o
+    if t in FUNCTION_VALUES:
+        # (a function passed in, ``rk4(rhs, y0)``: a constant of the derivation, its calls
+        # known where they are written; a closure is dispatched when it runs)
+        return function_constant(a) or t
     return t
 
 

@@ -10,6 +10,8 @@ import inspect
 import types
 from typing import Any
 
+import numpy
+
 from wengert import runtime
 from wengert.diagnostics import (
     NonDifferentiableError,
@@ -410,11 +412,21 @@ def recomputable(f: Any, site: Any, args: tuple = ()) -> None:
         written = written_params(fn, cls) if type(fn) is types.FunctionType else ()
     except WengertError:
         return  # (the dispatch itself reports what it cannot differentiate)
+    # (A parameter given a number or a function this time has nothing to write into: an
+    # integrator calling the function it is given, with floats, runs again unchanged.)
+    values = (*bound, *args)
+    written = [i for i in written if i >= len(values) or
+               not isinstance(values[i], _NOTHING_TO_WRITE)]
     if written:
         raise NonDifferentiableError(
             f"{describe(f)} writes into its arguments and is dispatched at run time in "
             "a derivative of the second order, whose pullback runs it again", site,
             hint="return new values from it instead of changing its arguments")
+
+
+#: Arguments nothing can be written into (no item, no attribute that a write changes).
+_NOTHING_TO_WRITE = (float, int, complex, str, bytes, type(None), numpy.generic,
+                     types.FunctionType, types.BuiltinFunctionType, type)
 
 
 def has_rule(f: Any) -> bool:

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from wengert import runtime
-from wengert.diagnostics import NonDifferentiableError, WengertError
+from wengert.diagnostics import NonDifferentiableError, ReverseModeRefusal, WengertError
 from wengert.driver.binding import (
     arg_type,
     call_vjp,
@@ -50,6 +50,7 @@ from wengert.driver.dispatch import (
     has_rule,
     recomputable,
 )
+from wengert.driver.forward_jacobian import forward_jacobian, forward_size
 from wengert.driver.pipeline import (
     function_of,
     is_lifted,
@@ -118,10 +119,14 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
     plain: dict[tuple[type, ...], tuple[Any, DerivedEntry, tuple[int, ...], tuple, Any, bool,
                                         bool]] = {}
     fast = _closure_entries(f.__code__, argnums, has_aux, with_value) if closure else {}
+    #: Argument types for which reverse mode refused the function and forward mode answers.
+    by_forward: set[tuple[Any, ...]] = set()
 
     @functools.wraps(f)
     def gradient_f(*args: Any, **kwargs: Any) -> Any:
         try:
+            if by_forward and not kwargs and tuple(map(arg_type, args)) in by_forward:
+                return _by_forward_mode(f, args, argnums, has_aux, with_value, None)
             hit = key = got = None
             data: tuple = ()
             if not kwargs and not closure:
@@ -187,9 +192,15 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
                 if forward is None:
                     try:
                         out, res, entry = call_vjp(fn, wrt, full, kw)
-                    except WengertError:
+                    except WengertError as e:
                         if found is None or found[1]:
-                            raise
+                            if not isinstance(e, ReverseModeRefusal):
+                                raise
+                            # (forward mode, a direction per input scalar, where few)
+                            answer = _by_forward_mode(f, args, argnums, has_aux, with_value,
+                                                      e, kwargs)
+                            by_forward.add(tuple(map(arg_type, args)))
+                            return answer
                         # Reverse mode refuses what forward mode derives, more slowly: it answers.
                         forward = entry = found[0]
                         warned(found[2])
@@ -226,6 +237,38 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
             raise filtered(e)  # noqa: B904  (the same exception: its cause stays)
 
     return gradient_f
+
+
+#: The most input scalars ``grad`` differentiates by forward mode where reverse mode
+#: refuses (one direction each, in one batched pass: its cost grows with their number).
+FORWARD_DIRECTIONS = 256
+
+
+def _by_forward_mode(f: Any, args: tuple, argnums: Any, has_aux: bool, with_value: bool,
+                     refusal: ReverseModeRefusal | None, kwargs: dict | None = None) -> Any:
+    """``grad``'s answer by forward mode, for a function reverse mode refuses (``refusal``)
+    and forward mode differentiates (a write into an object read out of a list): the
+    Jacobian of the one float the function returns, in one pass carrying a direction per
+    input scalar. The refusal stands where that cannot be (keywords, too many scalars,
+    forward mode refusing too)."""
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    if kwargs or any(type(a) is not int or not -len(args) <= a < len(args) for a in nums):
+        raise refusal if refusal is not None else AssertionError("no refusal to stand")
+    idx = [a % len(args) for a in nums]
+    if forward_size(args, idx) > FORWARD_DIRECTIONS:
+        raise refusal if refusal is not None else AssertionError("no refusal to stand")
+    try:
+        out, jac, aux = forward_jacobian(f, args, idx, single, has_aux)
+    except WengertError:
+        if refusal is not None:
+            raise refusal from None
+        raise
+    value = out
+    seed(value)  # (a result that is not one float: refused as reverse mode refuses it)
+    if not with_value:
+        return (jac, aux) if has_aux else jac
+    return ((value, aux), jac) if has_aux else (value, jac)
 
 
 def _forward_result(value: Any, tangent: Any, single: bool, with_value: bool) -> Any:

@@ -172,8 +172,17 @@ def takes_derivatives(fn: Any) -> bool:
     return entry.nested
 
 
-@_under_build_lock
 def primal_entry(fn: Any) -> Entry:
+    """``fn``'s lowered IR, cached (a lookup needs no lock: the caches are published to
+    whole, under the build lock)."""
+    entry = PRIMALS.get(cache_key(fn))
+    if entry is not None and entry.valid(fn):
+        return entry
+    return _primal_entry(fn)
+
+
+@_under_build_lock
+def _primal_entry(fn: Any) -> Entry:
     key = cache_key(fn)
     entry = PRIMALS.get(key)
     if entry is not None and entry.valid(fn):
@@ -357,8 +366,16 @@ _BUILDING: dict[Any, runtime.Later] = {}
 _BUILT: list[tuple[Any, DerivedEntry, Linker]] = []
 
 
-@_under_build_lock
 def vjp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> DerivedEntry:
+    """``fn``'s VJP for these argument types, derived once (looked up without the lock)."""
+    entry = VJPS.get((cache_key(fn), wrt, arg_types))
+    if entry is not None and entry.valid(fn):
+        return entry
+    return _vjp_entry(fn, wrt, arg_types)
+
+
+@_under_build_lock
+def _vjp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> DerivedEntry:
     key = (cache_key(fn), wrt, arg_types)
     entry = VJPS.get(key)
     if entry is not None and entry.valid(fn):
@@ -606,8 +623,17 @@ class JVPLinker(Linker):
         return entry.compiled
 
 
-@_under_build_lock
 def jvp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...],
+              batched: bool = False) -> DerivedEntry:
+    """``fn``'s JVP for these argument types, derived once (looked up without the lock)."""
+    entry = JVPS.get((cache_key(fn), wrt, arg_types, batched))
+    if entry is not None and entry.valid(fn):
+        return entry
+    return _jvp_entry(fn, wrt, arg_types, batched)
+
+
+@_under_build_lock
+def _jvp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...],
                batched: bool = False) -> DerivedEntry:
     from wengert.transforms.jvp import jvp_transform
 

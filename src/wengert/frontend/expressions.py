@@ -15,6 +15,7 @@ from typing import Any
 
 from wengert import runtime
 from wengert.diagnostics import SourceLoc
+from wengert.frontend.source import is_table_of_code
 from wengert.ir import nodes as n
 
 BINOPS: dict[type, Any] = {
@@ -324,10 +325,62 @@ class ExpressionLowering:
         return None
 
     def expr_Subscript(self, e: ast.Subscript) -> n.Value:
+        entry = self.table_entry(e)
+        if entry is not None:
+            return entry
         obj = self.expr(e.value)
         idx = self.subscript_index(e.slice)
         self.b.loc = self.loc(e)
         return self.b.getitem(obj, idx)
+
+    def table_entry(self, e: ast.Subscript) -> n.Value | None:
+        """``OPS["sq"]``, ``LAYERS[0]``: an entry read by a literal key from a table of
+        functions that the function reads from its module or closure (code, never lifted as
+        data: ``source.is_table_of_code``), as that function, so that its call is known
+        where it is written (inlined, not dispatched at run time). The derivative depends
+        on the entry as on a global: a table whose entry is replaced is derived again."""
+        if not (isinstance(e.value, ast.Name) and isinstance(e.slice, ast.Constant)):
+            return None
+        name, key = e.value.id, e.slice.value
+        if name in self.env or name in self.locals or self.captured.get(name) is not None:
+            return None
+        outer = self.parent
+        while outer is not None:
+            if name in outer.locals:
+                return None
+            outer = outer.parent
+        if not self._only_read_entries(name):
+            return None
+        found, table = self.resolver.resolve(name)
+        if not found or not is_table_of_code(table):
+            return None
+        try:
+            value = table[key]
+        except (KeyError, IndexError, TypeError):
+            return None  # (the read raises as it runs, as Python's would)
+        self.resolver.depend_on_entry(table, key, value)
+        self.b.loc = self.loc(e)
+        return self.const(value)
+
+    def _only_read_entries(self, name: str) -> bool:
+        """Whether the function being lowered (with the functions nested in it) does nothing
+        with ``name`` but read its entries by literal keys: a table it writes, passes on or
+        calls a method of may change while it runs, which a dependency checked at each
+        call would not see."""
+        top = self
+        while top.parent is not None:
+            top = top.parent
+        reads: set[int] = set()
+        uses: list[ast.Name] = []
+        for node in ast.walk(top.node):
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and \
+                    isinstance(node.ctx, ast.Load) and isinstance(node.slice, ast.Constant):
+                reads.add(id(node.value))
+            elif isinstance(node, ast.Name) and node.id == name:
+                uses.append(node)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+                return False
+        return all(id(u) in reads for u in uses)
 
     def subscript_index(self, s: ast.expr) -> n.Value:
         if isinstance(s, ast.Tuple) and any(isinstance(x, ast.Slice) for x in s.elts):

@@ -31,7 +31,12 @@ from wengert.frontend.expressions import (
     _targets_of,
 )
 from wengert.frontend.nonlocals import without_nonlocals
-from wengert.frontend.source import FunctionSource, Resolver, get_source, unwrap
+from wengert.frontend.source import (
+    FunctionSource,
+    Resolver,
+    get_source,
+    unwrap,
+)
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
 from wengert.ir.verify import verify

@@ -35,10 +35,10 @@ class FunctionSource:
 class Dependency:
     """One name resolved at lowering time; the derivative is stale if it changes."""
 
-    kind: str  # "global" | "builtin" | "cell"
-    name: str
+    kind: str  # "global" | "builtin" | "cell" | "entry"
+    name: Any  # (an entry's key)
     value: Any
-    where: Any = None  # the globals dict or the cell
+    where: Any = None  # the globals dict, the cell, or the table
 
     def still_valid(self) -> bool:
         """Whether the name still resolves to the very same object."""
@@ -47,9 +47,11 @@ class Dependency:
                 return self.where.cell_contents is self.value
             if self.kind == "global":
                 return self.where.get(self.name, _MISSING) is self.value
+            if self.kind == "entry":
+                return self.where[self.name] is self.value
             return self.name not in self.where and _builtins_of(self.where).get(
                 self.name, _MISSING) is self.value
-        except ValueError:  # an emptied cell
+        except (ValueError, KeyError, IndexError):  # an emptied cell, an entry gone
             return False
 
 
@@ -88,6 +90,11 @@ class Resolver:
             self.deps.append(Dependency("builtin", name, value, self.globals))
             return True, value
         return False, None
+
+
+    def depend_on_entry(self, table: Any, key: Any, value: Any) -> None:
+        """Record that the function read ``table[key]`` as ``value`` (a constant of it)."""
+        self.deps.append(Dependency("entry", key, value, table))
 
 
 def _builtins_of(globs: dict) -> dict:
@@ -232,14 +239,31 @@ def _is_data(v: Any) -> bool:
     nor a table of callables (``ACTIVATIONS = [np.tanh, relu]``, ``OPS = {"sin":
     math.sin}``: code the function picks from, whose calls are known where they are
     written when the table is a constant)."""
-    if callable(v) or isinstance(v, types.ModuleType) or _constant_key(v) is not None:
-        return False
+    return not (_is_code(v) or isinstance(v, types.ModuleType) or
+                _constant_key(v) is not None or is_table_of_code(v))
+
+
+def is_table_of_code(v: Any) -> bool:
+    """Whether ``v`` is a list, tuple or dict of functions (``ACTIVATIONS = [np.tanh,
+    relu]``, ``OPS = {"sin": math.sin}``): code a function picks from, never data."""
     t = type(v)
-    if t is list or t is tuple or t is dict:
-        items = list(v.values()) if t is dict else v
-        # (the first item decides for a list of numbers at once; a table is all callables)
-        if items and callable(items[0]) and all(callable(x) for x in items):
-            return False
+    if t is not list and t is not tuple and t is not dict:
+        return False
+    items = list(v.values()) if t is dict else v
+    # (the first item decides for a list of numbers at once)
+    return bool(items) and _is_code(items[0]) and all(_is_code(x) for x in items)
+
+
+def _is_code(v: Any) -> bool:
+    """Whether ``v`` is code: callable, and not an object of a class written in Python
+    whose ``__call__`` is a method of it (a layer ``Dense(W, b)`` called as ``layer(h)``:
+    data with fields, typed by its class like an argument, its call then known where it
+    is written)."""
+    if not callable(v) or isinstance(v, type):
+        return callable(v)
+    for cls in type(v).__mro__:
+        if "__call__" in vars(cls):
+            return not isinstance(vars(cls)["__call__"], types.FunctionType)
     return True
 
 

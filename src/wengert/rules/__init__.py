@@ -36,7 +36,7 @@ def _scalar_methods() -> None:
 
 
 _scalar_methods()
-form.forget_sources()  # every rule is declared: the parsed rule modules are not needed
+form.declare_now()  # wengert's rules are declared (each built when first read); a user's, at once
 
 __all__ = ["adjoints", "builtins", "math", "np_arrays", "np_decompositions", "np_elementwise",
            "np_linalg", "np_reductions", "np_shapes", "operator", "python_defs", "registry"]

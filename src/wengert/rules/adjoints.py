@@ -481,17 +481,20 @@ cases(runtime.dispatch_value, (None, math.sin, 0.5), (None, math.hypot, 0.3, -0.
       (None, _cubic, 0.7))
 cases(runtime.dispatch_pullback, (None, math.sin, (0.5,), 1.5),
       (None, math.hypot, (0.3, -0.4), 0.75), (None, _cubic, (0.7,), -1.25))
-cases(runtime.getitem_adjoint,
-      (None, _X3, 1, 0.5),
-      ([0.1, None, 0.3], _X3, 1, 0.5),
-      ([0.1, 0.2, 0.3], _X3, slice(0, 2), [0.5, 0.7]),
-      (None, (1.0, 2.0, 3.0), 2, 0.5),
-      (None, _V4, 2, 0.5),
-      (_M32.copy(), _M32, 1, _V4[:2].copy()),
-      (_M32.copy(), _M32, (slice(None), 1), _V4[:3].copy()),
-      (_M32.copy(), _M32, numpy.array([0, 0, 2]), _M32[::-1].copy()),
-      ({"a": 1.0}, {"a": 1.0, "b": 2.0}, "b", 0.5),
-      ([0.1, 0.2], [1.0, 2.0, 3.0, 4.0], 1, 0.5, 2))
+# The in-place variants (``*_owned``, sharing the rules) at the same points: they must
+# compute the same values (each call is given fresh copies of the arguments).
+for _f in (runtime.getitem_adjoint, runtime.getitem_adjoint_owned):
+    cases(_f,
+          (None, _X3, 1, 0.5),
+          ([0.1, None, 0.3], _X3, 1, 0.5),
+          ([0.1, 0.2, 0.3], _X3, slice(0, 2), [0.5, 0.7]),
+          (None, (1.0, 2.0, 3.0), 2, 0.5),
+          (None, _V4, 2, 0.5),
+          (_M32.copy(), _M32, 1, _V4[:2].copy()),
+          (_M32.copy(), _M32, (slice(None), 1), _V4[:3].copy()),
+          (_M32.copy(), _M32, numpy.array([0, 0, 2]), _M32[::-1].copy()),
+          ({"a": 1.0}, {"a": 1.0, "b": 2.0}, "b", 0.5),
+          ([0.1, 0.2], [1.0, 2.0, 3.0, 4.0], 1, 0.5, 2))
 cases(runtime.setitem_adjoint,
       ([0.1, 0.2, 0.3], 1),
       ([0.1, 0.2, 0.3], slice(1, 3)),
@@ -507,8 +510,13 @@ for _f in (runtime.entry_write_of_list, runtime.entry_write_of_list_owned):
     cases(_f, ([0.1, 0.2, 0.3], 1), ([0.1, None, 0.3], -2))
 for _f in (runtime.entry_adjoint_of_list, runtime.entry_adjoint_of_list_owned):
     cases(_f, (None, _X3, 2, 0.5), ([0.1, None, 0.3], _X3, -2, 0.5))
-for _f in (runtime.pop_adjoint, runtime.float_pop_adjoint, runtime.float_pop_adjoint_owned):
+for _f in (runtime.pop_adjoint, runtime.pop_adjoint_owned, runtime.float_pop_adjoint,
+           runtime.float_pop_adjoint_owned):
     cases(_f, ([0.1, 0.2, 0.3],))
+cases(runtime.pop_adjoint_owned, ([_V4.copy(), None],))
+# The list grows in place, its tangent with it; a zero (None) entry pushed, or pushed to.
+cases(runtime.push, ([0.5, 1.5], 2.0), ([_V4[:3].copy()], _V4[1:].copy()), ([0.1, 0.2], None),
+      ([0.1, None], 0.3))
 cases(runtime.entry_adjoint, ({"a": 0.5, "b": 0.25}, {"a": 1.0, "b": 2.0}, "b", 1.5),
       ({"a": 0.5}, {"a": 1.0}, "z", 0.75))
 cases(runtime.unpop_adjoint, ([0.1, 0.2], 0.3, 1, 3), ([0.1, 0.2], 0.3, -1, 3))
@@ -517,12 +525,14 @@ cases(runtime.slice_write_adjoint, ([0.1, 0.2], slice(0, 2), 4), ([0.1, 0.2, 0.3
 cases(runtime.slice_write_merge, ([0.1, 0.2, 0.3, 0.4], [], slice(0, 2), 4, 2),
       ([0.1, 0.2], [0.3, 0.4], slice(0, 1), 2, 3))
 cases(runtime.remove_adjoint, ([0.1, 0.2, 0.3], 0, 3), ([0.1, 0.2, 0.3], -2, 3))
-cases(runtime.getattr_adjoint,
-      (None, None, "w", 0.5),
-      (runtime.Attrs(w=0.1, b=0.2), None, "w", 0.5),
-      (runtime.Attrs(b=0.2), None, "w", 0.5))
+for _f in (runtime.getattr_adjoint, runtime.getattr_adjoint_owned):
+    cases(_f,
+          (None, None, "w", 0.5),
+          (runtime.Attrs(w=0.1, b=0.2), None, "w", 0.5),
+          (runtime.Attrs(b=0.2), None, "w", 0.5))
 cases(runtime.field_adjoint, (runtime.Attrs(w=0.1, b=0.2), "w"))
-cases(runtime.setattr_adjoint, (runtime.Attrs(w=0.1, b=0.2), "w"))
+for _f in (runtime.setattr_adjoint, runtime.setattr_adjoint_owned):
+    cases(_f, (runtime.Attrs(w=0.1, b=0.2), "w"), (runtime.Attrs(b=0.2), "w"))
 cases(runtime.item_adjoint, ([0.1, 0.2, _V4], 2), ((0.1, 0.2), 0))
 cases(runtime.display_item_adjoint, (_V4.copy(), 1, _V4), ([0.1, 0.2], 0, [0.1, 0.2]))
 cases(runtime.item_tangent, (_V4.copy(), 1, _V4), ([0.1, 0.2], 0, None))

@@ -44,6 +44,10 @@ from wengert.rules.shapes import broadcast_to as _broadcast_to
 from wengert.rules.shapes import shape as _shape
 from wengert.rules.shapes import sum_to as _sum_to
 
+# Sample points of the rules below (tests/rules/test_form.py).
+_A23 = numpy.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+_B3 = numpy.arange(1.0, 4.0)
+
 # abs(x) is operator.abs(x): the same rules (slope sign(x), 0 at 0).
 defderiv(builtins.abs, lambda a: (a > 0) * 1.0 - (a < 0) * 1.0)
 cases(builtins.abs, (0.5,), (-2.0,), (numpy.array([0.5, -1.5]),))
@@ -192,8 +196,16 @@ def sum_rule(xs, *start):
     return y, sum_pullback, sum_differential
 
 
+# Numbers, a start value, arrays broadcast together (and with a start), an array's rows,
+# and lists joined after a start list.
+cases(builtins.sum, ([0.5, -1.5, 2.0],), ((0.5, -1.5), 2.0), ([_A23, _B3, 1.5],), (_A23,),
+      ([_B3, 0.5], _A23), ([[0.5], [1.5, 2.0]], [0.25]))
+
+
 # pow(base, exp[, mod]) is base ** exp, or (ints only, no derivative) a modular power.
 _pow_rules(builtins.pow)
+# As ``**`` (operator.py), and ``pow(a, b, None)``, the mod a wrapper passes on.
+cases(builtins.pow, (1.5, 2.2), (-1.5, 3), (_A23 + 2.0, _B3), (1.5, _A23), (1.5, 2.2, None))
 
 
 # --------------------------------------------------------------------------------------
@@ -228,6 +240,10 @@ def divmod_rule(a, b):
         return None, _sum_cotangents([_broadcast_to(a_dot, _shape(a), r_shape), b_term])
 
     return y, divmod_pullback, divmod_differential
+
+
+# Away from the jumps of the quotient, a negative dividend among them.
+cases(builtins.divmod, (5.3, 1.7), (-5.3, 1.7), (_A23 * 3.0, numpy.array([1.7, 1.3, 0.9])))
 
 
 mark_pure(builtins.abs, builtins.min, builtins.max, builtins.sum, builtins.pow, builtins.float,
@@ -278,6 +294,13 @@ def zip_rule(*seqs, strict=False):
     return y, zip_pullback, zip_differential
 
 
+# (An iterator's value is compared, and its tangents and adjoints taken, item by item:
+# wengert.testing.check_rule.) Sequences of different lengths (the longer one's last
+# items get no adjoint), a list with an array's rows, one array.
+cases(builtins.zip, ([0.5, 1.5], (2.0, -1.0)), ([0.5, 1.5, 2.5], (2.0, -1.0)),
+      ([0.5, 1.5, 2.5], _A23.T), (_A23,))
+
+
 @defrule(builtins.enumerate)
 def enumerate_rule(seq, *start):
     items = list(seq)
@@ -296,6 +319,9 @@ def enumerate_rule(seq, *start):
     return y, enumerate_pullback, enumerate_differential
 
 
+cases(builtins.enumerate, ([0.5, 1.5, -2.0],), ((0.5, 1.5), 3), (_A23,))
+
+
 @defrule(builtins.iter)
 def iter_rule(seq):
     items = list(seq)
@@ -309,6 +335,9 @@ def iter_rule(seq):
         return _item_dots(seq, seq_dot, n)
 
     return y, iter_pullback, iter_differential
+
+
+cases(builtins.iter, ([0.5, 1.5],), ((0.5, _B3),), (_A23,))
 
 
 @defrule(builtins.reversed)
@@ -330,6 +359,9 @@ def reversed_rule(seq):
         return dots[::-1]
 
     return y, reversed_pullback, reversed_differential
+
+
+cases(builtins.reversed, ([0.5, 1.5, -2.0],), ((0.5, 1.5),), (_A23,))
 
 
 def _copy_rules(make):
@@ -359,6 +391,8 @@ def _copy_rules(make):
 
 _copy_rules(builtins.list)
 _copy_rules(builtins.tuple)
+for _f in (builtins.list, builtins.tuple):
+    cases(_f, ([0.5, 1.5],), ((0.5, _B3),), (_A23,))
 
 
 @defrule(copy.deepcopy)
@@ -374,6 +408,9 @@ def deepcopy_rule(x):
         return copy.deepcopy(x_dot)
 
     return y, deepcopy_pullback, deepcopy_differential
+
+
+cases(copy.deepcopy, (0.5,), ([0.5, (1.5, _B3)],), ({"a": 0.5, "b": [1.5]},))
 
 
 @defrule(builtins.sorted)
@@ -394,6 +431,9 @@ def sorted_rule(xs, *, key=None, reverse=False):
         return [dots[i] for i in perm]
 
     return y, sorted_pullback, sorted_differential
+
+
+cases(builtins.sorted, ([0.5, -1.5, 2.0, 0.25],), ((1.5, -0.5),), (_B3[::-1].copy(),))
 
 
 @defrule(builtins.dict)
@@ -423,6 +463,12 @@ def dict_rule(*args):
         return _pairs_tangent(y, args[0], pairs, last, args_dot[0])
 
     return y, dict_pullback, dict_differential
+
+
+# A mapping, pairs with a key repeated (the earlier pair gets no adjoint), a tuple of pairs
+# holding an array.
+cases(builtins.dict, ({"a": 0.5, "b": 1.5},), ([("a", 0.5), ("b", 1.5), ("a", 2.0)],),
+      ((("a", _B3), ("b", 0.5)),))
 
 
 # zip, enumerate and reversed are lazy in Python: an unused call of them does nothing.

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import itertools
 import linecache
@@ -44,9 +45,9 @@ from collections.abc import Callable
 from typing import Any
 
 from wengert import runtime
-from wengert.locate import find_node
+from wengert.locate import find_node, parse_file
 from wengert.rules import shapes
-from wengert.rules.registry import defjvp, defvjp, lookup, mark_pure
+from wengert.rules.registry import _entry, defjvp, defvjp, lookup, mark_pure
 
 __all__ = ["ans_bar", "cases", "defderiv", "deflinear", "defrule"]
 
@@ -67,6 +68,13 @@ def defderiv(fn: Any, *partials: Callable | None, name: str | None = None,
     static arguments, in ``fn``'s own order, that get no derivative. ``broadcast`` says the
     arguments may be arrays of different shapes broadcast together.
     """
+    _declare(fn, "defderiv", pure, dict(sys._getframe(1).f_globals),
+             lambda caller: _defderiv(fn, partials, name, broadcast, pure, caller))
+
+
+def _defderiv(fn: Any, partials: tuple[Callable | None, ...], name: str | None,
+              broadcast: bool, pure: bool, caller: dict[str, Any]) -> None:
+    """:func:`defderiv`'s rules, built (``caller``: the declaring module's globals)."""
     given = [p for p in partials if p is not None]
     if not given:
         raise ValueError(f"defderiv({name or _name(fn)}): no partial derivative given")
@@ -78,7 +86,7 @@ def defderiv(fn: Any, *partials: Callable | None, name: str | None = None,
         raise ValueError(f"defderiv({_name(fn)}): {len(params)} arguments but "
                          f"{len(partials)} partials")
     base = name or _name(fn)
-    ns = _namespace(given)
+    ns = _namespace(given, caller)
     head = _head(sig, base, ns)
     call = f"{_spelling(fn, ns)}({', '.join(params)})"
     # An in-place operator changes its first argument: the partials read a copy made
@@ -138,7 +146,7 @@ def defderiv(fn: Any, *partials: Callable | None, name: str | None = None,
             jvp += [f"            term = {_scaled(p + '_dot', d)}",
                     "            ans_dot = term if ans_dot is None else ans_dot + term"]
         jvp += ["        return ans_dot", "", f"    return ans, {base}_differential"]
-    _register(fn, base, vjp, jvp, ns, pure, "defderiv")
+    _register(fn, base, vjp, jvp, ns)
 
 
 def deflinear(fn: Any, *transposes: Callable, arg: int | tuple[int, ...] = 0,
@@ -166,12 +174,21 @@ def deflinear(fn: Any, *transposes: Callable, arg: int | tuple[int, ...] = 0,
     ``zeros=True``: a linear argument that is ``None`` (a symbolic zero) gets ``None`` as its
     cotangent; ``zeros="ans"``: every linear argument does when the result is ``None``.
     """
+    _declare(fn, "deflinear", pure, dict(sys._getframe(1).f_globals),
+             lambda caller: _deflinear(fn, transposes, arg, keep, tangent, zeros, name,
+                                       caller))
+
+
+def _deflinear(fn: Any, transposes: tuple[Callable, ...], arg: int | tuple[int, ...],
+               keep: dict[str, Callable] | None, tangent: Callable | None,
+               zeros: bool | str, name: str | None, caller: dict[str, Any]) -> None:
+    """:func:`deflinear`'s rules, built (``caller``: the declaring module's globals)."""
     linear = (arg,) if isinstance(arg, int) else tuple(arg)
     if len(transposes) != len(linear):
         raise ValueError(f"deflinear({_name(fn)}): {len(linear)} linear arguments but "
                          f"{len(transposes)} transposes")
     lambdas = [t for t in (*transposes, tangent) if t is not None and _is_lambda(t)]
-    ns = _namespace([*transposes, *([tangent] if tangent is not None else [])])
+    ns = _namespace([*transposes, *([tangent] if tangent is not None else [])], caller)
     source = lambdas[0] if lambdas else fn
     sig = _signature(source)
     params = [q.name for q in sig]
@@ -214,7 +231,7 @@ def deflinear(fn: Any, *transposes: Callable, arg: int | tuple[int, ...] = 0,
            *(line for line in kept if line.split(" = ")[0].strip() not in
              {params[k] for k in linear}),
            f"    return ans, lambda {dot_params}: {value}"]
-    _register(fn, base, vjp, jvp, ns, pure, "deflinear")
+    _register(fn, base, vjp, jvp, ns)
 
 
 def defrule(fn: Any, pure: bool = False) -> Callable[[Callable], Callable]:
@@ -227,30 +244,36 @@ def defrule(fn: Any, pure: bool = False) -> Callable[[Callable], Callable]:
     pullback, each compiled from source in the shape the inliner reads."""
 
     def register(rule: Callable) -> Callable:
-        tree = _tree(rule.__code__.co_filename)
-        node = find_node(tree, rule) if tree is not None else None
-        last = node.body[-1] if isinstance(node, ast.FunctionDef) else None
-        if not (isinstance(last, ast.Return) and isinstance(last.value, ast.Tuple)
-                and len(last.value.elts) == 3
-                and all(isinstance(e, ast.Name) for e in last.value.elts[1:])):
-            raise ValueError(f"defrule({_name(fn)}): the rule must end with "
-                             f"'return value, pullback, differential'")
-        value, back, forth = last.value.elts
-        base = _name(fn)
-        ns = _namespace([rule])
-        sources = []
-        for mode, keep, drop in (("vjp", back, forth), ("jvp", forth, back)):
-            body = [st for st in node.body[:-1]
-                    if not (isinstance(st, ast.FunctionDef) and st.name == drop.id)]
-            ret = ast.Return(ast.Tuple([value, keep], ast.Load()))
-            made = ast.FunctionDef(name=f"{base}_{mode}", args=node.args, body=[*body, ret],
-                                   decorator_list=[], returns=None, type_comment=None)
-            made.type_params = []  # Python 3.12+ reads it
-            sources.append(ast.unparse(ast.fix_missing_locations(ast.Module([made], []))))
-        _register(fn, base, sources[0].splitlines(), sources[1].splitlines(), ns, pure, None)
+        _declare(fn, None, pure, dict(sys._getframe(1).f_globals),
+                 lambda caller: _defrule(fn, rule, caller))
         return rule
 
     return register
+
+
+def _defrule(fn: Any, rule: Callable, caller: dict[str, Any]) -> None:
+    """:func:`defrule`'s rules, built (``caller``: the declaring module's globals)."""
+    tree = parse_file(rule.__code__.co_filename)
+    node = find_node(tree, rule) if tree is not None else None
+    last = node.body[-1] if isinstance(node, ast.FunctionDef) else None
+    if not (isinstance(last, ast.Return) and isinstance(last.value, ast.Tuple)
+            and len(last.value.elts) == 3
+            and all(isinstance(e, ast.Name) for e in last.value.elts[1:])):
+        raise ValueError(f"defrule({_name(fn)}): the rule must end with "
+                         f"'return value, pullback, differential'")
+    value, back, forth = last.value.elts
+    base = _name(fn)
+    ns = _namespace([rule], caller)
+    sources = []
+    for mode, keep, drop in (("vjp", back, forth), ("jvp", forth, back)):
+        body = [st for st in node.body[:-1]
+                if not (isinstance(st, ast.FunctionDef) and st.name == drop.id)]
+        ret = ast.Return(ast.Tuple([value, keep], ast.Load()))
+        made = ast.FunctionDef(name=f"{base}_{mode}", args=node.args, body=[*body, ret],
+                               decorator_list=[], returns=None, type_comment=None)
+        made.type_params = []  # Python 3.12+ reads it
+        sources.append(ast.unparse(ast.fix_missing_locations(ast.Module([made], []))))
+    _register(fn, base, sources[0].splitlines(), sources[1].splitlines(), ns)
 
 
 def cases(fn: Any, *args: tuple) -> None:
@@ -287,23 +310,6 @@ def _tuple(items: list[str]) -> str:
 
 def _swap(params: list[str], k: int, name: str) -> list[str]:
     return [name if i == k else p for i, p in enumerate(params)]
-
-
-#: The parsed modules the partials of the rules being declared come from: kept only while
-#: the rule modules are imported (:func:`forget_sources`), not for the life of the process.
-_TREES: dict[str, ast.Module | None] = {}
-
-
-def _tree(filename: str) -> ast.Module | None:
-    if filename not in _TREES:
-        text = "".join(linecache.getlines(filename))
-        _TREES[filename] = ast.parse(text, filename) if text else None
-    return _TREES[filename]
-
-
-def forget_sources() -> None:
-    """Drop the parsed rule modules (a large tree each) once their rules are declared."""
-    _TREES.clear()
 
 
 def _signature(p: Callable) -> list[inspect.Parameter]:
@@ -345,7 +351,7 @@ def _expression(partial: Callable, params: list[str], reads: tuple[str, ...] = (
     names the generated rule defines, it may read only ``reads`` (and ``ans`` unless the
     rule is of an in-place operator)."""
     code = getattr(partial, "__code__", None)
-    tree = _tree(code.co_filename) if code is not None else None
+    tree = parse_file(code.co_filename) if code is not None else None
     node = find_node(tree, partial) if tree is not None else None
     if not isinstance(node, ast.Lambda):
         raise ValueError(f"a partial derivative must be a lambda written in a file, "
@@ -364,11 +370,11 @@ def _expression(partial: Callable, params: list[str], reads: tuple[str, ...] = (
     return ast.unparse(Rename().visit(ast.parse(ast.unparse(node.body), mode="eval")).body)
 
 
-def _namespace(fns: list[Callable]) -> dict[str, Any]:
-    """The globals the generated rule runs in: those of the module declaring the rule and
-    of the module the partials come from, the values their closures hold, and the
-    broadcasting helpers."""
-    ns: dict[str, Any] = dict(sys._getframe(2).f_globals)
+def _namespace(fns: list[Callable], caller: dict[str, Any]) -> dict[str, Any]:
+    """The globals the generated rule runs in: those of the module declaring the rule
+    (``caller``) and of the module the partials come from, the values their closures hold,
+    and the broadcasting helpers."""
+    ns: dict[str, Any] = dict(caller)
     for f in fns:
         ns.update(getattr(f, "__globals__", {}))
         code = getattr(f, "__code__", None)
@@ -402,13 +408,39 @@ def _name(fn: Any) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in name).lstrip("_") or "fn"
 
 
-def _register(fn: Any, base: str, vjp: list[str], jvp: list[str], ns: dict[str, Any],
-              pure: bool, form: str) -> None:
-    defvjp(fn)(_compile("\n".join(vjp) + "\n", f"{base}_vjp", ns, base))
-    defjvp(fn)(_compile("\n".join(jvp) + "\n", f"{base}_jvp", ns, base))
-    lookup(fn).form = form
+#: Whether declarations are built when their rules are first read (those of wengert's own
+#: rule modules, while wengert is imported: :func:`declare_now` ends it) or at once (a
+#: user's, whose mistakes are reported at the declaration).
+_DEFERRED = True
+
+
+def _declare(fn: Any, form: str | None, pure: bool, caller: dict[str, Any],
+             build: Callable[[dict[str, Any]], None]) -> None:
+    """Register ``fn``'s rule as declared (its form, whether it is pure), its reverse and
+    forward rules made by ``build`` now or, while wengert's rules are imported, when first
+    read (:attr:`~wengert.rules.registry.Rule.pending`). ``caller`` is a copy of the
+    declaring module's globals as they are now (a declaration in a loop reads its
+    variable's value at the declaration)."""
+    entry = _entry(fn)
+    entry.form = form
     if pure:
         mark_pure(fn)
+    if _DEFERRED:
+        entry.pending = functools.partial(build, caller)
+    else:
+        build(caller)
+
+
+def declare_now() -> None:
+    """Build the rules declared from here on at their declaration (wengert's own are
+    declared: the ones not yet read are built when they are)."""
+    global _DEFERRED
+    _DEFERRED = False
+
+
+def _register(fn: Any, base: str, vjp: list[str], jvp: list[str], ns: dict[str, Any]) -> None:
+    defvjp(fn)(_compile("\n".join(vjp) + "\n", f"{base}_vjp", ns, base))
+    defjvp(fn)(_compile("\n".join(jvp) + "\n", f"{base}_jvp", ns, base))
 
 
 def _compile(source: str, name: str, ns: dict[str, Any], base: str) -> Callable:

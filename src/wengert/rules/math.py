@@ -151,6 +151,8 @@ if hasattr(math, "exp2"):
 if hasattr(math, "cbrt"):
     cases(math.cbrt, (0.5,), (-30.0,))
 cases(math.ldexp, (0.7, 3), (-1.5, -2))
+# (A negative base only to an int power: a float one has no real value nearby.)
+cases(math.pow, (1.5, 2.2), (-1.5, 3), (0.7, -0.5))
 cases(math.erf, (0.5,), (-1.2,))
 cases(math.erfc, (0.5,), (-1.2,))
 cases(math.lgamma, (0.5,), (3.7,), (-2.5,), (30.0,))
@@ -189,6 +191,10 @@ def log_rule(x, *base):
     return y, log_pullback, log_differential
 
 
+# One argument; a base, above and below 1.
+cases(math.log, (0.5,), (30.0,), (8.0, 2.0), (0.5, 10.0), (30.0, 0.3))
+
+
 @defrule(math.frexp)
 def frexp_rule(x):
     # (m, e) with x == m * 2**e: m is x * 2**-e, e is a piecewise-constant int.
@@ -204,6 +210,10 @@ def frexp_rule(x):
     return y, frexp_pullback, frexp_differential
 
 
+# Away from the powers of 2, where the exponent jumps.
+cases(math.frexp, (0.7,), (-12.5,))
+
+
 @defrule(math.modf)
 def modf_rule(x):
     # (fractional part, integral part): slope 1 and 0.
@@ -216,6 +226,9 @@ def modf_rule(x):
         return x_dot, None
 
     return y, modf_pullback, modf_differential
+
+
+cases(math.modf, (2.3,), (-1.7,))
 
 
 # --------------------------------------------------------------------------------------
@@ -241,6 +254,9 @@ def hypot_rule(*xs):
                                 for i in range(len(xs))])
 
     return y, hypot_pullback, hypot_differential
+
+
+cases(math.hypot, (1.5,), (0.3, -0.4), (0.5, -1.0, 2.0))
 
 
 @defrule(math.dist)
@@ -274,6 +290,9 @@ def dist_rule(p, q):
     return y, dist_pullback, dist_differential
 
 
+cases(math.dist, ([0.5, 1.5], [2.0, -1.0]), ((0.5, 1.5, -0.25), (2.0, -1.0, 0.75)))
+
+
 @defrule(math.fsum)
 def fsum_rule(xs):
     if not isinstance(xs, (list, tuple, numpy.ndarray)):
@@ -295,6 +314,9 @@ def fsum_rule(xs):
         return _sum_cotangents(xs_dot)
 
     return y, fsum_pullback, fsum_differential
+
+
+cases(math.fsum, ([0.5, -1.5, 2.0],), ((0.5, 1e-3),), (numpy.array([0.7, -0.4, 1.1]),))
 
 
 mark_pure(math.log, math.pow, math.hypot, math.modf, math.frexp, math.fsum, math.dist)

@@ -33,7 +33,7 @@ from wengert.rules.np_linalg import (
     _symmetric_part,
     _tril,
 )
-from wengert.rules.np_reductions import _sum
+from wengert.rules.np_reduction_prims import _sum
 from wengert.rules.registry import (
     UNKNOWN,
     defpython,

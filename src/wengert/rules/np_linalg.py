@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from wengert.rules.form import cases, defderiv, defrule
-from wengert.rules.np_reductions import _sum
+from wengert.rules.np_reduction_prims import _sum
 from wengert.rules.registry import (
     defjvp,
     defpython,

@@ -132,6 +132,8 @@ def mul_sum_to_(a, b, shape, full):
 
 
 _A23 = numpy.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+_B3 = numpy.arange(1.0, 4.0)
+_Q33 = numpy.array([[0.5, -1.0, 0.25], [1.5, 0.25, 2.0], [-0.75, 2.0, 1.0]])
 cases(_sum_to, (_A23, (1, 3), (2, 3)), (_A23, (), (2, 3)), (1.5, (), ()))
 cases(_broadcast_to, (_A23[:1], (1, 3), (2, 3)), (numpy.array(0.5), (), (2, 3)))
 cases(_mT, (_A23,))
@@ -203,6 +205,8 @@ def _add_rules(add):
             elif isinstance(y, (list, tuple)):
                 a_bar = y_bar[:n]
                 b_bar = y_bar[n:]
+                if isinstance(b, tuple) and not isinstance(y, tuple):
+                    b_bar = tuple(b_bar)  # ``xs += t``, a list extended by a tuple
             else:
                 y_shape = _shape(y)
                 a_bar = _sum_to(y_bar, a_shape, y_shape)
@@ -217,6 +221,8 @@ def _add_rules(add):
                     a_dot = _nones_like(y[:n])
                 if b_dot is None:
                     b_dot = _nones_like(b)
+                if isinstance(b, tuple) and not isinstance(y, tuple):
+                    b_dot = list(b_dot)  # ``xs += t``: a list's tangent is a list
                 y_dot = a_dot + b_dot
             else:
                 if not isinstance(y, float):
@@ -236,6 +242,12 @@ def _add_rules(add):
 
 _add_rules(operator.add)
 _add_rules(operator.iadd)
+# Numbers, broadcasting (a row, a number), and sequences joined (a list extended by a
+# tuple in place); the in-place cases are checked on a copy of the left operand.
+cases(operator.add, (0.5, 2.0), (_A23, _B3), (1.5, _A23), ([0.5, 1.5], [2.0]),
+      ((0.5,), (1.5, 2.0)))
+cases(operator.iadd, (0.5, 2.0), (_A23, _B3), (_A23, 1.5), ([0.5, 1.5], [2.0]),
+      ([0.5], (1.5, 2.0)))
 
 
 # The in-place forms too (``pure=False``): their partials read a copy of the left operand
@@ -245,7 +257,6 @@ defderiv(operator.isub, lambda a, b: 1.0, lambda a, b: -1.0, broadcast=True, pur
 defderiv(operator.truediv, lambda a, b: 1.0 / b, lambda a, b, *, ans: -ans / b, broadcast=True)
 defderiv(operator.itruediv, lambda a, b: 1.0 / b, lambda a, b: -a / (b * b), broadcast=True,
          pure=False)
-_B3 = numpy.arange(1.0, 4.0)
 for _f in (operator.sub, operator.isub, operator.truediv, operator.itruediv):
     cases(_f, (0.5, 2.0), (numpy.ones((2, 3)), _B3), (_A23 + 2.0, 1.5))
 cases(operator.truediv, (1.5, _A23 + 2.0))
@@ -313,6 +324,9 @@ def _mul_rules(mul, inplace):
 
 _mul_rules(operator.mul, False)
 _mul_rules(operator.imul, True)
+# Numbers, broadcasting, and a sequence repeated by an int (on either side).
+cases(operator.mul, (0.5, 2.0), (_A23, _B3), (1.5, _A23), ([0.5, 1.5], 2), (3, (0.5, 1.5)))
+cases(operator.imul, (0.5, 2.0), (_A23, _B3), (_A23, 1.5), ([0.5, 1.5], 2))
 
 
 def _mod_rules(mod, inplace):
@@ -351,6 +365,11 @@ def _mod_rules(mod, inplace):
 
 _mod_rules(operator.mod, False)
 _mod_rules(operator.imod, True)
+# Away from the jumps (every remainder at least 0.1 from 0 and from the divisor), a
+# negative dividend among them.
+cases(operator.mod, (5.3, 1.7), (-5.3, 1.7), (_A23 * 3.0, numpy.array([1.7, 1.3, 0.9])),
+      (_A23 + 3.0, 1.7), (5.3, _B3 + 0.5))
+cases(operator.imod, (5.3, 1.7), (_A23 * 3.0, numpy.array([1.7, 1.3, 0.9])), (_A23 + 3.0, 1.7))
 
 
 # d(a**b)/da = b * a**(b-1), taken as 0 when b == 0 (even at a == 0) and as b * inf at
@@ -423,6 +442,12 @@ def _pow_rules(power, inplace=False):
 
 _pow_rules(operator.pow)
 _pow_rules(operator.ipow, True)
+# A float exponent (both partials), a negative base to an int power (no exponent adjoint),
+# a positive base to an array of exponents (broadcast either way), an array of bases of
+# both signs to an int power.
+cases(operator.pow, (1.5, 2.2), (-1.5, 3), (_A23 + 2.0, _B3), (1.5, _A23), (_A23, 3),
+      (_A23 + 2.0, 0.5))
+cases(operator.ipow, (1.5, 2.2), (-1.5, 3), (_A23 + 2.0, _B3), (_A23, 3), (_A23 + 2.0, 0.5))
 
 
 # --------------------------------------------------------------------------------------
@@ -521,11 +546,18 @@ def _matmul_rules(matmul, inplace):
 
 _matmul_rules(operator.matmul, False)
 _matmul_rules(operator.imatmul, True)
+# Matrix @ matrix, matrix @ vector (a column: the outer-product branch), vector @ matrix
+# (a row: the other one), vector @ vector, and a stack of matrices @ a vector.
+cases(operator.matmul, (_A23, _Q33), (_A23, _B3), (_B3, _A23.T), (_B3, _Q33[0]),
+      (numpy.stack([_A23, _A23[::-1]]), _B3))
+cases(operator.imatmul, (_A23, _Q33))
 
 
 # Sequence concatenation spelled as a function: the same maths as ``+`` on sequences.
 _alias(operator.concat, operator.add)
 _alias(operator.iconcat, operator.iadd)
+cases(operator.concat, ([0.5, 1.5], [2.0]), ((0.5,), (1.5, 2.0)))
+cases(operator.iconcat, ([0.5, 1.5], [2.0]), ([0.5], (1.5, 2.0)))
 
 # The in-place operators are deliberately not pure: on a list or an array they mutate
 # their left operand, which other names may alias, so an unused call cannot be dropped.
@@ -553,6 +585,7 @@ for _name in ("is_none", "is_not_none"):  # Python 3.14+
 # same derivative as ``+``, so generated pullbacks differentiate again.
 _alias(runtime.add_floats, operator.add)
 mark_pure(runtime.add_floats)
+cases(runtime.add_floats, (0.5, 2.0), (-1.5, 0.25))
 
 
 # ``runtime.nonzero(a, like)`` materialises a zero adjoint in generated pullbacks: the

@@ -19,19 +19,32 @@ returned by name; that is the shape the inliner recognises.
 
 from __future__ import annotations
 
+import threading
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+#: Held while a declared rule is built from its declaration (:attr:`Rule.pending`): a
+#: derivation on another thread asking for the same rule waits for it, never sees half.
+_BUILD = threading.RLock()
+
 
 @dataclass
 class Rule:
-    """What wengert knows about differentiating one callable."""
+    """What wengert knows about differentiating one callable.
+
+    ``vjp`` and ``jvp`` are the reverse and forward rules. A rule of the rule form
+    (:mod:`wengert.rules.form`) declared while wengert is imported is built on first
+    reading them (``pending``): most programs use a few dozen of the hundreds declared, and
+    building one (its source written, compiled) costs what importing NumPy costs for ten.
+    """
 
     fn: Any
-    vjp: Callable | None = None
-    jvp: Callable | None = None
+    _vjp: Callable | None = field(default=None, repr=False)
+    _jvp: Callable | None = field(default=None, repr=False)
+    #: Builds ``vjp`` and ``jvp`` from the declaration, once, when either is first read.
+    pending: Callable[[], None] | None = field(default=None, repr=False)
     #: True when every output is a piecewise constant of the inputs (``len``, ``<``, ``floor``).
     nondifferentiable: bool = False
     #: Warn when an *active* value flows through it and the result is used (``int``, ``round``).
@@ -77,6 +90,36 @@ class Rule:
     #: A plan whose index reads entries by arrays of positions (:func:`mark_gathers`): a
     #: view primitive given that index makes a new array, no view.
     gathers: bool = False
+
+    @property
+    def vjp(self) -> Callable | None:
+        """``f_vjp(*args) -> (value, pullback)``, or ``None``."""
+        if self.pending is not None:
+            self.build()
+        return self._vjp
+
+    @vjp.setter
+    def vjp(self, rule: Callable | None) -> None:
+        self._vjp = rule
+
+    @property
+    def jvp(self) -> Callable | None:
+        """``f_jvp(*args) -> (value, differential)``, or ``None``."""
+        if self.pending is not None:
+            self.build()
+        return self._jvp
+
+    @jvp.setter
+    def jvp(self, rule: Callable | None) -> None:
+        self._jvp = rule
+
+    def build(self) -> None:
+        """Build the rules from a deferred declaration (nothing if there is none)."""
+        with _BUILD:
+            pending = self.pending
+            if pending is not None:
+                pending()
+                self.pending = None
 
 
 _RULES: dict[object, Rule] = {}

@@ -12,7 +12,8 @@ from typing import Any, NoReturn
 
 from wengert.diagnostics import NonDifferentiableError
 from wengert.objects import namedtuple_field
-from wengert.runtime.reverse import Attrs, _ndarray, by_keyword, driver, numbers_only
+from wengert.runtime.calls import by_keyword, driver
+from wengert.runtime.reverse import Attrs, _ndarray, numbers_only
 
 # ------------------------------------------------------------------------------------------
 # Tangent helpers called by generated JVPs (forward mode).  ``None`` is a zero tangent;
@@ -443,7 +444,7 @@ def jvp_method(site: Any, obj: Any, obj_dot: Any, name: str, args: tuple, dots: 
 
 
 def dispatch_tangent(site: Any, f: Any, f_dot: Any, args: tuple, dots: Any) -> Any:
-    """The tangent of :func:`~wengert.runtime.reverse.dispatch_value`'s ``f(*args)`` for
+    """The tangent of :func:`~wengert.runtime.calls.dispatch_value`'s ``f(*args)`` for
     the tangents ``f_dot`` of the callee (a callable object's fields) and ``dots`` of the
     arguments (``None``: zeros): its JVP found or derived at run time."""
     dots = _dots_of(args, dots)
@@ -456,7 +457,7 @@ def dispatch_tangent(site: Any, f: Any, f_dot: Any, args: tuple, dots: Any) -> A
 
 def dispatch_pullback_tangent(site: Any, f: Any, f_dot: Any, args: tuple, g: Any, dots: Any,
                               g_dot: Any) -> Any:
-    """The tangent of :func:`~wengert.runtime.reverse.dispatch_pullback`'s adjoints for the
+    """The tangent of :func:`~wengert.runtime.calls.dispatch_pullback`'s adjoints for the
     tangents ``f_dot`` of the callee, ``dots`` of the arguments and ``g_dot`` of the
     cotangent (``None``: zeros): the callee's forward-over-reverse derivative, derived at
     run time."""

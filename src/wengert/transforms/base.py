@@ -37,11 +37,13 @@ from wengert.analysis.effects.arrays import SCALAR_TYPES
 from wengert.analysis.effects.vocabulary import DIFFERENTIABLE_INPLACE
 from wengert.analysis.types import (
     FLOAT_OR_FLOAT64,
+    FUNCTION_VALUES,
     INT_OR_FLOAT,
     ArrayOf,
     ListOf,
     Types,
     bind_constants,
+    function_constant,
     infer_types,
 )
 from wengert.diagnostics import NonDifferentiableError, SourceLoc, describe
@@ -61,6 +63,7 @@ from wengert.transforms.checks import (
 from wengert.transforms.devirtualize import OPERATOR_METHODS, called_only
 from wengert.transforms.nested_grad import check_not_dispatcher
 from wengert.transforms.prepare import prepare
+from wengert.vocabulary import tangent_name
 
 #: Python and NumPy floating scalar types.
 FLOATS = (float, numpy.float64, numpy.float32, FLOAT_OR_FLOAT64)
@@ -130,6 +133,11 @@ class Linker(Protocol):
 
     def make_grad(self, f: Any, argnums: Any) -> Any:
         """``wengert.grad(f, argnums)``."""
+
+
+def dot_hint(v: n.Value) -> str | None:
+    """The name generated code gives ``v``'s tangent (``x_dot``), from the user's name."""
+    return tangent_name(v.hint) if v.hint and not v.hint.startswith(".") else None
 
 
 def has_source(fn: Any) -> bool:
@@ -282,6 +290,10 @@ class Transform:
         """``v``'s type as a callee's parameter type (``ListOf`` for a list of floats,
         ``DictOf`` for a dict of floats)."""
         t = self.type_of(v)
+        if t in FUNCTION_VALUES:
+            # (a known function passed on, ``rk4(rhs, y0)``: the callee is derived for it)
+            is_c, value = self.const_value(v)
+            return (function_constant(value) or t) if is_c else t
         if t not in (list, dict, numpy.ndarray):
             return t
         full = self.types.param_type(self.resolve(v))

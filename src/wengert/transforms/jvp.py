@@ -57,12 +57,11 @@ from wengert.transforms.base import (
     NO_TANGENT,
     Linker,
     Transform,
+    dot_hint,
 )
 from wengert.transforms.cleanup import cleanup
-from wengert.transforms.devirtualize import (
-    check_stored_attribute,
-    checked_attribute,
-)
+from wengert.transforms.jvp_containers import ForwardContainers
+from wengert.transforms.jvp_control import ForwardControlFlow
 from wengert.vocabulary import tangent_name
 
 _NUMERIC = (*FLOATS, numpy.ndarray)
@@ -83,11 +82,7 @@ _SHARING = frozenset({operator.mul, operator.add, operator.iadd, operator.imul,
                       operator.concat, list, tuple, sorted, reversed})
 
 
-def _dot(v: n.Value) -> str | None:
-    return tangent_name(v.hint) if v.hint and not v.hint.startswith(".") else None
-
-
-class JVP(Transform):
+class JVP(Transform, ForwardContainers, ForwardControlFlow):
     """Builds the JVP function of one (already cloned) primal function."""
 
     inplace_followed = Transform.inplace_followed | {list}
@@ -208,7 +203,7 @@ class JVP(Transform):
             return
         self.tan[v.id] = t
         if t.hint is None:
-            t.hint = _dot(v)
+            t.hint = dot_hint(v)
         if sure:
             self.sure.add(t.id)
 
@@ -228,7 +223,7 @@ class JVP(Transform):
             self.sure.add(z.id)
             return z
         if sure and t is numpy.ndarray:
-            z = b.call(runtime.nonzero_tangent, b.const(None), v, hint=_dot(v))
+            z = b.call(runtime.nonzero_tangent, b.const(None), v, hint=dot_hint(v))
             self.sure.add(z.id)
             return z
         return b.const(None)
@@ -271,12 +266,12 @@ class JVP(Transform):
         if t is not None and self.makes_new_object(op):
             inputs = [d for a in op.args if (d := self.get(a)) is not None]  # type: ignore
             if inputs:
-                t = b.call(runtime.own_tangent, t, *inputs, hint=_dot(v))
+                t = b.call(runtime.own_tangent, t, *inputs, hint=dot_hint(v))
                 self.set_tan(v, t)
         if t is not None and t.id in self.real:
             return
         r = b.call(runtime.real_tangent, t if t is not None else b.const(None), v,
-                   *self.batch_like, hint=_dot(v))
+                   *self.batch_like, hint=dot_hint(v))
         self.real.add(r.id)
         self.set_tan(v, r)
 
@@ -297,7 +292,7 @@ class JVP(Transform):
         self.batch_like = ()
         for i in self.wrt:
             p = body.args[i]
-            d = n.Value(_dot(p) or f"arg{i}_dot", p.loc)
+            d = n.Value(dot_hint(p) or f"arg{i}_dot", p.loc)
             dots.append(d)
             if self.batched and not self.batch_like and self.type_of(p) in _NUMERIC:
                 self.batch_like = (d, p)
@@ -431,7 +426,7 @@ class JVP(Transform):
             return
         inputs = [d for a in op.args if (d := self.get(a)) is not None]  # type: ignore
         if inputs:
-            self.set_tan(v, b.call(runtime.own_tangent, t, *inputs, hint=_dot(v)))
+            self.set_tan(v, b.call(runtime.own_tangent, t, *inputs, hint=dot_hint(v)))
 
     def writes_arrays(self) -> bool:
         """Whether the function writes into an array (or a value that may be one)."""
@@ -483,7 +478,7 @@ class JVP(Transform):
             # A new object (``Cls(...)`` spelled out by devirtualize): its tangent is a
             # new, empty one its ``__init__`` writes into.
             t = b.emit(n.Call(b.const(runtime.Attrs), [], [],
-                              [n.Value(_dot(op.result))], loc=op.loc)).result
+                              [n.Value(dot_hint(op.result))], loc=op.loc)).result
             self.set_tan(op.result, t)
             self.real.add(t.id)
 
@@ -494,35 +489,6 @@ class JVP(Transform):
                 "value, is not supported", op.loc,
                 hint="call the function with the value directly")
         return DECLINED  # constructed by the dispatcher (runtime Attrs tangents)
-
-    def call_list_method(self, op: n.Call, method: n.GetAttr, b: Builder) -> Any:
-        if self.type_of(method.obj) is not list or op.kwargs or op.starred:
-            return DECLINED
-        return self.list_method(op, method, b)
-
-    def call_dict_pop(self, op: n.Call, m: n.GetAttr, b: Builder) -> None:
-        """``v = d.pop(k[, default])`` (and ``del d[k]``): the entry's tangent is taken out
-        of ``d``'s as the entry is out of ``d``; with a default, ``v``'s tangent is the
-        default's where the key was missing."""
-        d, key = m.obj, op.args[0]
-        default = op.args[1] if len(op.args) == 2 else None
-        t = self.get(d)
-        default_dot = self.get(default) if default is not None else None
-        present = b.call(operator.contains, d, key, hint="present") \
-            if default_dot is not None else None
-        popped = None
-        if t is not None:
-            popped = self.effect(n.Call(b.const(runtime.pop_entry_tangent), [t, key], [],
-                                        [n.Value()], loc=op.loc), b).result
-        b.emit(op)
-        if present is not None and default_dot is not None:
-            other = b.call(runtime.unless, present, default_dot)
-            if popped is not None:
-                other = b.call(runtime.add_adjoint, b.call(runtime.when, present, popped),
-                               other)
-            self.set_tan(op.result, other)
-        elif popped is not None:
-            self.set_tan(op.result, popped)
 
     def call_rule(self, op: n.Call, rule: registry.Rule, b: Builder,
                   keywords: inline.Keywords = ()) -> Any:
@@ -556,7 +522,7 @@ class JVP(Transform):
             t = b.call(runtime.getitem_adjoint,
                        prev_dot if prev_dot is not None else b.const(None), args[1], args[2],
                        g_dot if g_dot is not None else b.const(None), *args[4:],
-                       hint=_dot(y))
+                       hint=dot_hint(y))
             self.set_tan(y, t)
             return
         types_ = [self.rule_arg_type(a) for a in args]
@@ -594,7 +560,7 @@ class JVP(Transform):
             pair = b.call(runtime.apply_rule, b.const(rule.jvp, origin=f"{rule.jvp.__name__}_rule"),
                           b.tuple(*args),
                           b.tuple(*[d if d is not None else b.const(None) for d in ready]))
-            unpack = b.emit(n.Unpack(pair, [n.Value(y.hint), n.Value(_dot(y))], loc=op.loc))
+            unpack = b.emit(n.Unpack(pair, [n.Value(y.hint), n.Value(dot_hint(y))], loc=op.loc))
             self.set_rename(y, unpack.results[0])
             self.set_tan(y, unpack.results[1])
             return
@@ -612,7 +578,7 @@ class JVP(Transform):
             if t in ready:
                 self.set_tan(y, t, sure=self.is_sure(t))
             return
-        t.hint = _dot(y)
+        t.hint = dot_hint(y)
         self.set_tan(y, t, sure=spec.out_sure)
 
     def call_direct(self, op: n.Call, fn: Any, b: Builder) -> Any:
@@ -640,7 +606,7 @@ class JVP(Transform):
         dots = [self.arg_dot(args[i], b, sure=True) for i in wrt]
         y = op.result
         pair = b.emit(n.Call(callee, [*args, *dots], [], [n.Value()], loc=op.loc)).result
-        unpack = b.emit(n.Unpack(pair, [n.Value(y.hint), n.Value(_dot(y))], loc=op.loc))
+        unpack = b.emit(n.Unpack(pair, [n.Value(y.hint), n.Value(dot_hint(y))], loc=op.loc))
         self.set_rename(y, unpack.results[0])
         self.set_tan(y, unpack.results[1], sure=self.type_of(y) in _NUMERIC)
         return None
@@ -690,38 +656,9 @@ class JVP(Transform):
             call = n.Call(b.const(runtime.jvp_call), [site, op.fn, args_t, dots_t, kw_dots],
                           op.kwargs, [n.Value()], loc=loc)
         self.effect(call, b)
-        unpack = b.emit(n.Unpack(call.result, [n.Value(y.hint), n.Value(_dot(y))], loc=loc))
+        unpack = b.emit(n.Unpack(call.result, [n.Value(y.hint), n.Value(dot_hint(y))], loc=loc))
         self.set_rename(y, unpack.results[0])
         self.set_tan(y, unpack.results[1])
-
-    def list_method(self, op: n.Call, m: n.GetAttr, b: Builder) -> None:
-        """``xs.append(v)`` and friends on a list: the same call on its tangent."""
-        b.emit(op)
-        xs = m.obj
-        t = self.get(xs)
-        if t is None:
-            if any(self.get(a) is not None for a in op.args):
-                raise NonDifferentiableError(
-                    f"list.{m.name}() with an active value on a list without a tangent",
-                    op.loc)
-            return
-        args = [self.arg_dot(a, b) for a in op.args]
-        if m.name == "extend":
-            self.effect(n.Call(b.const(runtime.extend_tangent), [t, args[0], op.args[0]], [],
-                               [n.Value()]), b)
-            return
-        if m.name == "append" and t.id not in self.real:
-            self.effect(n.Call(b.const(runtime.append_tangent), [t, args[0]], [],
-                               [n.Value()]), b)
-            return
-        if m.name == "insert":
-            args[0] = op.args[0]
-        if m.name == "pop":
-            args = list(op.args)
-        meth = b.getattr(t, m.name)
-        call = self.effect(n.Call(meth, args, [], [n.Value()], loc=op.loc), b)
-        if m.name == "pop":
-            self.set_tan(op.result, call.result)
 
     def call_nested(self, op: n.Call, mk: n.MakeFunction, b: Builder) -> None:
         """A call of a function defined here: the JVP of its lambda-lifted body."""
@@ -773,119 +710,11 @@ class JVP(Transform):
         dots = [self.arg_dot(inputs[i], b, sure=True) for i in wrt]
         y = op.result
         pair = b.emit(n.Call(jfn, [*inputs, *dots], [], [n.Value()], loc=op.loc)).result
-        unpack = b.emit(n.Unpack(pair, [n.Value(y.hint), n.Value(_dot(y))], loc=op.loc))
+        unpack = b.emit(n.Unpack(pair, [n.Value(y.hint), n.Value(dot_hint(y))], loc=op.loc))
         self.set_rename(y, unpack.results[0])
         self.set_tan(y, unpack.results[1], sure=self.type_of(y) in _NUMERIC)
 
     # -- containers and objects ----------------------------------------------------------
-
-    def on_GetItem(self, op: n.GetItem, b: Builder) -> None:
-        self.check_active_index(op)
-        b.emit(op)
-        t = self.get(op.obj)
-        if t is None:
-            return
-        y = op.result
-        if y.id in self.needs_real:
-            r = b.call(runtime.child_tangent, t, op.obj, op.index, hint=_dot(y))
-            self.real.add(r.id)
-            self.set_tan(y, r)
-            return
-        if t.id in self.real and self.type_of(op.obj) in (list, tuple) and \
-                self.type_of(op.index) is int:
-            self.set_tan(y, b.getitem(t, op.index, hint=_dot(y)), sure=t.id in self.float_lists)
-            return
-        self.set_tan(y, b.call(runtime.getitem_tangent, t, op.obj, op.index, hint=_dot(y)))
-
-    def on_GetAttr(self, op: n.GetAttr, b: Builder) -> None:
-        if self.get(op.obj) is not None:
-            b.emit(checked_attribute(op, self.type_of(op.obj), self.is_module_attr(op), b,
-                                 op.result.id in self.called))
-        else:
-            b.emit(op)
-        t = self.get(op.obj)
-        if t is None:
-            return
-        y = op.result
-        name = b.const(op.name)
-        if y.id in self.needs_real:
-            r = b.call(runtime.child_attr_tangent, t, op.obj, name, hint=_dot(y))
-            self.real.add(r.id)
-            self.set_tan(y, r)
-            return
-        self.set_tan(y, b.call(runtime.getattr_tangent, t, op.obj, name, hint=_dot(y)))
-
-    def on_SetItem(self, op: n.SetItem, b: Builder) -> None:
-        b.emit(op)
-        t = self.get(op.obj)
-        if t is None:
-            if self.get(op.value) is not None:
-                raise NonDifferentiableError(
-                    "a write of an active value into an object without a tangent", op.loc)
-            return
-        if t.id in self.real and self.type_of(op.obj) in (list, dict) and \
-                self.type_of(op.index) is not slice:
-            # (a number's tangent made sure: a list of floats' tangent holds floats, never
-            # the ``None`` of a zero, as from ``max(x, 2.0)``'s constant branch)
-            v = self.arg_dot(op.value, b, sure=True)
-            self.effect(n.SetItem(t, op.index, v, loc=op.loc), b)
-            return
-        v = self.arg_dot(op.value, b)
-        self.effect(n.Call(b.const(runtime.setitem_tangent), [t, op.obj, op.index, v, op.value],
-                           [], [n.Value()], loc=op.loc), b)
-
-    def on_SetAttr(self, op: n.SetAttr, b: Builder) -> None:
-        if self.get(op.obj) is not None:
-            check_stored_attribute(op, self.type_of(op.obj), b)
-        b.emit(op)
-        t = self.get(op.obj)
-        if t is None:
-            if self.get(op.value) is not None:
-                raise NonDifferentiableError(
-                    "a write of an active value into an object without a tangent", op.loc)
-            return
-        v = self.arg_dot(op.value, b)
-        self.effect(n.Call(b.const(runtime.setattr_tangent), [t, b.const(op.name), v], [],
-                           [n.Value()], loc=op.loc), b)
-
-    def on_Build(self, op: n.Build, b: Builder) -> None:
-        b.emit(op)
-        if op.kind == "set":
-            if any(self.get(x) is not None for x in op.items):
-                raise NonDifferentiableError("a set of active values has no derivative", op.loc)
-            return
-        dots = []
-        for i, x in enumerate(op.items):
-            d = self.get(x)
-            if i in op.starred:
-                d = b.call(runtime.seq_tangent, d if d is not None else b.const(None), x)
-            dots.append(d if d is not None else self.zero(x, b))
-        t = b.emit(n.Build(op.kind, dots, [n.Value(_dot(op.result))], tuple(op.starred))).result
-        self.set_tan(op.result, t)
-        self.real.add(t.id)
-
-    def on_BuildDict(self, op: n.BuildDict, b: Builder) -> None:
-        b.emit(op)
-        vals = []
-        for k, v in zip(op.keys, op.values):
-            d = self.get(v)
-            if k is None:
-                d = b.call(runtime.real_tangent, d if d is not None else b.const(None), v)
-            vals.append(d if d is not None else self.zero(v, b))
-        t = b.emit(n.BuildDict(list(op.keys), vals, [n.Value(_dot(op.result))])).result
-        self.set_tan(op.result, t)
-        self.real.add(t.id)
-
-    def on_Unpack(self, op: n.Unpack, b: Builder) -> None:
-        b.emit(op)
-        t = self.get(op.value)
-        if t is None:
-            return
-        parts = b.call(runtime.unpack_tangent, t, op.value, b.const(len(op.results)),
-                       b.const(op.star))
-        un = b.emit(n.Unpack(parts, [n.Value(_dot(r)) for r in op.results], loc=op.loc))
-        for r, d in zip(op.results, un.results):
-            self.set_tan(r, d)
 
     def on_MakeFunction(self, op: n.MakeFunction, b: Builder) -> None:
         b.emit(op)
@@ -899,115 +728,12 @@ class JVP(Transform):
 
     # -- structured ops ------------------------------------------------------------------
 
-    def yield_dot(self, region: n.Region, v: n.Value, sure: bool) -> n.Value:
-        """The tangent of ``v`` at the end of ``region`` (zeros made before the yield)."""
-        term = region.ops.pop()
-        b = Builder(region)
-        b.loc = term.loc
-        d = self.arg_dot(v, b, sure=sure)
-        region.ops.append(term)
-        return d
 
-    def on_If(self, op: n.If, b: Builder) -> None:
-        b.emit(op)
-        self.region(op.then)
-        self.region(op.orelse)
-        for r, yt, ye in list(zip(op.results, op.then.terminator.values,
-                                  op.orelse.terminator.values)):
-            if not self.active(r) or (self.get(yt) is None and self.get(ye) is None):
-                continue
-            numeric = self.type_of(r) in _NUMERIC
-            dt = self.yield_dot(op.then, yt, numeric)
-            de = self.yield_dot(op.orelse, ye, numeric)
-            op.then.terminator.values.append(dt)
-            op.orelse.terminator.values.append(de)
-            rd = n.Value(_dot(r), op.loc)
-            op.results.append(rd)
-            self.set_tan(r, rd, sure=self.is_sure(dt) and self.is_sure(de))
-            if dt.id in self.real and de.id in self.real:
-                self.real.add(rd.id)
 
-    def loop_slots(self, op: n.For | n.While | n.With, b: Builder) -> list[int]:
-        """Give every active carried value a tangent slot; return their indices."""
-        slots = []
-        carried = op.carried_args if not isinstance(op, n.With) else op.results
-        for k, (a, r) in enumerate(zip(carried, op.results)):
-            if not (self.active(a) or self.active(r)) or self.type_of(r) in NO_TANGENT:
-                continue
-            slots.append(k)
-        return slots
 
-    def on_For(self, op: n.For, b: Builder) -> None:
-        self.loop(op, b)
 
-    def on_While(self, op: n.While, b: Builder) -> None:
-        self.loop(op, b)
 
-    def loop(self, op: n.For | n.While, b: Builder) -> None:
-        slots = self.loop_slots(op, b)
-        new_args = []
-        for k in slots:
-            a, init = op.carried_args[k], op.inits[k]
-            numeric = self.type_of(a) in FLOATS
-            d = self.arg_dot(init, b, sure=numeric)
-            op.inits.append(d)
-            ad = n.Value(_dot(a), a.loc)
-            new_args.append(ad)
-            self.set_tan(a, ad, sure=numeric)
-            if a.id in self.needs_real:
-                self.real.add(ad.id)
-        if isinstance(op, n.For):
-            op.body.args.extend(new_args)
-            it = op.iterable
-            t = self.get(it) if self.active(it) else None
-            item = op.body.args[0]
-            if t is not None and self.active(item):
-                if item.id in self.needs_real:
-                    pairs = b.call(runtime.iter_tangent, it, t, b.const(True))
-                    self.keep.add(id(b.region.ops[-1]))
-                else:
-                    pairs = b.call(runtime.iter_tangent, it, t)
-                pair = n.Value("pair", op.loc)
-                op.iterable = pairs
-                op.body.args[0] = pair
-                item_dot = n.Value(_dot(item), op.loc)
-                op.body.ops.insert(0, n.Unpack(pair, [item, item_dot], loc=op.loc))
-                self.set_tan(item, item_dot)
-        else:
-            op.args.extend(new_args)  # shared by the condition and the body
-        b.emit(op)
-        self.region(op.body)
-        for k, ad in zip(slots, new_args):
-            a, y = op.carried_args[k], op.body.terminator.values[k]
-            d = self.yield_dot(op.body, y, sure=self.is_sure(ad))
-            op.body.terminator.values.append(d)
-            r = op.results[k]
-            rd = n.Value(_dot(r), op.loc)
-            op.results.append(rd)
-            self.set_tan(r, rd, sure=self.is_sure(ad))
-            if ad.id in self.real:
-                self.real.add(rd.id)
 
-    def on_With(self, op: n.With, b: Builder) -> None:
-        if self.active(op.body.args[0]) if op.body.args else False:
-            raise NonDifferentiableError(
-                "the value of a `with` statement's manager is being differentiated", op.loc)
-        slots = self.loop_slots(op, b)
-        inits = []
-        for k in slots:
-            numeric = self.type_of(op.results[k]) in FLOATS
-            inits.append(self.arg_dot(op.inits[k], b, sure=numeric))
-        b.emit(op)
-        self.region(op.body)
-        for k, d0 in zip(slots, inits):
-            y = op.body.terminator.values[k]
-            d = self.yield_dot(op.body, y, sure=self.is_sure(d0))
-            op.inits.append(d0)
-            op.body.terminator.values.append(d)
-            r = op.results[k]
-            rd = n.Value(_dot(r), op.loc)
-            op.results.append(rd)
-            self.set_tan(r, rd, sure=self.is_sure(d0) and self.is_sure(d))
 
 
 def jvp_transform(fn: n.Function, wrt: Sequence[int], arg_types: Sequence[type | None],

@@ -33,6 +33,7 @@ from wengert.analysis.types.lattice import (
     Types,
     array_of,
     bind_constants,
+    function_constant,
     join,
     plain,
     subclass,
@@ -42,5 +43,5 @@ from wengert.analysis.types.lattice import (
 __all__ = [
     "FLOAT_OR_FLOAT64", "FUNCTION_VALUES", "INT_OR_FLOAT", "ArrayOf", "Constant", "DictOf",
     "ListOf", "ObjectOf", "OneOf", "TupleOf", "Type", "Types", "array_of", "bind_constants",
-    "infer_types", "join", "plain", "return_type", "subclass", "unshaped",
+    "function_constant", "infer_types", "join", "plain", "return_type", "subclass", "unshaped",
 ]

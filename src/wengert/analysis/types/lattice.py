@@ -150,14 +150,37 @@ def array_of(dtype: type, ndim: int, shape: tuple[int, ...] | None = None) -> Ar
     return t
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Constant:
-    """A parameter type: the argument is this very object (a function passed in, when a
-    derivative is taken of a derivative), so the derivation treats the parameter as a
-    constant of the program (:func:`bind_constants`) and calls of it are calls of a known
-    function, differentiated again like any other."""
+    """A parameter type: the argument is this very object (a function passed in: the
+    right-hand side an integrator is given, a function a derivative of a derivative takes),
+    so the derivation treats the parameter as a constant of the program
+    (:func:`bind_constants`) and calls of it are calls of a known function, inlined or
+    linked and differentiated again like any other.
+
+    Two functions of one code, module and defaults that capture nothing compute the same
+    (``lambda y, t: -y`` made anew at every call): their types are equal, so a derivation
+    made for one serves the other."""
 
     value: Any
+
+    def _key(self) -> Any:
+        v = self.value
+        if type(v) is types.FunctionType and v.__closure__ is None:
+            key = (v.__code__, id(v.__globals__), v.__defaults__,
+                   tuple(sorted((v.__kwdefaults__ or {}).items())))
+            try:
+                hash(key)
+            except TypeError:  # (a default that is a list: the object itself)
+                return ("id", id(v))
+            return key
+        return ("id", id(v))
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Constant and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
 
 #: Functions passed in that a derivative of a derivative takes as constants: Python
@@ -165,6 +188,16 @@ class Constant:
 #: bound method or a ``functools.partial`` is still dispatched.)
 FUNCTION_VALUES = (types.FunctionType, types.BuiltinFunctionType, types.MethodDescriptorType,
                    types.WrapperDescriptorType)
+
+
+def function_constant(v: Any) -> Constant | None:
+    """The :class:`Constant` type of a function passed as an argument that the derivation
+    may take as a constant: one that captures nothing (a closure is data too: its calls
+    are dispatched when they run), a builtin, a built-in type's method; else ``None``."""
+    t = type(v)
+    if t is types.FunctionType:
+        return Constant(v) if v.__closure__ is None else None
+    return Constant(v) if t in FUNCTION_VALUES else None
 
 
 def bind_constants(fn: n.Function, param_types: Sequence[Any]) -> list[Any]:
