@@ -62,7 +62,7 @@ from wengert.transforms.gradient import grad_ir
 from wengert.transforms.inplace import update_in_place
 from wengert.transforms.split import split_pullback
 from wengert.transforms.vjp import vjp_transform
-from wengert.transforms.vjp_records import prune_fused_records
+from wengert.transforms.vjp_record_pruning import prune_fused_records
 
 #: Held while anything is derived or looked up in the caches of derivations: derivations
 #: are built, then published, by one thread at a time (the bookkeeping of recursion,

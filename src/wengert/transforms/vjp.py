@@ -63,11 +63,8 @@ from wengert.transforms.vjp_containers import (
     own_field_containers,
 )
 from wengert.transforms.vjp_control import ReverseControlFlow
-from wengert.transforms.vjp_items import (
-    index_item_loops,
-    own_written_items,
-    read_unpacked_entries,
-)
+from wengert.transforms.vjp_item_reads import index_item_loops, read_unpacked_entries
+from wengert.transforms.vjp_items import own_written_items
 from wengert.transforms.vjp_records import LoopRecords
 from wengert.transforms.vjp_scope import Action, Scope, _bar, _no_adjoint
 from wengert.transforms.vjp_writes import ReverseWriteChecks
