@@ -45,6 +45,7 @@ class Rule:
     _jvp: Callable | None = field(default=None, repr=False)
     #: Builds ``vjp`` and ``jvp`` from the declaration, once, when either is first read.
     pending: Callable[[], None] | None = field(default=None, repr=False)
+    _building: bool = field(default=False, repr=False)
     #: True when every output is a piecewise constant of the inputs (``len``, ``<``, ``floor``).
     nondifferentiable: bool = False
     #: Warn when an *active* value flows through it and the result is used (``int``, ``round``).
@@ -100,6 +101,10 @@ class Rule:
 
     @vjp.setter
     def vjp(self, rule: Callable | None) -> None:
+        # (a rule given over a declaration not yet built, ``wengert.derivative`` of
+        # ``np.sin``: the declaration is built first, so that the rule given wins)
+        if self.pending is not None and not self._building:
+            self.build()
         self._vjp = rule
 
     @property
@@ -111,6 +116,8 @@ class Rule:
 
     @jvp.setter
     def jvp(self, rule: Callable | None) -> None:
+        if self.pending is not None and not self._building:
+            self.build()
         self._jvp = rule
 
     def build(self) -> None:
@@ -118,7 +125,11 @@ class Rule:
         with _BUILD:
             pending = self.pending
             if pending is not None:
-                pending()
+                self._building = True
+                try:
+                    pending()
+                finally:
+                    self._building = False
                 self.pending = None
 
 
