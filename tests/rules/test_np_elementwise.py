@@ -522,3 +522,17 @@ def test_ufunc_keywords_are_refused_at_the_users_line():
             with pytest.raises(wengert.NonDifferentiableError) as e:
                 derivative(X)
             assert e.value.loc is not None and e.value.loc.filename == __file__
+
+
+def _where_then_transposed(x, c):
+    a = x * 1.0
+    a = np.where(x > 0.3, a * (x ** 2 - a), a)
+    z = np.tanh(a[0])
+    return np.sum(z.T * c) + np.sum(a)
+
+
+def test_a_row_of_where_transposed_in_every_mode():
+    # ``np.where``'s result is a float64 array of known axes, so ``a[0]`` is one too and
+    # ``z.T`` a transpose (it was refused as a computed attribute of an unknown class).
+    x = np.array([[0.1, 0.5], [0.7, -0.2]])
+    check_grads(_where_then_transposed, (x, 0.3), order=2, modes=("rev", "fwd"))

@@ -274,6 +274,30 @@ def array_reads(m, v, k):
     return a, b, c, d, e, f, g, r, q, y, z, h
 
 
+def chosen(m, v):
+    a = np.where(m > 0.3, m * 2.0, m)  # a comparison's mask: its axes are m's
+    b = np.where(v < 0.0, 0.0, v)
+    c = np.where(m > v, v, 1.5)  # broadcast: two axes
+    d = np.where(m > 0.3, 1, 2)  # ints chosen: an int array
+    e = np.where(m > 0.3, 0.5, 1.0)
+    row = a[0]
+    return a, b, c, d, e, row
+
+
+def test_where_of_float64_arrays_is_a_float64_array_of_the_broadcast_axes():
+    fn = lower(chosen)
+    a2, a1 = array_of(np.float64, 2), array_of(np.float64, 1)
+    ty = infer_types(fn, [a2, a1])
+
+    def one(name):
+        (v,) = [v for v in values_named(fn, name) if ty.of(v) is not None] or [None]
+        return v
+    for name, t in [("a", a2), ("b", a1), ("c", a2), ("e", a2), ("row", a1)]:
+        assert ty.of(one(name)) is np.ndarray and ty.arrays[one(name).id] is t, name
+    d = [v for v in values_named(fn, "d")]
+    assert all(v.id not in ty.arrays for v in d)  # (not taken for float64)
+
+
 def test_entries_of_arrays_of_known_dtype_and_axes():
     fn = lower(array_reads)
     a2, a1 = array_of(np.float64, 2), array_of(np.float64, 1)

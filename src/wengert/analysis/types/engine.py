@@ -19,6 +19,7 @@ from wengert.analysis.types.containers import (
 )
 from wengert.analysis.types.lattice import (
     _FLOAT_KINDS,
+    FLOAT_OR_FLOAT64,
     INT_OR_FLOAT,
     ArrayOf,
     DictOf,
@@ -276,6 +277,10 @@ class _Inference:
             if t is None and simple and self.callee is not None and \
                     isinstance(fn, types.FunctionType):
                 t = self.callee(fn, [unshaped(self.full_type(a)) for a in op.args])
+            if fn is numpy.where and simple and len(op.args) == 3 and \
+                    (made := self.where_array(op.args)):
+                self.set_full(op.result, made)  # ``np.where(x > 0.3, x, 0.0)``: x's kind
+                return
             if t is numpy.ndarray and simple and (made := self.made_array(fn, op.args)):
                 self.set_full(op.result, made)
                 return
@@ -332,6 +337,34 @@ class _Inference:
 
         return full(rule.result_type([self.array_arg(v) for v in args],
                                      [self.consts.get(v.id, registry.UNKNOWN) for v in args]))
+
+    def where_array(self, args: list[n.Value]) -> ArrayOf | None:
+        """The :class:`ArrayOf` of ``numpy.where(cond, x, y)``: float64, of the broadcast axes
+        of the three, where ``x`` and ``y`` are float64 arrays or real numbers (one at least
+        a float64 array or a float: two ints choose ints) and the axes of ``cond`` are known
+        (an array of known axes, or a comparison of such arrays and numbers); else ``None``."""
+        cond, x, y = (self.full_type(a) for a in args)
+        made = self.defs.get(args[0].id)
+        test = self.consts.get(made.fn.id) if isinstance(made, n.Call) else None
+        if not isinstance(cond, ArrayOf) and hashable(test) and test in _COMPARISONS and \
+                len(made.args) == 2:  # type: ignore[union-attr]
+            sides = [self.full_type(a) for a in made.args]
+            if all(isinstance(t, ArrayOf) and t.dtype is numpy.float64 or t in _REAL_SCALARS
+                   for t in sides) and any(isinstance(t, ArrayOf) for t in sides):
+                cond = array_of(numpy.bool_, max(t.ndim for t in sides if isinstance(t, ArrayOf)),
+                                _broadcast_shape([t.shape for t in sides
+                                                  if isinstance(t, ArrayOf)]))
+        floats = (float, numpy.float64, FLOAT_OR_FLOAT64)
+        if not all(isinstance(t, ArrayOf) and t.dtype is numpy.float64 or t in (int, *floats)
+                   for t in (x, y)) or \
+                not any(isinstance(t, ArrayOf) or t in floats for t in (x, y)) or \
+                not (isinstance(cond, ArrayOf) or cond in (bool, numpy.bool_)):
+            return None
+        arrays = [t for t in (cond, x, y) if isinstance(t, ArrayOf)]
+        if not arrays:
+            return None  # (numbers chosen by a number: a NumPy scalar)
+        return array_of(numpy.float64, max(t.ndim for t in arrays),
+                        _broadcast_shape([t.shape for t in arrays]))
 
     def made_array(self, fn: Any, args: list[n.Value]) -> ArrayOf | None:
         """The :class:`ArrayOf` of the new array ``fn(*args)`` makes, where its arguments
@@ -723,3 +756,8 @@ class _Inference:
         # A manager that suppresses an exception leaves the initial values in place.
         for r, i, y in zip(op.results, op.inits, op.body.terminator.values):
             self.set(r, join(self.get(i), self.get(y)))
+
+
+#: The comparisons whose result, for float64 arrays, is a boolean array of their axes.
+_COMPARISONS = frozenset({operator.lt, operator.le, operator.gt, operator.ge, operator.eq,
+                          operator.ne})
