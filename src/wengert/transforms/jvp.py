@@ -61,10 +61,8 @@ from wengert.transforms.base import (
 )
 from wengert.transforms.cleanup import cleanup
 from wengert.transforms.jvp_containers import ForwardContainers
-from wengert.transforms.jvp_control import ForwardControlFlow
+from wengert.transforms.jvp_control import NUMERIC, ForwardControlFlow
 from wengert.vocabulary import tangent_name
-
-_NUMERIC = (*FLOATS, numpy.ndarray)
 
 #: Adjoint updates ``(prev, x, index, g[, size])`` that forward mode maps onto tangents.
 _ADJOINT_UPDATES = (runtime.getitem_adjoint, runtime.getitem_adjoint_owned)
@@ -233,7 +231,7 @@ class JVP(Transform, ForwardContainers, ForwardControlFlow):
         t = self.get(v)
         if t is None:
             return self.zero(v, b, sure)
-        if sure and not self.is_sure(t) and self.type_of(v) in _NUMERIC:
+        if sure and not self.is_sure(t) and self.type_of(v) in NUMERIC:
             key = (t.id, id(b.region))
             if key in self.made_sure:
                 return self.made_sure[key][1]
@@ -294,10 +292,10 @@ class JVP(Transform, ForwardContainers, ForwardControlFlow):
             p = body.args[i]
             d = n.Value(dot_hint(p) or f"arg{i}_dot", p.loc)
             dots.append(d)
-            if self.batched and not self.batch_like and self.type_of(p) in _NUMERIC:
+            if self.batched and not self.batch_like and self.type_of(p) in NUMERIC:
                 self.batch_like = (d, p)
             # Callers pass numbers and arrays as zeros, never ``None`` (see ``api``).
-            self.set_tan(p, d, sure=self.type_of(p) in _NUMERIC)
+            self.set_tan(p, d, sure=self.type_of(p) in NUMERIC)
             if not self.batched and self.types.items.get(p.id) is float:
                 # A list of floats only read: its items' tangents are floats, read plainly.
                 r = eb.call(runtime.float_list_tangent, d, p, hint=d.hint)
@@ -324,7 +322,7 @@ class JVP(Transform, ForwardContainers, ForwardControlFlow):
         t = self.get(out)
         if t is None:
             t = self.zero(out, b, sure=True)
-        elif self.type_of(out) in _NUMERIC and not self.is_sure(t):
+        elif self.type_of(out) in NUMERIC and not self.is_sure(t):
             t = self.arg_dot(out, b, sure=True)
         pair = b.tuple(out, t)
         b.emit(n.Return(pair, loc=ret.loc))
@@ -531,7 +529,7 @@ class JVP(Transform, ForwardContainers, ForwardControlFlow):
         for a, d in zip(args, dots):
             if d is None:
                 ttypes.append(type(None))
-            elif self.type_of(a) in _NUMERIC:
+            elif self.type_of(a) in NUMERIC:
                 ttypes.append(self.tangent_type(a))
             elif self.reads_as_array(fn, args, a):
                 ttypes.append(None)
@@ -547,7 +545,7 @@ class JVP(Transform, ForwardContainers, ForwardControlFlow):
         for a, d in zip(args, dots):
             if d is None:
                 ready.append(None)
-            elif self.type_of(a) in _NUMERIC:
+            elif self.type_of(a) in NUMERIC:
                 ready.append(self.arg_dot(a, b, sure=True))
             elif self.reads_as_array(fn, args, a):
                 # A NumPy function takes a list of numbers as an array: so its tangent, the
@@ -608,7 +606,7 @@ class JVP(Transform, ForwardContainers, ForwardControlFlow):
         pair = b.emit(n.Call(callee, [*args, *dots], [], [n.Value()], loc=op.loc)).result
         unpack = b.emit(n.Unpack(pair, [n.Value(y.hint), n.Value(dot_hint(y))], loc=op.loc))
         self.set_rename(y, unpack.results[0])
-        self.set_tan(y, unpack.results[1], sure=self.type_of(y) in _NUMERIC)
+        self.set_tan(y, unpack.results[1], sure=self.type_of(y) in NUMERIC)
         return None
 
     def call_dynamic(self, op: n.Call, method: n.GetAttr | None, b: Builder) -> None:
@@ -712,7 +710,7 @@ class JVP(Transform, ForwardContainers, ForwardControlFlow):
         pair = b.emit(n.Call(jfn, [*inputs, *dots], [], [n.Value()], loc=op.loc)).result
         unpack = b.emit(n.Unpack(pair, [n.Value(y.hint), n.Value(dot_hint(y))], loc=op.loc))
         self.set_rename(y, unpack.results[0])
-        self.set_tan(y, unpack.results[1], sure=self.type_of(y) in _NUMERIC)
+        self.set_tan(y, unpack.results[1], sure=self.type_of(y) in NUMERIC)
 
     # -- containers and objects ----------------------------------------------------------
 

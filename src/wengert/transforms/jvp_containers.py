@@ -9,33 +9,18 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-import numpy
-
 from wengert import runtime
 from wengert.diagnostics import NonDifferentiableError
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
 from wengert.transforms.base import (
     DECLINED,
-    FLOATS,
     dot_hint,
 )
 from wengert.transforms.devirtualize import (
     check_stored_attribute,
     checked_attribute,
 )
-
-_NUMERIC = (*FLOATS, numpy.ndarray)
-
-#: Adjoint updates ``(prev, x, index, g[, size])`` that forward mode maps onto tangents.
-_ADJOINT_UPDATES = (runtime.getitem_adjoint, runtime.getitem_adjoint_owned)
-
-#: Runtime helpers whose calls only compute a tangent (dropped when unused).
-_PURE_HELPERS = frozenset({
-    runtime.nonzero_tangent, runtime.seq_tangent, runtime.getitem_tangent,
-    runtime.float_list_tangent,
-    runtime.getattr_tangent, runtime.unpack_tangent, runtime.iter_tangent,
-})
 
 
 class ForwardContainers:

@@ -15,17 +15,9 @@ from wengert.transforms.base import (
     dot_hint,
 )
 
-_NUMERIC = (*FLOATS, numpy.ndarray)
+#: Values whose tangent is a number or an array of them.
+NUMERIC = (*FLOATS, numpy.ndarray)
 
-#: Adjoint updates ``(prev, x, index, g[, size])`` that forward mode maps onto tangents.
-_ADJOINT_UPDATES = (runtime.getitem_adjoint, runtime.getitem_adjoint_owned)
-
-#: Runtime helpers whose calls only compute a tangent (dropped when unused).
-_PURE_HELPERS = frozenset({
-    runtime.nonzero_tangent, runtime.seq_tangent, runtime.getitem_tangent,
-    runtime.float_list_tangent,
-    runtime.getattr_tangent, runtime.unpack_tangent, runtime.iter_tangent,
-})
 
 
 class ForwardControlFlow:
@@ -48,7 +40,7 @@ class ForwardControlFlow:
                                   op.orelse.terminator.values)):
             if not self.active(r) or (self.get(yt) is None and self.get(ye) is None):
                 continue
-            numeric = self.type_of(r) in _NUMERIC
+            numeric = self.type_of(r) in NUMERIC
             dt = self.yield_dot(op.then, yt, numeric)
             de = self.yield_dot(op.orelse, ye, numeric)
             op.then.terminator.values.append(dt)
