@@ -5,6 +5,7 @@ through it, and the rule form reads the partial derivatives it is given."""
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import linecache
 import os
@@ -49,7 +50,7 @@ def find_node(tree: ast.Module, fn: types.FunctionType) -> ast.FunctionDef | ast
     """``fn``'s ``def`` or ``lambda`` node in ``tree`` (``None`` if it is not there)."""
     code = fn.__code__
     first = code.co_firstlineno
-    lambdas, defs = _functions_of(tree)
+    lambdas, defs = _functions_of(_statement_at(tree, first))
     if code.co_name == "<lambda>":
         cands = lambdas.get(first, [])
         if len(cands) > 1:
@@ -62,14 +63,38 @@ def find_node(tree: ast.Module, fn: types.FunctionType) -> ast.FunctionDef | ast
     return None
 
 
-#: The functions of the trees searched last (by ``id``, with the tree itself, so that an id
-#: reused by a new tree is not taken for the old one): a rule module declares hundreds of
-#: lambdas, each found in one walk of its tree rather than one walk each.
-_INDEXED: dict[int, tuple[ast.Module, dict[int, list[ast.Lambda]], dict[str, list[ast.AST]]]] = {}
+#: Per tree (by ``id``, with the tree itself, so that an id reused by a new tree is not
+#: taken for the old one): the first lines of its top-level statements, and the statements.
+_STARTS: dict[int, tuple[ast.Module, list[int], list[ast.stmt]]] = {}
 
 
-def _functions_of(tree: ast.Module) -> tuple[dict[int, list[ast.Lambda]],
-                                              dict[str, list[ast.AST]]]:
+def _statement_at(tree: ast.Module, line: int) -> ast.AST:
+    """The top-level statement of ``tree`` spanning ``line`` (decorators included), or the
+    whole tree where none does: a function is searched for in it alone, not in a module of
+    hundreds of rules."""
+    got = _STARTS.get(id(tree))
+    if got is None or got[0] is not tree:
+        stmts = list(tree.body)
+        starts = [min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))])
+                  for s in stmts]
+        got = (tree, starts, stmts)
+        _STARTS[id(tree)] = got
+        while len(_STARTS) > _PARSED_KEPT + 2:
+            del _STARTS[next(iter(_STARTS))]
+    _, starts, stmts = got
+    k = bisect.bisect_right(starts, line) - 1
+    if k >= 0 and line <= (stmts[k].end_lineno or 0):
+        return stmts[k]
+    return tree
+
+
+#: The functions of the statements searched last (by ``id``, with the statement itself):
+#: a statement declaring many lambdas (a table of rules) is walked once, not once each.
+_INDEXED: dict[int, tuple[ast.AST, dict[int, list[ast.Lambda]], dict[str, list[ast.AST]]]] = {}
+
+
+def _functions_of(tree: ast.AST) -> tuple[dict[int, list[ast.Lambda]],
+                                           dict[str, list[ast.AST]]]:
     """The lambdas of ``tree`` by first line and its ``def`` nodes by name, in walk order."""
     got = _INDEXED.get(id(tree))
     if got is None or got[0] is not tree:
@@ -82,7 +107,7 @@ def _functions_of(tree: ast.Module) -> tuple[dict[int, list[ast.Lambda]],
                 defs.setdefault(n.name, []).append(n)
         got = (tree, lambdas, defs)
         _INDEXED[id(tree)] = got
-        while len(_INDEXED) > _PARSED_KEPT + 2:
+        while len(_INDEXED) > 64:
             del _INDEXED[next(iter(_INDEXED))]
     return got[1], got[2]
 

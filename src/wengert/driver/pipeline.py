@@ -304,6 +304,9 @@ class Linker:
 
 #: Result types being inferred, with the type assumed for recursive calls meanwhile.
 _RESULT_GUESS: dict[Any, Any] = {}
+#: Result types found under guesses still being made: key -> [(the guesses, by key, it
+#: rests on; what was found)].
+_PROVISIONAL: dict[Any, list[tuple[tuple[tuple[Any, Any], ...], Any]]] = {}
 
 
 @_under_build_lock
@@ -323,6 +326,12 @@ def result_type(fn: Any, arg_types: tuple[Any, ...], consulted: set[Any] | None 
         if consulted is not None:
             consulted.add(key)
         return _RESULT_GUESS[key], []
+    for rests_on, found in _PROVISIONAL.get(key, ()):
+        # Found before under the guesses still made now: the same inference again.
+        if all(k in _RESULT_GUESS and _RESULT_GUESS[k] is g for k, g in rests_on):
+            if consulted is not None:
+                consulted.update(k for k, _ in rests_on)
+            return found
     if not _has_plain_signature(fn, len(arg_types)):
         return None
     try:
@@ -337,9 +346,14 @@ def result_type(fn: Any, arg_types: tuple[Any, ...], consulted: set[Any] | None 
                                    writes=linker.written_params)
         finally:
             del _RESULT_GUESS[key]
+            # (what rested on this guess is stale now; all of it once no guess is left)
+            if not _RESULT_GUESS:
+                _PROVISIONAL.clear()
         t = return_type(prim.ir, inferred)
         if t is not None and (guess is None or t is guess):
             break
+        if key not in linker.consulted:
+            break  # (no recursive call read the guess: another one finds the same)
     else:
         t = None
     found = (t, unique([CodeDep(fn), *prim.deps, *linker.deps]))
@@ -348,6 +362,11 @@ def result_type(fn: Any, arg_types: tuple[Any, ...], consulted: set[Any] | None 
         consulted |= linker.consulted
     if not linker.consulted:  # else it rests on a caller's guess, still unconfirmed
         RESULT_TYPES[key] = found
+    else:
+        # Kept while the guesses it rests on are made (each call of a recursive helper
+        # in the caller's body would otherwise infer it again), dropped with the last.
+        rests_on = tuple((k, _RESULT_GUESS[k]) for k in linker.consulted)
+        _PROVISIONAL.setdefault(key, []).append((rests_on, found))
     return found
 
 

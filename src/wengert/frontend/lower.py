@@ -800,8 +800,9 @@ class FunctionLowering(ExpressionLowering):
         """
         out: set[str] = set()
         pos = (node.lineno, node.col_offset)
+        inside = {id(x) for x in ast.walk(node)}  # (one walk, not one per node of the scope)
         for s in _same_scope_nodes(self.node):
-            if _contains(node, s):
+            if id(s) in inside:
                 continue
             if isinstance(s, ast.stmt) and (s.lineno, s.col_offset) > pos:
                 out.update(assigned_names([s]))

@@ -105,6 +105,9 @@ class Op:
     #: :meth:`operands` and :meth:`set_operands` (used by every pass that maps values)
     #: follow from it.
     OPERANDS: ClassVar[tuple[str, ...]] = ()
+    #: Whether the op kind owns regions (``If``, ``For``, ...): walks skip
+    #: :meth:`regions` for the straight-line kinds, most ops of every function.
+    HAS_REGIONS: ClassVar[bool] = False
 
     def operands(self) -> list[Value]:
         """Values read directly by this op, in Python evaluation order."""
@@ -190,6 +193,13 @@ class Call(Op):
     results: list[Value]
     starred: tuple[int, ...] = ()
     loc: SourceLoc | None = None
+
+    def operands(self) -> list[Value]:
+        # (the commonest op: spelled out, the same as the generic reading of OPERANDS)
+        out = [self.fn, *self.args]
+        if self.kwargs:
+            out.extend(v for _, v in self.kwargs)
+        return out
 
 
 @dataclass(eq=False)
@@ -400,6 +410,7 @@ class MakeFunction(Op):
     ``defaults`` and ``kw_defaults`` are evaluated where the ``def`` stands, as in Python.
     """
 
+    HAS_REGIONS: ClassVar[bool] = True
     OPERANDS: ClassVar[tuple[str, ...]] = ('defaults', 'kw_defaults')
 
     func: Function
@@ -417,6 +428,7 @@ class MakeFunction(Op):
 class If(Op):
     """``if cond`` with two regions; each yields one value per result."""
 
+    HAS_REGIONS: ClassVar[bool] = True
     OPERANDS: ClassVar[tuple[str, ...]] = ('cond',)
 
     cond: Value
@@ -438,6 +450,7 @@ class For(Op):
     iteration in which a carried value listed in ``exit_flags`` is true.
     """
 
+    HAS_REGIONS: ClassVar[bool] = True
     OPERANDS: ClassVar[tuple[str, ...]] = ('iterable', 'inits')
 
     iterable: Value
@@ -466,6 +479,7 @@ class While(Op):
     ``exit_flags`` as in :class:`For`.
     """
 
+    HAS_REGIONS: ClassVar[bool] = True
     OPERANDS: ClassVar[tuple[str, ...]] = ('inits',)
 
     inits: list[Value]
@@ -495,6 +509,7 @@ class With(Op):
     leaves them in place, so they are the results' starting values (like loop slots).
     """
 
+    HAS_REGIONS: ClassVar[bool] = True
     OPERANDS: ClassVar[tuple[str, ...]] = ('manager', 'inits')
 
     manager: Value
@@ -554,9 +569,8 @@ def _walk(region: Region, functions: bool) -> Iterator[Op]:
             stack.pop()
             continue
         yield op
-        if functions or not isinstance(op, MakeFunction):
-            regions = op.regions()
-            for r in reversed(regions):
+        if op.HAS_REGIONS and (functions or not isinstance(op, MakeFunction)):
+            for r in reversed(op.regions()):
                 stack.append(iter(r.ops))
 
 

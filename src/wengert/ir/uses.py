@@ -127,3 +127,38 @@ class Places:
         at = self.order[id(op)]
         return self.order[id(first)] < at < self.order[id(then)] or \
             bool(self.loops[id(op)] & self.loops[id(then)] - self.loops[id(first)])
+
+
+def _part(x: object) -> object:
+    """One field of an op as :func:`fingerprint` records it."""
+    t = type(x)
+    if t is n.Value:
+        return x.id  # type: ignore[attr-defined]
+    if t in _PLAIN:
+        return x
+    if t is list or t is tuple:
+        return tuple([_part(y) for y in x])  # type: ignore[attr-defined]
+    if t is n.Region:
+        return (id(x), tuple([a.id for a in x.args]), len(x.ops))  # type: ignore[attr-defined]
+    if t is n.Function:
+        return (id(x), id(x.body), tuple([a.id for a in x.body.args]),  # type: ignore
+                id(x.signature))  # type: ignore[attr-defined]
+    return id(x)  # (a constant's value, a location: replaced, not changed, by passes)
+
+
+#: Field values :func:`fingerprint` records as they are.
+_PLAIN = frozenset({bool, int, str, type(None)})
+
+
+def fingerprint(fn: n.Function) -> tuple[object, ...]:
+    """What ``fn`` is, structurally: every op (by identity) with every field it holds (the
+    values it reads and defines, its constants, its regions' arguments), its nested
+    functions' included. Equal fingerprints mean no pass rewrote ``fn`` in between, so
+    what an analysis found of it still holds (:class:`~wengert.analysis.cached.Analyses`)."""
+    out: list[object] = [tuple([a.id for a in fn.body.args]), len(fn.body.ops)]
+    add = out.append
+    for op in n.walk(fn.body):
+        add(id(op))
+        for x in op.__dict__.values():
+            add(x.id if type(x) is n.Value else _part(x))
+    return tuple(out)

@@ -51,6 +51,7 @@ from wengert.rules.registry import (
     mark_array_result,
     mark_check,
     mark_pure,
+    mark_result_type,
     nondifferentiable,
 )
 from wengert.rules.shapes import broadcast_to as _broadcast_to
@@ -215,6 +216,19 @@ def slogdet_rule(a):
 
 
 mark_pure(np.linalg.inv, np.linalg.det, np.linalg.slogdet)
+
+
+def _real_matrices(t: Any) -> bool:
+    """Whether the argument type ``t`` (as type inference gives it) is a float64 or
+    float32 array of two axes or more: a (stack of) matrices whose dtype LAPACK keeps."""
+    return type(t) is tuple and t[0] in (np.float64, np.float32) and t[1] >= 2
+
+
+# Types for the inference: the inverse is an array like its argument, the determinant a
+# NumPy scalar of its dtype (an array of the stack's axes for a stack of matrices).
+mark_result_type(lambda ts, cs: ts[0] if _real_matrices(ts[0]) else None, np.linalg.inv)
+mark_result_type(lambda ts, cs: None if not _real_matrices(ts[0]) else
+                 ts[0][0] if ts[0][1] == 2 else (ts[0][0], ts[0][1] - 2), np.linalg.det)
 
 
 # --------------------------------------------------------------------------------------

@@ -44,7 +44,6 @@ from wengert.analysis.types import (
     Types,
     bind_constants,
     function_constant,
-    infer_types,
 )
 from wengert.diagnostics import NonDifferentiableError, SourceLoc, describe
 from wengert.ir import nodes as n
@@ -184,7 +183,8 @@ class Transform:
                          not _integer_array(arg_types[i]))
         self.linker = linker
         arg_types = bind_constants(fn, arg_types)
-        prepare(fn, arg_types, linker)
+        #: ``fn``'s analyses, kept while no pass changes it.
+        self.analyses = prepare(fn, arg_types, linker)
         #: The parameters' types (``ListOf``, ``ObjectOf``, ... as the caller was checked).
         self.arg_types = list(arg_types)
         self.types: Types
@@ -223,10 +223,8 @@ class Transform:
 
     def analyse(self) -> None:
         """Infer the function's types and activity (again, after it was rewritten)."""
-        fn, linker = self.fn, self.linker
-        self.types = infer_types(fn, list(self.arg_types),
-                                 callee=linker.result_type if linker else None,
-                                 writes=getattr(linker, "written_params", None))
+        fn = self.fn
+        self.types = self.analyses.types(writes=True)
         # Objects passed in may be written to: what lands in them is an output as well.
         mutable = [i for i in self.wrt if self.types.of(fn.body.args[i]) not in IMMUTABLE]
         self.act = activity(fn, self.wrt, mutable,

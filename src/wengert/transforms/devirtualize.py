@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from wengert import runtime
+from wengert.analysis.cached import Analyses
 from wengert.analysis.types import INT_OR_FLOAT, ListOf, TupleOf, Types, infer_types
 from wengert.diagnostics import NonDifferentiableError
 from wengert.ir import nodes as n
@@ -48,10 +49,13 @@ from wengert.rules import registry
 
 
 def devirtualize(fn: n.Function, arg_types: Sequence[Any],
-                 callee: Callable[[Any, list[Any]], Any] | None = None) -> bool:
+                 callee: Callable[[Any, list[Any]], Any] | None = None,
+                 analyses: Analyses | None = None) -> bool:
     """Rewrite, in place, the attribute reads and method calls of ``fn`` whose meaning the
-    class decides (see the module docstring); return whether anything changed."""
-    types_ = infer_types(fn, list(arg_types), callee=callee)
+    class decides (see the module docstring); return whether anything changed.
+    ``analyses``: where ``fn``'s types (of ``arg_types``, with ``callee``) are kept."""
+    types_ = analyses.types() if analyses is not None else \
+        infer_types(fn, list(arg_types), callee=callee)
     consts: dict[int, n.Const] = {}
     uses: dict[int, list[n.Op]] = {}
     defs: dict[int, n.Op] = {}

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy
 
-from wengert.analysis.types import FLOAT_OR_FLOAT64, infer_types, plain
+from wengert.analysis.cached import Analyses
+from wengert.analysis.types import FLOAT_OR_FLOAT64, Types, infer_types, plain, unshaped
 from wengert.diagnostics import SourceLoc
 from wengert.frontend import lower
 from wengert.ir import nodes as n
@@ -28,6 +29,10 @@ from wengert.ir.clone import Cloner, clone_function
 from wengert.ir.uses import free_uses
 from wengert.transforms.cleanup import cleanup
 from wengert.transforms.specialize import specialize
+
+#: Rule bodies specialised on argument types without shapes (by rule, arity, types and
+#: keywords): what a body for arrays of known shapes is specialised further from.
+_UNSHAPED: dict[tuple[int, tuple[Any, ...]], n.Function | None] = {}
 
 #: Literal values a call gives a rule's keyword-only parameters, by name, in the call's
 #: order (``(("strict", True),)`` for ``zip(a, b, strict=True)``).
@@ -95,6 +100,45 @@ def _split(rule_fn: Callable, nargs: int, arg_types: list[type | None],
     """A rule's body specialised on ``arg_types`` (and its keyword-only parameters on the
     literal ``keywords``) if it ends in ``return value, closure``: (function, its types,
     body, the return, definitions by value id, the returned pair)."""
+    made = _specialized(rule_fn, nargs, arg_types, keywords)
+    if made is None:
+        return None
+    fn, types = made
+    body = fn.body
+    ret = body.ops[-1]
+    if not isinstance(ret, n.Return):
+        return None
+    defs = {r.id: op for op in body.ops for r in op.results}
+    pair = defs.get(ret.value.id)
+    if not (isinstance(pair, n.Build) and pair.kind == "tuple" and len(pair.items) == 2
+            and not pair.starred):
+        return None
+    return fn, types, body, ret, defs, pair
+
+
+def _specialized(rule_fn: Callable, nargs: int, arg_types: list[type | None],
+                 keywords: Keywords) -> tuple[n.Function, Types] | None:
+    """A new copy of the body of ``rule_fn`` for ``nargs`` arguments, specialised on
+    ``arg_types`` and cleaned, and its types (``None``: its parameters cannot take such a
+    call).
+
+    For arrays of known shapes, the body specialised on their dtypes and axes alone is
+    made once and kept, and each set of shapes specialises a copy of that: most of a
+    NumPy rule's branches are decided by the number of axes, and a program calling
+    ``@`` on matrices of five shapes would otherwise specialise the whole body five
+    times (folding with less known, then with more, folds what folding with all of it
+    at once does)."""
+    plain_types = [unshaped(t) for t in arg_types]
+    if plain_types != arg_types:
+        key = (id(rule_fn), (nargs, tuple(plain_types), keywords))
+        if key not in _UNSHAPED:
+            made = _specialized(rule_fn, nargs, plain_types, keywords)
+            _UNSHAPED[key] = made[0] if made is not None else None
+        base = _UNSHAPED[key]
+        if base is None:
+            return None
+        fn, _ = clone_function(base)
+        return fn, _specialize_and_clean(fn, arg_types)
     base = _lowered(rule_fn)
     if base is None:
         return None
@@ -108,19 +152,16 @@ def _split(rule_fn: Callable, nargs: int, arg_types: list[type | None],
     for op in n.walk(fn.body):
         if isinstance(op, n.Const) and op.origin and op.origin.split(".")[0] in cells:
             op.origin, op.root = _public_name(op.value)
-    specialize(fn, arg_types)
+    return fn, _specialize_and_clean(fn, arg_types)
+
+
+def _specialize_and_clean(fn: n.Function, arg_types: list[type | None]) -> Types:
+    """:func:`specialize` ``fn`` on ``arg_types``, then drop the calls nothing reads;
+    return its types (those specialising found, where dropping changed nothing)."""
+    analyses = Analyses(fn, arg_types)
+    specialize(fn, arg_types, analyses=analyses)
     cleanup(fn, drop_pure_calls=True)
-    types = infer_types(fn, arg_types)
-    body = fn.body
-    ret = body.ops[-1]
-    if not isinstance(ret, n.Return):
-        return None
-    defs = {r.id: op for op in body.ops for r in op.results}
-    pair = defs.get(ret.value.id)
-    if not (isinstance(pair, n.Build) and pair.kind == "tuple" and len(pair.items) == 2
-            and not pair.starred):
-        return None
-    return fn, types, body, ret, defs, pair
+    return analyses.types()
 
 
 #: Defaults a rule may take from its signature when inlined: values, not objects.

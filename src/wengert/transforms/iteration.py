@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from wengert import runtime
+from wengert.analysis.cached import Analyses
 from wengert.analysis.effects.arrays import IMMUTABLE
 from wengert.analysis.effects.objects import Objects, region_of
 from wengert.analysis.types import Types, infer_types
@@ -51,14 +52,17 @@ from wengert.ir.uses import expand_ops
 REVERSED = "reversed"
 
 
-def index_changed_iterations(fn: n.Function, arg_types: Sequence[Any]) -> bool:
+def index_changed_iterations(fn: n.Function, arg_types: Sequence[Any],
+                             analyses: Analyses | None = None) -> bool:
     """Rewrite, in place, every ``for`` loop of ``fn`` over a list its body may change
     (directly, through ``enumerate`` or through ``zip``) into an index loop; return
-    whether anything changed. Refuses other iterables the loop may change."""
+    whether anything changed. Refuses other iterables the loop may change. ``analyses``:
+    where ``fn``'s types (of ``arg_types``) are kept."""
     loops = [op for op in n.walk_local(fn.body) if isinstance(op, n.For)]
     if not loops:
         return False
-    types = infer_types(fn, list(arg_types))
+    types = analyses.types(callee=False) if analyses is not None else \
+        infer_types(fn, list(arg_types))
     state = _State(fn, types)
     changed = False
     for op in loops:

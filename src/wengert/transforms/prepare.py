@@ -37,13 +37,13 @@ from typing import Any
 import numpy
 
 from wengert import runtime
+from wengert.analysis.cached import Analyses
 from wengert.analysis.effects.objects import seen_only_through_its_slot
 from wengert.analysis.effects.vocabulary import (
     DIFFERENTIABLE_INPLACE,
     is_inplace_operator,
     method_may_write,
 )
-from wengert.analysis.types import infer_types
 from wengert.ir import nodes as n
 from wengert.ir.uses import expand_ops
 from wengert.objects import hashable
@@ -58,16 +58,21 @@ from wengert.transforms.specialize import specialize
 _ROUNDS = 8
 
 
-def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any) -> None:
-    """Normalise ``fn`` in place for differentiation (see the module docstring)."""
+def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any,
+            analyses: Analyses | None = None) -> Analyses:
+    """Normalise ``fn`` in place for differentiation (see the module docstring); return
+    its analyses (``analyses``, or new ones), kept while it is unchanged."""
     callee = linker.result_type if linker is not None else None
+    if analyses is None:
+        analyses = Analyses(fn, arg_types, callee,
+                            getattr(linker, "written_params", None))
     _plain_reads(fn)
     for _ in range(_ROUNDS):
         _positional_rule_calls(fn)
         _keyed_extremes(fn)
         _python_definitions(fn)
         _called_partials(fn)
-        changed = devirtualize(fn, arg_types, callee)
+        changed = devirtualize(fn, arg_types, callee, analyses)
         _live_dict_loops(fn)
         if linker is not None:
             changed |= expand_nested_grads(fn, arg_types, linker)
@@ -77,17 +82,18 @@ def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any) -> None:
             # tuple display, ``isinstance`` of a value of known type, the branches they
             # decide; an object read out of a list display is that object, of its class.
             before = _fingerprint(fn)
-            specialize(fn, arg_types, callee=callee)
+            specialize(fn, arg_types, callee=callee, analyses=analyses)
             changed |= _fingerprint(fn) != before  # (an unrolled loop may call known ones)
-            changed |= devirtualize(fn, arg_types, callee)
+            changed |= devirtualize(fn, arg_types, callee, analyses)
         if not changed:
             break
-    index_changed_iterations(fn, arg_types)
-    _item_updates(fn, arg_types, callee)
+    index_changed_iterations(fn, arg_types, analyses)
+    _item_updates(fn, analyses)
     _self_operands(fn)
-    _guard_inplace(fn, arg_types, callee)
+    _guard_inplace(fn, analyses)
     if not getattr(linker, "differentiated_again", False):
-        _guard_unions(fn, arg_types, callee)
+        _guard_unions(fn, analyses)
+    return analyses
 
 
 def _plain_reads(fn: n.Function) -> None:
@@ -188,12 +194,12 @@ _PLAIN = {operator.iadd: operator.add, operator.isub: operator.sub,
           operator.ipow: operator.pow, operator.imatmul: operator.matmul}
 
 
-def _item_updates(fn: n.Function, arg_types: Sequence[Any], callee: Any) -> None:
+def _item_updates(fn: n.Function, analyses: Analyses) -> None:
     """``a[i] += v`` on an array is ``a[i] = a[i] + v``: Python updates the item read out
     (a view or a copy) in place, then writes it back, and what ``a`` holds afterwards is
     the same. Said without the in-place operator, the item read is a value like any other
     (derivatives may read it again)."""
-    types_ = infer_types(fn, list(arg_types), callee=callee)
+    types_ = analyses.types()
     defs: dict[int, n.Op] = {}
     consts: dict[int, Any] = {}
     users: dict[int, list[n.Op]] = {}
@@ -269,7 +275,7 @@ def _self_operands(fn: n.Function) -> None:
         op.args = [op.args[0], *(copy.result if a is op.args[0] else a for a in op.args[1:])]
 
 
-def _guard_inplace(fn: n.Function, arg_types: Sequence[Any], callee: Any) -> None:
+def _guard_inplace(fn: n.Function, analyses: Analyses) -> None:
     """Insert run-time checks before in-place operators the transforms cannot follow (see
     the module docstring, step 6): :func:`runtime.check_rebinding` where the first operand
     has a type unknown here and is read again after it, or was read out of a container or
@@ -277,7 +283,7 @@ def _guard_inplace(fn: n.Function, arg_types: Sequence[Any], callee: Any) -> Non
     :func:`runtime.check_view` where it may be an array, which must not be a view of
     another (``v = y[0]; v *= 2`` changes ``y``, under a name the derivative does not
     see)."""
-    types_ = infer_types(fn, list(arg_types), callee=callee)
+    types_ = analyses.types()
     order = {id(op): k for k, op in enumerate(n.walk(fn.body))}
     uses: dict[int, list[int]] = {}
     consts: dict[int, Any] = {}
@@ -327,7 +333,7 @@ def _guard_inplace(fn: n.Function, arg_types: Sequence[Any], callee: Any) -> Non
     region(fn.body)
 
 
-def _guard_unions(fn: n.Function, arg_types: Sequence[Any], callee: Any) -> None:
+def _guard_unions(fn: n.Function, analyses: Analyses) -> None:
     """:func:`runtime.check_union` before ``a | b`` (``a |= b``) given a value of a type
     unknown here, in a user's function: the rules of ``|`` are those of bits (no
     derivative), and the union of dicts must not be taken for them (``devirtualize``
@@ -338,7 +344,7 @@ def _guard_unions(fn: n.Function, arg_types: Sequence[Any], callee: Any) -> None
               hashable(f := consts.get(op.fn.id)) and f in (operator.or_, operator.ior)]
     if not unions:
         return
-    types_ = infer_types(fn, list(arg_types), callee=callee)
+    types_ = analyses.types()
 
     def rewrite(op: n.Op) -> list[n.Op] | None:
         if op not in unions or op.kwargs or op.starred:  # type: ignore[union-attr]

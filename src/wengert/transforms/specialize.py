@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy
 
+from wengert.analysis.cached import Analyses
 from wengert.analysis.types import Types, infer_types, subclass
 from wengert.ir import nodes as n
 from wengert.ir.clone import Cloner, substitute
@@ -34,7 +35,7 @@ from wengert.transforms.cleanup import cleanup
 
 def specialize(fn: n.Function, param_types: Sequence[type | None],
                free_types: Mapping[int, type] | None = None,
-               callee: Any = None) -> Types:
+               callee: Any = None, analyses: Analyses | None = None) -> Types:
     """Fold type tests of ``fn`` (and its nested functions) in place; return the final types.
 
     ``param_types`` and ``free_types`` are as for :func:`~wengert.analysis.types.infer_types`.
@@ -45,10 +46,12 @@ def specialize(fn: n.Function, param_types: Sequence[type | None],
     ``tuple()`` of it, ``*`` of it in a call, and a ``for`` over it or over a constant
     ``range`` (unrolled). A list display followed by appends becomes one display.
     Then runs :func:`cleanup` (keeping unused calls: dropping them is the caller's
-    decision), until nothing changes.
+    decision), until nothing changes. ``analyses``: where ``fn``'s types (of
+    ``param_types``, with ``callee``; no ``free_types``) are kept between passes.
     """
     while True:
-        types = infer_types(fn, param_types, free_types, callee=callee)
+        types = analyses.types() if analyses is not None else \
+            infer_types(fn, param_types, free_types, callee=callee)
         folder = _Folder(fn, types)
         folder.region(fn.body)
         changed = folder.changed | _fold_appends(fn.body)

@@ -54,6 +54,8 @@ from wengert.analysis.types.results import (
 from wengert.ir import nodes as n
 from wengert.objects import hashable, is_namedtuple
 
+#: NumPy functions making a float64 matrix of the sizes they are given (no keywords).
+_SQUARE_MAKERS = (numpy.eye, numpy.identity)
 
 class _Inference:
     """Abstract interpretation of a function body in program order (one handler per op kind)."""
@@ -402,6 +404,13 @@ class _Inference:
                     type(k) is int and k >= 0 for k in sizes) else None)
             if type(shape) is tuple and all(type(k) is int and k >= 0 for k in shape):
                 return array_of(numpy.float64, len(shape), shape)
+        if fn in _SQUARE_MAKERS and 1 <= len(args) <= (2 if fn is numpy.eye else 1) and \
+                all(self.get(a) in _INDEX_INTS for a in args):
+            # ``np.eye(n)``, ``np.eye(n, m)``, ``np.identity(n)``: float64, two axes.
+            sizes = [self.consts.get(a.id) for a in args]
+            sizes = sizes if len(sizes) == 2 else sizes * 2
+            return array_of(numpy.float64, 2, tuple(sizes) if all(
+                type(k) is int and k >= 0 for k in sizes) else None)
         return None
 
     def getitem(self, op: n.GetItem) -> None:
