@@ -77,3 +77,39 @@ def test_eight_threads_deriving_at_once_agree_with_one(tmp_path):
         want = _derivatives(modules[j], t % 3, x)
         for a, b in zip(got, want):
             np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def _unknown(v):
+    return v.pop() if isinstance(v, list) else v  # (its type: not known for any argument)
+
+
+def _depth(v, k):
+    if k <= 0:
+        return _unknown(v)
+    return _depth(v, k - 1)
+
+
+def test_result_types_are_inferred_once_per_callee_and_argument_types(monkeypatch):
+    """A callee whose result type cannot be found is inferred once, not once per guess
+    made for recursive calls (it has none); a recursive one under each guess once, however
+    often its body is asked for it."""
+    from wengert.driver import cache, pipeline
+
+    counts: dict[str, int] = {}
+    real = pipeline.infer_types
+
+    def counting(ir, *args, **kwargs):
+        counts[ir.name] = counts.get(ir.name, 0) + 1
+        return real(ir, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "infer_types", counting)
+    for key in [k for k in cache.RESULT_TYPES if k[0] in (pipeline.cache_key(_unknown),
+                                                         pipeline.cache_key(_depth))]:
+        del cache.RESULT_TYPES[key]
+    assert pipeline.result_type(_unknown, (None,))[0] is None
+    assert counts == {"_unknown": 1}
+    assert pipeline.result_type(_unknown, (None,))[0] is None and counts == {"_unknown": 1}
+    counts.clear()
+    assert pipeline.result_type(_depth, (None, int))[0] is None
+    # (three guesses for the recursion, each inferring ``_unknown`` at most once)
+    assert counts.get("_depth", 0) <= 3 and counts.get("_unknown", 0) <= 1, counts

@@ -3,7 +3,9 @@ and to second order; the generated rule source; the declaration errors."""
 
 from __future__ import annotations
 
+import ast
 import copy
+import itertools
 import linecache
 import math
 from collections.abc import Iterator
@@ -15,10 +17,16 @@ import wengert
 import wengert.rules  # noqa: F401  (registers the rules)
 from wengert import runtime
 from wengert.rules import registry
-from wengert.rules.form import cases, defderiv, deflinear
+from wengert.rules.form import Keywords, cases, defderiv, deflinear
+from wengert.tangents import is_differentiable
 from wengert.testing import check_grads, check_rule
 
-CASES = [(rule.fn, args) for rule in registry.all_rules() for args in rule.cases]
+CASES = [(rule.fn, args) for rule in registry.all_rules() for args in rule.cases
+         if rule.vjp is not None or rule.jvp is not None]
+#: The cases of the Python definitions (``defpython``): NumPy's and Python's functions
+#: wengert differentiates by reading a definition of its own in their place.
+PY_CASES = [(rule.fn, args) for rule in registry.all_rules() if rule.python is not None
+            for args in rule.cases]
 
 
 def _name(fn) -> str:
@@ -93,6 +101,121 @@ def test_every_rule_has_cases():
                if not r.nondifferentiable and (r.vjp is not None or r.jvp is not None)
                and (r.form or _wengerts(r)) and not r.cases]
     assert not missing, f"rules without cases: {missing}"
+
+
+_CALLERS = itertools.count()
+
+
+def _split_keywords(args: tuple) -> tuple[tuple, dict]:
+    """A case's positional arguments and its keyword arguments (a last :func:`kw`)."""
+    if args and isinstance(args[-1], Keywords):
+        return args[:-1], dict(args[-1])
+    return args, {}
+
+
+def _is_attribute(fn) -> bool:
+    """Whether ``fn`` is read, not called: a property or a slot of a class (``.T``)."""
+    return not callable(fn) and hasattr(fn, "__get__")
+
+
+def _apply(fn, positional: tuple, keywords: dict):
+    """``fn`` at a case: called, or read off its one argument (a property)."""
+    if _is_attribute(fn):
+        assert len(positional) == 1 and not keywords, "a property's case is its object"
+        return fn.__get__(positional[0], type(positional[0]))
+    return fn(*positional, **keywords)
+
+
+def _caller(fn, nargs: int, keywords: dict, drain: bool = False):
+    """``def call(a0, .., an): return fn(a0, .., an, k=v, ..)`` (a method or property of a
+    class as users spell it: ``a0.sum(a1, k=v)``, ``a0.T``), its keywords written as
+    literals where they are (else read from globals), in a source wengert reads;
+    ``drain``: the iterator it returns made a list, as a ``for`` loop would walk it."""
+    params = ", ".join(f"a{i}" for i in range(nargs))
+    ns = {"FN": fn}
+    given = []
+    for k, v in keywords.items():
+        try:
+            literal = ast.literal_eval(repr(v)) == v
+        except (ValueError, SyntaxError, TypeError):
+            literal = False
+        if literal is True and type(v) in (int, float, bool, str, tuple, type(None)):
+            given.append(f"{k}={v!r}")
+        else:
+            ns[f"K_{k}"] = v
+            given.append(f"{k}=K_{k}")
+    owner = getattr(fn, "__objclass__", None)
+    if owner is not None and nargs >= 1:
+        rest = ", ".join([*(f"a{i}" for i in range(1, nargs)), *given])
+        expression = f"a0.{fn.__name__}" + ("" if _is_attribute(fn) else f"({rest})")
+    else:
+        expression = f"FN({', '.join([params, *given] if params else given)})"
+    if drain:
+        expression = f"list({expression})"
+    text = f"def call({params}):\n    return {expression}\n"
+    filename = f"<wengert-test:{_name(fn)}#{next(_CALLERS)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    exec(compile(text, filename, "exec"), ns)
+    return ns["call"]
+
+
+#: The types of a dict's views: their definitions make a list of the entries at the call
+#: (``rules/python_defs.py`` says why), compared with the view's entries.
+_VIEWS = (type({}.items()), type({}.values()), type({}.keys()))
+
+
+def _same(got, want, where="result") -> None:
+    """``got`` is ``want``: of the same type (arrays: dtype and shape), equal numbers."""
+    if isinstance(want, _VIEWS) and type(got) is list:
+        want = list(want)
+    assert type(got) is type(want), f"{where}: {type(got).__name__} for {type(want).__name__}"
+    if isinstance(want, numpy.ndarray):
+        assert got.dtype == want.dtype and got.shape == want.shape, \
+            f"{where}: {got.dtype}{got.shape} for {want.dtype}{want.shape}"
+        numpy.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=where)
+    elif isinstance(want, (list, tuple)):
+        assert len(got) == len(want), f"{where}: {len(got)} items for {len(want)}"
+        for k, (g, w) in enumerate(zip(got, want)):
+            _same(g, w, f"{where}[{k}]")
+    elif isinstance(want, dict):
+        assert list(got) == list(want), f"{where}: keys {list(got)} for {list(want)}"
+        for k in want:
+            _same(got[k], want[k], f"{where}[{k!r}]")
+    elif isinstance(want, (float, complex, numpy.number)):
+        numpy.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=where)
+    else:
+        assert got == want, f"{where}: {got!r} for {want!r}"
+
+
+@pytest.mark.parametrize(("fn", "args"), PY_CASES,
+                         ids=[f"{_name(fn)}-{i}" for i, (fn, _) in enumerate(PY_CASES)])
+def test_python_definition_case(fn, args):
+    # The definition computes what the function does, value and type (type inference
+    # and the specialisations read the definition's types for the function's).
+    positional, keywords = _split_keywords(args)
+    definition = registry.lookup(fn).python
+    want = _apply(fn, copy.deepcopy(positional), copy.deepcopy(keywords))
+    got = definition(*copy.deepcopy(positional), **copy.deepcopy(keywords))
+    drain = isinstance(want, Iterator)
+    if drain:  # (``map``, ``itertools``: what they yield)
+        assert isinstance(got, Iterator), f"result: {type(got).__name__} for an iterator"
+        want, got = list(want), list(got)
+    _same(got, want)
+    # Through wengert (the definition inlined), in both modes and to second order.
+    if _user_values(positional) and any(is_differentiable(a) for a in positional) and \
+            is_differentiable(want):
+        check_grads(_caller(fn, len(positional), keywords, drain), positional, order=2,
+                    modes=("rev", "fwd"), rtol=1e-4, atol=1e-5)
+
+
+def test_every_python_definition_has_cases():
+    missing = [_name(r.fn) for r in registry.all_rules()
+               if r.python is not None and _wengerts_definition(r) and not r.cases]
+    assert not missing, f"Python definitions without cases ({len(missing)}): {missing}"
+
+
+def _wengerts_definition(rule) -> bool:
+    return (getattr(rule.python, "__module__", None) or "").startswith("wengert.")
 
 
 def test_the_cases_cover_the_rule_tables():

@@ -54,12 +54,15 @@ from wengert.driver.callables import (
 from wengert.frontend.lower import lower_with_deps as lower_source
 from wengert.frontend.source import Dependency, lift_captures, unwrap
 from wengert.ir import nodes as n
+from wengert.ir.clone import clone_function
 from wengert.ir.verify import VerifyError, verify
+from wengert.locate import in_standard_library
 from wengert.objects import namedtuple_method
 from wengert.rules import registry
 from wengert.transforms.cleanup import cleanup
 from wengert.transforms.gradient import grad_ir
 from wengert.transforms.inplace import update_in_place
+from wengert.transforms.prepare import prepare_function
 from wengert.transforms.split import split_pullback
 from wengert.transforms.vjp import vjp_transform
 from wengert.transforms.vjp_record_pruning import prune_fused_records
@@ -332,7 +335,10 @@ def result_type(fn: Any, arg_types: tuple[Any, ...], consulted: set[Any] | None 
             if consulted is not None:
                 consulted.update(k for k, _ in rests_on)
             return found
-    if not _has_plain_signature(fn, len(arg_types)):
+    if not _has_plain_signature(fn, len(arg_types)) or \
+            in_standard_library(fn.__code__.co_filename):
+        # (the standard library's Python is not read for a type: a helper of a helper
+        # such as ``dataclasses.fields`` would be lowered for nothing the caller needs)
         return None
     try:
         prim = ir_entry(fn, arg_types)
@@ -402,7 +408,7 @@ def _vjp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> Der
     VJPS.pop(key, None)
     linker = Linker()
     return derive(fn, arg_types, key, "vjp", VJPS, _BUILDING, _BUILT, linker,
-                   lambda ir: vjp_transform(ir, wrt, arg_types, linker))
+                   lambda ready: vjp_transform(ready.fn, wrt, arg_types, linker, ready))
 
 
 #: Verify the IR after every transform, not only after lowering (the test suite sets
@@ -425,12 +431,17 @@ def derive(fn: Any, arg_types: tuple[Any, ...], key: Any, mode: str, cache: dict
     """Transform ``fn``'s IR, compile and cache the result under ``key``: the bookkeeping
     both modes share (recursion through ``Later``, cleanup after a failure, and shared
     dependencies for mutually recursive derivatives)."""
-    prim = ir_entry(fn, arg_types)
+    prim = ir_entry(fn, arg_types)  # lower -> cleanup (the frontend; verified)
     later = runtime.Later(f"{fn.__name__}_{mode}")
     building[key] = later
     start = len(built)
     try:
-        ir, warnings_found = transform(prim.ir)
+        # devirtualize -> nested derivatives -> inline -> specialize, to a fixpoint ->
+        # index loops -> guards (``transforms/prepare.py``), on a copy of the primal
+        ready = prepare_function(clone_function(prim.ir)[0], arg_types, linker)
+        checked(ready.fn, "the preparation")
+        # the mode's transform: its own loop rewrites and checks, then the derivative
+        ir, warnings_found = transform(ready)
         checked(ir, f"the {mode} transform")
         update_in_place(ir)
         prune_fused_records(ir)
@@ -663,7 +674,8 @@ def _jvp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...],
     JVPS.pop(key, None)
     linker = JVPLinker()
     return derive(fn, arg_types, key, "jvp", JVPS, _JVP_BUILDING, _JVP_BUILT, linker,
-                   lambda ir: jvp_transform(ir, wrt, arg_types, linker, batched=batched))
+                   lambda ready: jvp_transform(ready.fn, wrt, arg_types, linker,
+                                               batched=batched, prepared=ready))
 
 
 class InlineOnly(Linker):

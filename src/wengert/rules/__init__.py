@@ -23,10 +23,11 @@ from wengert.rules import (
 def _scalar_methods() -> None:
     """NumPy scalars have the methods and attributes of arrays (a full sum's ``.sum()``, a
     float64's ``.item()``, ``.shape``): each gets the Python definition of the ndarray's,
-    which computes the same for a scalar."""
+    which computes the same for a scalar. Not those NumPy refuses on every scalar (they
+    need axes it has not): a call of one is left to NumPy, which raises as it should."""
     import numpy
 
-    for name in dir(numpy.ndarray):
+    for name in sorted(set(dir(numpy.ndarray)) - {"diagonal", "swapaxes", "trace"}):
         raw, scalar = getattr(numpy.ndarray, name, None), getattr(numpy.generic, name, None)
         if raw is None or scalar is None or raw is scalar:
             continue

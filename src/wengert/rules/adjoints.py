@@ -28,6 +28,7 @@ helpers below, which come in transposed pairs (``_take`` / ``getitem_adjoint``,
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy
 
@@ -559,3 +560,44 @@ cases(runtime.like_structure,
 cases(runtime.finish_adjoint, ([0.1, 0.2], [1.0, 2.0]), (_V4.copy(), _V4 * 2.0))
 cases(runtime.finished_cotangent, ([0.1, 0.2], [1.0, 2.0]), (_V4.copy(), _V4 * 2.0),
       ((0.1, [0.2, 0.3]), (1.0, [2.0, 3.0])))
+
+
+class _Pair(NamedTuple):
+    """A named tuple for the cases of ``fields_adjoint`` (a field is an item)."""
+
+    w: float
+    b: float
+
+
+# The fused helpers at rows of a list of lists: ``row`` is the row ``x[i]`` itself (what the
+# generated pullbacks pass), zero and partly zero adjoints, slices apart and overlapping.
+_ROWS = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]
+for _f in (runtime.nested_entry_adjoint, runtime.nested_entry_adjoint_owned):
+    cases(_f,
+          (None, _ROWS, 1, _ROWS[1], 0, 0.5),
+          ([None, [0.1, None, 0.3], None], _ROWS, 1, _ROWS[1], -1, 0.5),
+          ([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6], [0.7, 0.8, 0.9]], _ROWS, 0, _ROWS[0], 2, 0.5))
+cases(runtime.nested_entry_taken,
+      (None, _ROWS, 1, _ROWS[1], 0),
+      ([None, [0.1, None, 0.3], None], _ROWS, 1, _ROWS[1], -1),
+      ([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6], [0.7, 0.8, 0.9]], _ROWS, 0, _ROWS[0], 2))
+cases(runtime.items_adjoint_owned,
+      (None, _ROWS, slice(1, 3), [[0.5, None, 0.25], [0.1, 0.2, 0.3]], _ROWS[1:3]),
+      ([0.1, 0.2, 0.3, 0.4], _X3 + [4.0], slice(0, 4, 2), [0.5, 0.7], [1.0, 3.0]),
+      ([None, [0.1, 0.2, 0.3], None], _ROWS, slice(1, None), [None, [0.5, 0.5, 0.5]],
+       _ROWS[1:]))
+cases(runtime.slice_pair_adjoint,
+      (_X3 + [4.0], slice(0, 1), slice(2, 4), [0.5, 0.6, 0.7]),
+      ((1.0, 2.0, 3.0), slice(None, 2), slice(1, None), [0.5, 0.6, 0.7, 0.8]),
+      (_X3, slice(0, 1), slice(2, 3), None))
+cases(runtime.slice_pairs_adjoint,
+      (None, _ROWS, slice(1, 3), _ROWS[1:3], slice(None, 1), slice(2, None),
+       [[0.5, 0.6], [0.7, 0.8]]),
+      ([None, [0.1, 0.2, 0.3], None], _ROWS, slice(1, 3), _ROWS[1:3], slice(None, 1),
+       slice(2, None), [[0.1, 0.2], [0.5, 0.6], [0.7, None]]),
+      ([None, [0.1, 0.2, 0.3], None], _ROWS, slice(0, 2), _ROWS[:2], slice(0, 1), slice(1, 2),
+       None))
+cases(runtime.fields_adjoint,
+      (_Pair(1.0, 2.0), ("w", "b"), 0.5, 0.25),
+      (_Pair(1.0, 2.0), ("b",), None),
+      (runtime.Attrs(w=1.0, b=2.0), ("w", "b"), 0.5, None))

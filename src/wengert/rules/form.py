@@ -276,9 +276,21 @@ def _defrule(fn: Any, rule: Callable, caller: dict[str, Any]) -> None:
     _register(fn, base, sources[0].splitlines(), sources[1].splitlines(), ns)
 
 
+class Keywords(dict):
+    """The keyword arguments of a case, as its last entry (:func:`kw`)."""
+
+
+def kw(**given: Any) -> Keywords:
+    """Keyword arguments for a case of a Python definition: ``cases(np.sum, (a, kw(axis=0,
+    keepdims=True)))`` calls ``np.sum(a, axis=0, keepdims=True)``."""
+    return Keywords(given)
+
+
 def cases(fn: Any, *args: tuple) -> None:
     """Sample points of ``fn``'s rules (argument tuples), checked by the rule harness
-    against central differences in both modes and to second order."""
+    against central differences in both modes and to second order; for a Python
+    definition (:func:`~wengert.rules.registry.defpython`), also its values against
+    ``fn``'s. A case's last entry may be :func:`kw`'s keyword arguments."""
     rule = lookup(fn)
     if rule is None:
         raise ValueError(f"cases({_name(fn)}): no rule is registered")

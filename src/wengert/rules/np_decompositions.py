@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from wengert.diagnostics import RuleRefusal
-from wengert.rules.form import ans_bar, cases, deflinear, defrule
+from wengert.rules.form import ans_bar, cases, deflinear, defrule, kw
 from wengert.rules.np_linalg import (
     _A,
     _AS,
@@ -422,9 +422,9 @@ def _lstsq_cutoff(a: Any, rcond: Any) -> Any:
     return rcond
 
 
-def _lstsq_rank(a: Any, b: Any, rcond: Any) -> int:
-    """The rank ``np.linalg.lstsq`` reports."""
-    return int(np.linalg.lstsq(a, b, rcond=rcond)[2])
+def _lstsq_rank(a: Any, b: Any, rcond: Any) -> Any:
+    """The rank ``np.linalg.lstsq`` reports (a NumPy integer, as NumPy gives it)."""
+    return np.linalg.lstsq(a, b, rcond=rcond)[2]
 
 
 nondifferentiable(_lstsq_cutoff, _lstsq_rank)
@@ -539,6 +539,14 @@ cases(_keep, (_B, True), (_B, False))
 cases(_unkeep, (_B, 2, True), (_B[:, :0], 2, False))
 cases(_lstsq_solution, (_TALL, _TALL[:, :2] + 0.1, None), (_WIDE, _B[:2], None),
       (_A, _B, 1e-10))
+# NumPy's spellings, checked against NumPy (and differentiated) through their definitions.
+cases(np.linalg.eigh, (_SPD,), (_SPD_UP, kw(UPLO="U")))
+cases(np.linalg.eigvalsh, (_SPD,), (_SPDS, kw(UPLO="U")))
+cases(np.linalg.qr, (_TALL,), (_A, kw(mode="r")), (_AS, kw(mode="complete")))
+cases(np.linalg.svd, (_A,), (_TALL, kw(full_matrices=False)), (_WIDE, kw(compute_uv=False)))
+cases(np.linalg.svdvals, (_TALL,), (_AS,))
+cases(np.linalg.pinv, (_TALL,), (_WIDE, kw(rcond=1e-10)), (_AS, kw(rtol=1e-8)))
+cases(np.linalg.lstsq, (_TALL, _TALL[:, :2] + 0.1), (_A, _B[:, 0], kw(rcond=None)))
 
 # Arrays in, an array (or a NumPy scalar) out: what type inference may assume.
 mark_array_result(_column, _keep, _uncolumn, _unkeep, _eigvalsh, _pinv, _lstsq_solution)

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from wengert.diagnostics import RuleRefusal
-from wengert.rules.form import cases, defderiv, defrule
+from wengert.rules.form import cases, defderiv, defrule, kw
 from wengert.rules.operator import _log_base
 from wengert.rules.registry import (
     defpython,
@@ -459,6 +459,12 @@ cases(np.fmod, (_X * 5.0, 1.3), (_X * 5.0, _P), (-4.1, 1.3))
 cases(np.where, (_X > 0, _X, _X[0]), (_X[0] > 0, 2.0, _B), (_X > 0.25, _X[:, :1], _X[::-1]))
 cases(_nan_to_num, (_X, 0.0, 5.0, -5.0), (np.array([0.5, np.nan, np.inf, -np.inf, -1.5]),
                                             0.25, 2.0, -3.0))
+# The Python definitions, called as users call them (bounds away from the entries).
+cases(np.clip, (_X, -0.5, 0.9), (_X, _X[::-1] * 0.5, None), (0.3, -0.5, 1.0),
+      (_B, kw(min=-0.5, max=_X[0] + 0.05)))
+cases(np.nan_to_num, (_X,), (np.array([0.5, np.nan, np.inf, -np.inf, -1.5]), True, 0.25),
+      (np.array([0.5, np.nan, np.inf, -np.inf, -1.5]), kw(posinf=2.0, neginf=-3.0)),
+      (1.5,))
 
 # Arrays in, an array (or a NumPy scalar) out: what type inference may assume.
 mark_array_result(_nan_to_num, _sigmoid, _sinc_deriv)

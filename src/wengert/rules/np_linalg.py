@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from wengert.rules.form import cases, defderiv, defrule
+from wengert.rules.form import cases, defderiv, defrule, kw
 from wengert.rules.np_reduction_prims import _sum
 from wengert.rules.registry import (
     defjvp,
@@ -456,6 +456,21 @@ cases(_cholesky, (_SPD, False), (_SPDS, False), (_SPD_LOW, False), (_SPD_UP, Tru
       (_SPDS, True))
 cases(_pairwise_recip, (np.array([0.5, -1.0, 2.0]),), (_rng.standard_normal((2, 4)),))
 cases(_recip, (np.array([0.5, -1.0, 2.0]),))
+# NumPy's spellings, checked against NumPy (and differentiated) through their definitions.
+cases(np.linalg.solve, (_A, _B[:, 0]), (_A, _B), (_AS, _BS))
+cases(np.linalg.cholesky, (_SPD,), (_SPD_UP, kw(upper=True)))
+cases(np.linalg.matrix_power, (_A, 3), (_A, -2))
+cases(np.linalg.multi_dot, ([_A, _B, _B.T],), ([_B[:, 0], _A, _B[:, 1]],))
+cases(np.linalg.matmul, (_A, _B), (_AS, _B))
+cases(np.linalg.matrix_transpose, (_B,), (_BS,))
+# (``dtype=`` of an int matrix, its value only: the derivative of a trace refuses a dtype.)
+cases(np.linalg.trace, (_A,), (_AS, kw(offset=1)),
+      (np.arange(9).reshape(3, 3), kw(dtype=np.float64)))
+cases(np.linalg.diagonal, (_A,), (_AS, kw(offset=-1)))
+cases(np.linalg.outer, (_B[:, 0], _B[:, 1]))
+cases(np.linalg.vecdot, (_B, _B[::-1]), (_BS, _BS[::-1], kw(axis=1)))
+cases(np.linalg.tensordot, (_AS, _A), (_A, _B, kw(axes=1)),
+      (_BS, _B, kw(axes=([1, 2], [0, 1]))))
 
 # Arrays in, an array (or a NumPy scalar) out: what type inference may assume.
 mark_array_result(_recip, _solve, _cholesky, np.linalg.inv)

@@ -162,14 +162,11 @@ def _check_weights(scl: Any) -> None:
 mark_check(_check_weights)
 
 
-def _weight_layout(wshape: tuple[int, ...], shape: tuple[int, ...], axis: Any, returned: Any
+def _weight_layout(wshape: tuple[int, ...], shape: tuple[int, ...], axis: Any
                    ) -> tuple[str, str, tuple[int, ...], tuple[int, ...]]:
     """How ``np.average``'s weights of shape ``wshape`` line up with ``a`` of ``shape``
     along ``axis``: the einsum that orders their axes like ``a``'s, and the shapes
     before and after the size-1 axes are put in (NumPy's checks and errors)."""
-    if returned:
-        raise RuleRefusal("wengert: the derivative of np.average does not support "
-                        "returned=True; compute the sum of the weights separately")
     if tuple(wshape) == tuple(shape):
         letters = string.ascii_letters[:len(shape)]
         return letters, letters, tuple(shape), tuple(shape)

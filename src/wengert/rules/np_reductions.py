@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from wengert.rules.form import cases
+from wengert.rules.form import cases, kw
 from wengert.rules.np_reduction_plans import (
     _axes,
     _axis,
@@ -29,6 +29,7 @@ from wengert.rules.np_reduction_plans import (
     _einsum_plan,
     _end_shape,
     _flag,
+    _float_dtype,
     _inner_spec,
     _kron_plan,
     _nonzero_count,
@@ -155,18 +156,28 @@ def ndarray_std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *
 def average_(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
     if weights is None and not returned:
         return mean_(a, axis, None, None, keepdims)
-    return _weighted_average(a, axis, weights, returned, _flag(keepdims))
+    if weights is None:
+        # (NumPy's count of the entries averaged: the sum of weights of 1)
+        weights = np.ones(np.shape(a), _float_dtype(a))
+    avg, scl = _weighted_average(a, axis, weights, _flag(keepdims))
+    if not returned:
+        return avg
+    # (NumPy's: the sum of the weights too, spread to the average's shape)
+    if np.shape(scl) != np.shape(avg):
+        scl = np.broadcast_to(scl, np.shape(avg)).copy()
+    return avg, scl
 
 
-def _weighted_average(a, axis, weights, returned, keepdims):
-    """``np.average`` with weights (a helper of :func:`average_`, inlined with it)."""
+def _weighted_average(a, axis, weights, keepdims):
+    """``np.average`` with weights and the sum of the weights (a helper of
+    :func:`average_`, inlined with it)."""
     # The weights' axes ordered like a's, with size-1 axes where a has others.
-    ins, ordered, before, after = _weight_layout(np.shape(weights), np.shape(a), axis, returned)
+    ins, ordered, before, after = _weight_layout(np.shape(weights), np.shape(a), axis)
     w = _reshape_tail(_einsum1(weights, ins, ordered), before, after)
     axes = _axes(axis, np.ndim(a))
     scl = _sum(w, axes, keepdims)
     _check_weights(scl)
-    return _sum(a * w, axes, keepdims) / scl
+    return _sum(a * w, axes, keepdims) / scl, scl
 
 
 @defpython(np.cumsum, keywords=("axis", "dtype", "out"))
@@ -394,9 +405,9 @@ def einsum_(*operands, out=None, optimize=False):
 
 @defpython(np.linalg.norm, keywords=("ord", "axis", "keepdims"))
 def norm_(x, ord=None, axis=None, keepdims=False):
-    matrix, p, first, second, both = _norm_plan(np.ndim(x), ord, axis)
+    matrix, p, first, _, both = _norm_plan(np.ndim(x), ord, axis)
     if matrix:
-        return _matrix_norm(x, p > 0, first, second, both, keepdims)
+        return _matrix_norm(x, p > 0, first, both, keepdims)
     return _vector_norm(x, p, first, keepdims)
 
 
@@ -411,17 +422,14 @@ def _vector_norm(x, p, axes, keepdims):
     return _root(_sum(_abs_pow(x, p), axes, keepdims), p)
 
 
-def _matrix_norm(x, largest, first, second, both, keepdims):
+def _matrix_norm(x, largest, first, both, keepdims):
     """The matrix norms 1, -1, inf, -inf: ``|x|`` summed over ``first``, then the max or
-    min over ``second`` (a helper of :func:`norm_`, inlined with it)."""
+    min over the other axis of ``both`` (a helper of :func:`norm_`, inlined with it)."""
     sums = _sum(np.abs(x), first, True)
+    # (over both axes, ``first`` of size 1 now: a full reduction gives a NumPy scalar)
     if largest:
-        out = _max(sums, second, True)
-    else:
-        out = _min(sums, second, True)
-    if keepdims:
-        return out
-    return _squeeze_axes(out, both)
+        return _max(sums, both, keepdims)
+    return _min(sums, both, keepdims)
 
 
 # ================================================================================ cases
@@ -465,6 +473,90 @@ cases(_abs_pow, (_M, 2), (_M, 3), (_M, 1), (-0.7, 2))
 cases(_sgn_pow, (_M, 1), (_M, 2), (_M, 0))
 cases(_root, (np.array([4.0, 0.5, 2.0]), 2), (np.array([4.0, 0.5, 2.0]), 3), (2.5, 2))
 cases(_nonzero_recip, (_M,), (0.4,))
+
+# The NumPy spellings, called as users call them (their values are NumPy's, their
+# derivatives central differences'): distinct entries (no ties for the extremes and
+# orders), none zero (no kinks for the products and norms).
+_T = (np.sin(np.arange(1.0, 25.0) * 2.3) * 1.3).round(2).reshape(2, 3, 4)
+_W = np.array([[0.9, -1.3, 0.4, 1.7], [-0.6, 1.1, 2.2, -0.8], [1.4, 0.3, -1.9, 0.6]])
+_R = np.array([1.2, -0.5, 0.8, 2.3, -1.6])
+_Q = np.array([[1.3, -0.4, 0.9], [0.2, 1.8, -1.1], [-0.7, 0.6, 2.4]])
+_K = np.array([[0.6, -1.1, 1.9], [1.4, 0.7, -0.3]])
+_U = np.array([0.8, -1.7, 0.5, 1.2])
+_MASK = np.array([[True, False, True, True], [False, True, True, False],
+                  [True, True, False, True]])
+_WEIGHTS = np.array([0.5, 1.0, 2.0, 1.5])
+_S = np.float64(1.5)
+
+cases(np.sum, (_T,), (_T, kw(axis=1)), (_T, kw(axis=(0, -1), keepdims=True)),
+      (_W, kw(axis=-1, dtype=np.float64, initial=0.5, where=_MASK)))
+cases(np.ndarray.sum, (_T, kw(axis=(0, 2), keepdims=True)), (_W, -1), (_R,))
+cases(np.mean, (_T,), (_T, kw(axis=(1, 2))), (_W, kw(axis=0, keepdims=True, where=_MASK)),
+      (_R, kw(dtype=np.float64)))
+cases(np.ndarray.mean, (_W, kw(axis=1)), (_T, kw(axis=-1, keepdims=True)))
+cases(np.var, (_T,), (_T, kw(axis=1, ddof=1)), (_W, kw(axis=(0, 1), keepdims=True)),
+      (_R, kw(correction=1)))
+cases(np.ndarray.var, (_W, kw(axis=0, ddof=1)), (_R,))
+cases(np.std, (_T, kw(axis=-1)), (_W, kw(ddof=1, keepdims=True)), (_R,))
+cases(np.ndarray.std, (_T, kw(axis=(0, 2))), (_W,))
+cases(np.average, (_T,), (_T, kw(axis=1)), (_W, 1, _WEIGHTS, kw(returned=True)),
+      (_W, None, _W * _W + 0.1, kw(keepdims=True)), (_T, (1, 2), _T[0] * _T[0] + 0.2),
+      (_T, kw(axis=-1, returned=True)))
+cases(np.cumsum, (_T,), (_T, kw(axis=1)), (_W, -1))
+cases(np.ndarray.cumsum, (_W, kw(axis=0)), (_R,))
+cases(np.diff, (_R,), (_T, kw(n=2, axis=1)), (_W, 1, 0, _U[None], _U[None, ::-1].copy()),
+      (_W, kw(prepend=0.5, append=_W[:, :1] * 2.0)))
+cases(np.trace, (_Q,), (_T, kw(offset=1, axis1=1, axis2=2)), (_W, -1))
+cases(np.ndarray.trace, (_Q, kw(offset=1)), (_T, kw(axis1=0, axis2=2)))
+for _f in (np.max, np.min, np.amax, np.amin):
+    cases(_f, (_T,), (_T, kw(axis=1, keepdims=True)), (_W, kw(axis=(0, -1))),
+          (_W, kw(axis=1, initial=1.5 if _f in (np.max, np.amax) else -1.5, where=_MASK)))
+cases(np.ndarray.max, (_T, kw(axis=-1)), (_W, kw(axis=0, keepdims=True)), (_R,))
+cases(np.ndarray.min, (_T, kw(axis=(0, 1))), (_W, 1), (_R,))
+cases(np.ptp, (_T,), (_T, kw(axis=(0, 2), keepdims=True)), (_W, -1))
+cases(np.ndarray.argmax, (_T,), (_T, kw(axis=1)), (_W, kw(axis=-1, keepdims=True)))
+cases(np.ndarray.argmin, (_T,), (_T, kw(axis=1)), (_W, kw(axis=-1, keepdims=True)))
+cases(np.ndarray.argsort, (_R,), (_T, kw(axis=1)), (_W, kw(axis=0, kind="stable")),
+      (_W, kw(axis=None)))
+cases(np.prod, (_W,), (_W, kw(axis=1, keepdims=True)), (_T, kw(axis=(0, -1))),
+      (_R, kw(dtype=np.float64, initial=2.0)), (_W, kw(axis=0, where=_MASK)))
+cases(np.ndarray.prod, (_W, kw(axis=0)), (_R,))
+cases(np.cumprod, (_R,), (_W, kw(axis=1)), (_T, -2))
+cases(np.ndarray.cumprod, (_W, kw(axis=0)), (_R,))
+cases(np.dot, (_R, _R[::-1].copy()), (_W, _U), (_K, _Q), (_T, _W.T.copy()), (_Q, _T[:, :, :3]),
+      (1.5, _R))
+cases(np.ndarray.dot, (_W, _U), (_R, _R[::-1].copy()), (_K, _Q))
+cases(np.matmul, (_K, _W), (_T, _W.T.copy()), (_Q[0], _W), (_W, _U))
+cases(np.vdot, (_W, _W[::-1].copy()), (_R, _R[::-1].copy()))
+cases(np.inner, (_R, _R[::-1].copy()), (_W, _T[0]), (_T, _U), (2.0, _W))
+cases(np.outer, (_R, _U), (_W, _R))
+cases(np.tensordot, (_T, _W), (_T, _W.T.copy(), kw(axes=1)),
+      (_T, _T[::-1].copy(), kw(axes=((0, 2), (0, 2)))), (_R, _U, kw(axes=0)))
+cases(np.kron, (_K, _Q[:2, :2]), (_R, _U[:3]), (_W, _U[:2]))
+cases(np.einsum, ("ij,jk->ik", _K, _Q), ("ijk", _T), ("ij,ij", _W, _W[::-1].copy()),
+      ("ii", _Q), ("ijk,k->ij", _T, _U, kw(optimize=True)),
+      ("ij,jk,kl->il", _K, _Q, _Q.T.copy(), kw(optimize=True)), ("...j,j->...", _T, _U))
+cases(np.linalg.norm, (_R,), (_R, 1), (_R, np.inf), (_R, -np.inf), (_R, 3), (_W,),
+      (_W, "fro"), (_W, 1), (_W, -1), (_W, np.inf), (_W, -np.inf),
+      (_T, None, (1, 2)), (_T, 2, -1, True), (_T, kw(ord=1, axis=(0, 2), keepdims=True)))
+
+# NumPy scalars' methods compute what the ndarray's do (wengert.rules gives them the
+# ndarray's definitions once every module is read): these are registered here, to be
+# given cases. (``trace`` is refused by NumPy on every scalar: it has none.)
+for _method, _definition in (
+        ("argmax", ndarray_argmax), ("argmin", ndarray_argmin), ("argsort", ndarray_argsort),
+        ("cumprod", ndarray_cumprod), ("cumsum", ndarray_cumsum), ("max", ndarray_max),
+        ("mean", ndarray_mean), ("min", ndarray_min), ("prod", ndarray_prod),
+        ("std", ndarray_std), ("sum", ndarray_sum), ("var", ndarray_var)):
+    defpython(getattr(np.generic, _method))(_definition)
+for _method in ("argmax", "argmin", "argsort", "cumprod", "cumsum", "max", "mean", "min",
+                "prod", "sum", "var"):
+    cases(getattr(np.generic, _method), (_S,))
+cases(np.generic.sum, (_S, kw(keepdims=True)))
+# (A scalar's std is 0 whatever it is, but the definition's square root of a zero variance
+# has no derivative: differentiated it gives nan, as it does for a constant array. The
+# value only, checked on an int.)
+cases(np.generic.std, (np.int64(3),))
 
 # Arrays in, an array (or a NumPy scalar) out: what type inference may assume.
 mark_array_result(_sum, _unsum, _cumsum, _rcumsum, _diff, _diff_T, _expand, _sum_back, _trace,

@@ -46,6 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from wengert.diagnostics import RuleRefusal
+from wengert.rules.form import cases, kw
 from wengert.rules.np_arrays import (
     _arange,
     _broadcast,
@@ -111,25 +112,45 @@ from wengert.rules.registry import (
 
 nondifferentiable(np.shape, np.ndim, np.size, _dtype)
 
+# Sample points of the definitions (``cases``: each checked against NumPy's value and type
+# and, where a float flows, differentiated to second order against central differences):
+# distinct values, so that a sort has no ties, none on a bound of the clip cases.
+_V = np.array([0.7, -1.3, 2.1, 0.4])
+_W = np.array([1.6, -0.5, 0.9, -2.2])
+_M = np.array([[0.3, -1.2, 0.8, 1.9], [1.5, 0.2, -0.6, 1.1], [-0.9, 2.3, 0.5, -1.7]])
+_A = ((np.arange(24) * 7) % 24 + 1.0).reshape(2, 3, 4) / 8.0
+_S = _A[:1, :, 1:2]  # (1, 3, 1): unit axes to squeeze
+_F = np.float64(1.5)  # a NumPy scalar (it has the methods of arrays)
+
 
 @defpython(np.ndarray.shape)
+@defpython(np.generic.shape)
 def ndarray_shape(self):
     return np.shape(self)
 
 
 @defpython(np.ndarray.ndim)
+@defpython(np.generic.ndim)
 def ndarray_ndim(self):
     return np.ndim(self)
 
 
 @defpython(np.ndarray.size)
+@defpython(np.generic.size)
 def ndarray_size(self):
     return np.size(self)
 
 
 @defpython(np.ndarray.dtype)
+@defpython(np.generic.dtype)
 def ndarray_dtype(self):
     return _dtype(self)
+
+
+cases(np.ndarray.shape, (_A,), (_V,))
+cases(np.ndarray.ndim, (_A,), (_V,))
+cases(np.ndarray.size, (_M,))
+cases(np.ndarray.dtype, (_M,), (np.arange(3),))
 
 
 # ================================================================== array-likes and casts
@@ -181,6 +202,15 @@ def ndarray_copy(self, order="C"):
     return _copy(self)
 
 
+cases(np.asarray, (_M,), ([0.5, -1.5, 2.0],), ([[0.5, 1.5], [-2.5, 3.0]],),
+      (_V, kw(copy=True)), (_V, kw(dtype=int)))
+cases(np.array, (_M,), ([[0.5, -1.5], [2.0, 0.25]],), (_V, kw(ndmin=3)),
+      (_V, kw(copy=False)), (_V, kw(dtype=int)))
+cases(np.ndarray.astype, (_M, np.float64), (_M, "float64", kw(copy=False)), (_V, int))
+cases(np.copy, (_A,), ([1.5, -2.5],))
+cases(np.ndarray.copy, (_M,), (_A, kw(order="F")))
+
+
 # ================================================================== reshaping
 
 
@@ -218,6 +248,7 @@ def ravel_(a, order="C"):
 
 
 @defpython(np.ndarray.ravel, keywords=("order",))
+@defpython(np.generic.ravel, keywords=("order",))
 def ndarray_ravel(self, order="C"):
     out = _reshape_to(self, -1, order)
     if _ravel_copies(self, order):
@@ -226,6 +257,7 @@ def ndarray_ravel(self, order="C"):
 
 
 @defpython(np.ndarray.flatten, keywords=("order",))
+@defpython(np.generic.flatten, keywords=("order",))
 def ndarray_flatten(self, order="C"):
     return _copy(_reshape_to(self, -1, order))
 
@@ -271,6 +303,19 @@ def atleast_3d_(*arys):
     return _atleast(arys, 3)
 
 
+cases(np.reshape, (_A, (6, 4)), (_A, (4, -1), kw(order="F")), (_V, kw(shape=(2, 2))))
+cases(np.ndarray.reshape, (_A, 4, 6), (_A, (3, 8)), (_M, -1, kw(order="F")))
+cases(np.ravel, (_A,), (_M, kw(order="F")), ([[0.5, 1.5], [-2.5, 3.0]],))
+cases(np.ndarray.ravel, (_M,), (_A, kw(order="F")))
+cases(np.ndarray.flatten, (_A,), (_M, kw(order="F")))
+cases(np.squeeze, (_S,), (_S, kw(axis=-1)), (_S, (0, 2)))
+cases(np.ndarray.squeeze, (_S,), (_S, 0), (_S, kw(axis=(0, -1))))
+cases(np.expand_dims, (_M, -1), (_V, (0, 2)), (_A, kw(axis=1)))
+cases(np.atleast_1d, (_V,), (1.5,), (_V, _M))
+cases(np.atleast_2d, (_V,), (_M,), (1.5, _V))
+cases(np.atleast_3d, (_V,), (_M,), (_A, 1.5))
+
+
 # ================================================================== axes
 
 
@@ -307,6 +352,14 @@ def moveaxis_(a, source, destination):
     return _permute(a, _move_perm(np.ndim(a), source, destination))
 
 
+cases(np.transpose, (_A,), (_A, (1, 0, 2)), (_M, kw(axes=(-1, 0))))
+cases(np.ndarray.T, (_M,), (_A,))
+cases(np.ndarray.transpose, (_A,), (_A, 2, 0, 1), (_M, (1, 0)))
+cases(np.swapaxes, (_A, 0, 2), (_M, -1, 0))
+cases(np.ndarray.swapaxes, (_A, 1, -1))
+cases(np.moveaxis, (_A, 0, -1), (_A, (0, 1), (2, 0)))
+
+
 # ================================================================== broadcasting
 
 
@@ -320,6 +373,10 @@ def broadcast_to_(array, shape, subok=False):
 def broadcast_arrays_(*args, subok=False):
     full = _common_shape(args)
     return tuple([_broadcast(_pack(a, a), np.shape(a), full) for a in args])
+
+
+cases(np.broadcast_to, (_V, (3, 4)), (1.5, (2,)), (_M[:, :1], kw(shape=(2, 3, 4))))
+cases(np.broadcast_arrays, (_V, _M), (_M[:1], _M[:, :1]))
 
 
 # ================================================================== joining and splitting
@@ -406,6 +463,20 @@ def append_(arr, values, axis=None):
     return _concat((arr, values), (arr, values), axis)
 
 
+cases(np.concatenate, ([_M, _M[:1]],), ((_M, _M[:, :2]), kw(axis=-1)), ([_A, _V], kw(axis=None)))
+cases(np.stack, ([_V, _W],), ((_M, 2.0 * _M), kw(axis=-1)), ([_V, _W, _V], kw(axis=1)))
+cases(np.hstack, ((_V, _W[:2]),), ([_M, _M[:, :1]],), ((_A, _A[:, :1]),))
+cases(np.vstack, ((_V, _W),), ([_M, _M[:1], _V],))
+cases(np.dstack, ((_M, _M),), ([_V, _W],))
+cases(np.column_stack, ((_V, _W),), ([_M, _V[:3]],))
+cases(np.split, (_V, 2), (_M, [1, 3], kw(axis=1)), (_A, [1], kw(axis=-3)))
+cases(np.array_split, (_V, 3), (_A, 2, kw(axis=1)), (_M, [2, 3], kw(axis=-1)))
+cases(np.hsplit, (_M, 2), (_V, [1, 3]))
+cases(np.vsplit, (_M, 3), (_A, [1]))
+cases(np.dsplit, (_A, 2), (_A, [1, 3]))
+cases(np.append, (_V, _W), (_M, _M[:1], kw(axis=0)), (_M, [0.5, 1.5]))
+
+
 # ================================================================== repetition
 
 
@@ -428,8 +499,14 @@ def repeat_(a, repeats, axis=None):
 
 
 @defpython(np.ndarray.repeat, keywords=("axis",))
+@defpython(np.generic.repeat, keywords=("axis",))
 def ndarray_repeat(self, repeats, axis=None):
     return _repeat(self, repeats, axis)
+
+
+cases(np.tile, (_V, 2), (_M, (2, 1, 2)), (1.5, 3))
+cases(np.repeat, (_V, 2), (_M, [1, 2, 0, 3], kw(axis=1)), (_A, 2, kw(axis=-3)))
+cases(np.ndarray.repeat, (_M, 2, kw(axis=0)), (_V, [3, 1, 0, 2]))
 
 
 # ================================================================== reordering
@@ -474,6 +551,14 @@ def sort_(a, axis=-1, kind=None, order=None, *, stable=None):
     return _index(_reshape(a, np.shape(a), src), index)
 
 
+cases(np.flip, (_A,), (_A, kw(axis=1)), (_M, (0, -1)))
+cases(np.fliplr, (_M,), (_A,))
+cases(np.flipud, (_V,), (_M,))
+cases(np.roll, (_V, 1), (_M, -2, kw(axis=1)), (_A, (1, 2), kw(axis=(0, -1))))
+cases(np.rot90, (_M,), (_M, 2), (_A, kw(k=-1, axes=(1, 2))))
+cases(np.sort, (_V,), (_M, kw(axis=0)), (_A, kw(axis=None, kind="stable")))
+
+
 # ================================================================== gathering
 
 
@@ -496,6 +581,7 @@ def take_(a, indices, axis=None, out=None, mode="raise"):
 
 
 @defpython(np.ndarray.take, keywords=("axis", "mode"))
+@defpython(np.generic.take, keywords=("axis", "mode"))
 def ndarray_take(self, indices, axis=None, out=None, mode="raise"):
     if out is not None:
         raise RuleRefusal("wengert: x.take with out= writes into an array; assign the "
@@ -508,6 +594,13 @@ def take_along_axis_(arr, indices, axis=-1):
     arr = _pack(arr, arr)
     src, index = _along_plan(np.shape(arr), indices, axis)
     return _index(_reshape(arr, np.shape(arr), src), index)
+
+
+cases(np.take, (_V, [2, 0, 2]), (_M, 5), (_A, [[0, 2], [1, 1]], kw(axis=1)),
+      (_V, [5, -6], kw(mode="wrap")), (_M, [-1, 4], kw(axis=0, mode="clip")))
+cases(np.ndarray.take, (_M, [1, 3], kw(axis=-1)), (_V, 1))
+cases(np.take_along_axis, (_M, np.argsort(_M, axis=1), kw(axis=1)),
+      (_A, np.array([[[2, 0, 1, 1]]]), kw(axis=-2)), (_V, np.array([3, 0]), kw(axis=None)))
 
 
 # ================================================================== diagonals and triangles
@@ -558,6 +651,14 @@ def tril_(m, k=0):
     return _mask(_broadcast(m, np.shape(m), full), mask)
 
 
+cases(np.diag, (_V,), (_V, 1), (_M,), (_M, kw(k=-1)))
+cases(np.diagflat, (_M[:2, :2],), (_V, -1))
+cases(np.diagonal, (_M,), (_A, 1, kw(axis1=1, axis2=2)), (_A, kw(offset=-1, axis1=-1, axis2=0)))
+cases(np.ndarray.diagonal, (_M, 1), (_A, kw(axis1=0, axis2=2)))
+cases(np.triu, (_M,), (_M, 1), (_A, kw(k=-1)))
+cases(np.tril, (_M,), (_V, -1), (_A,))
+
+
 # ================================================================== padding
 
 
@@ -574,6 +675,11 @@ def pad_(array, pad_width, mode="constant", *, constant_values=_UNSET, reflect_t
         # entry adds one term to a zero, which keeps it exactly.
         out = out + _spread(constant_values, border, _dtype(array))
     return out
+
+
+cases(np.pad, (_M, 1), (_M, ((1, 0), (0, 2)), kw(constant_values=0.5)),
+      (_V, (1, 2), kw(mode="reflect")), (_V, 3, kw(mode="symmetric")),
+      (_A, ((0, 0), (1, 1), (0, 2)), kw(mode="edge")), (_M, (2, 1), kw(mode="wrap")))
 
 
 # ================================================================== constructors
@@ -628,19 +734,97 @@ def meshgrid_(*xi, copy=True, sparse=False, indexing="xy"):
     return tuple(out)
 
 
+cases(np.full, ((2, 3), 1.5), ((2, 4), _V), (3, 0.5, kw(dtype=int)))
+cases(np.full_like, (_M, 0.5), (_A, -1.5, kw(shape=(2, 2))), (_V, 2.5, kw(dtype=int)))
+cases(np.linspace, (0.5, 2.0), (0.5, 2.0, 5, kw(endpoint=False)), (_V[:2], _W[:2], 3, kw(axis=1)),
+      (-1.0, 1.5, 6, kw(retstep=True)))
+cases(np.arange, (0.5, 3.1, 0.5), (4.5,), (5,), (1.5, kw(stop=3.1, step=0.25)))
+cases(np.meshgrid, (_V, _W[:3]), (_V, _W[:3], kw(indexing="ij")), (_V, _W, _V, kw(sparse=True)))
+
+
 # ================================================================== methods
 
 
 @defpython(np.ndarray.clip, keywords=("min", "max"))
+@defpython(np.generic.clip, keywords=("min", "max"))
 def ndarray_clip(self, min=None, max=None):
     return np.clip(self, min, max)
 
 
 @defpython(np.ndarray.item)
+@defpython(np.generic.item)
 def ndarray_item(self, *args):
     return _item(self, np.shape(self), _flat_position(np.shape(self), args))
 
 
 @defpython(np.ndarray.tolist)
+@defpython(np.generic.tolist)
 def ndarray_tolist(self):
     return _unpack(self, _structure(self))
+
+
+cases(np.ndarray.clip, (_M, -0.5, 1.0), (_M, kw(min=0.1)), (_V, None, 1.0), (_A, kw(max=2.05)))
+cases(np.ndarray.item, (_M, 5), (_M, 1, 2), (_V[:1],), (_A, -1))
+cases(np.ndarray.tolist, (_M,), (_V,), (_A[0, 0, 0:1].reshape(()),))
+
+
+# ================================================================== NumPy scalars
+
+# A NumPy scalar has the methods and attributes of arrays, computed on it as a 0-d array
+# with a 0-d result given back as a scalar (``np.float64(1.5).T`` is the scalar itself):
+# the arrays' definitions serve where the result has axes or is no array (they carry a
+# second ``defpython`` above); these give the scalar back. Registered here rather than by
+# rules/__init__.py (which gives the other methods the arrays' definitions), so that
+# their cases are declared with them.
+
+
+@defpython(np.generic.T)
+def generic_T(self):
+    return self
+
+
+@defpython(np.generic.transpose)
+def generic_transpose(self, *axes):
+    return _permute(self, _method_perm(axes, np.ndim(self)))[()]
+
+
+@defpython(np.generic.squeeze, keywords=("axis",))
+def generic_squeeze(self, axis=None):
+    return _reshape(self, np.shape(self), _squeezed(np.shape(self), axis))[()]
+
+
+@defpython(np.generic.astype, keywords=("order", "casting", "subok", "copy"))
+def generic_astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    return _astype(self, dtype)[()]
+
+
+@defpython(np.generic.copy, keywords=("order",))
+def generic_copy(self, order="C"):
+    return _copy(self)[()]
+
+
+@defpython(np.generic.reshape, keywords=("order", "copy"))
+def generic_reshape(self, *shape, order="C", copy=None):
+    out = _reshape_to(self, shape, order)
+    if np.ndim(out) == 0:
+        out = out[()]  # (a shape with axes keeps the array)
+    return out
+
+
+cases(np.generic.shape, (_F,))
+cases(np.generic.ndim, (_F,))
+cases(np.generic.size, (_F,))
+cases(np.generic.dtype, (_F,), (np.int64(3),))
+cases(np.generic.T, (_F,))
+cases(np.generic.transpose, (_F,), (_F, ()))
+cases(np.generic.squeeze, (_F,), (_F, kw(axis=())))
+cases(np.generic.astype, (_F, np.float64), (_F, int))
+cases(np.generic.copy, (_F,))
+cases(np.generic.reshape, (_F, ()), (_F, 1, 1), (_F, -1, kw(order="F")))
+cases(np.generic.ravel, (_F,))
+cases(np.generic.flatten, (_F,))
+cases(np.generic.repeat, (_F, 3), (_F, [2]))
+cases(np.generic.take, (_F, 0), (_F, [0, -1, 0]))
+cases(np.generic.clip, (_F, 0.5, 2.0), (_F, kw(max=1.0)))
+cases(np.generic.item, (_F,), (_F, 0))
+cases(np.generic.tolist, (_F,))

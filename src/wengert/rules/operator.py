@@ -137,6 +137,11 @@ _Q33 = numpy.array([[0.5, -1.0, 0.25], [1.5, 0.25, 2.0], [-0.75, 2.0, 1.0]])
 cases(_sum_to, (_A23, (1, 3), (2, 3)), (_A23, (), (2, 3)), (1.5, (), ()))
 cases(_broadcast_to, (_A23[:1], (1, 3), (2, 3)), (numpy.array(0.5), (), (2, 3)))
 cases(_mT, (_A23,))
+# (the fused helper's definition: summed over a leading axis and one of size 1, nothing
+# summed, and with a leading batch axis)
+cases(_mul_sum_to, (_A23, _A23[::-1].copy(), (1, 3), (2, 3)), (_A23, _B3, (3,), (2, 3)),
+      (_A23, _B3, (2, 3), (2, 3)), (numpy.stack([_A23, -_A23]), _A23, (1, 3), (2, 3)),
+      (1.5, -0.5, (), ()))
 cases(_unsqueeze, (_A23, -2))
 cases(_squeeze, (_A23[:1], -2))
 cases(_log_base, (0.5,), (_A23 + 2.0,))

@@ -40,6 +40,7 @@ import operator
 import statistics
 
 from wengert import runtime
+from wengert.rules.form import cases, kw
 from wengert.rules.registry import defpython, nondifferentiable
 from wengert.rules.sequences import _is_mapping
 
@@ -416,3 +417,58 @@ def namedtuple_asdict(self):
 
 #: The definitions above by the name of the method they define.
 NAMEDTUPLE_METHODS = {"_replace": namedtuple_replace, "_asdict": namedtuple_asdict}
+
+
+# -- Sample points of the definitions above, checked against the functions they define (and
+# differentiated) by tests/rules/test_form.py.
+
+_XS = [0.5, -1.5, 2.0, 0.25]
+_YS = [1.25, -0.5, 1.5, 0.75]
+_D = {"a": 0.5, "b": -1.5}
+
+
+def _positive(x):
+    """A predicate for ``filter``'s cases."""
+    return x > 0.0
+
+
+cases(builtins.map, (math.sin, _XS), (operator.mul, _XS, _YS))
+cases(builtins.filter, (_positive, _XS), (None, _XS))
+cases(functools.reduce, (operator.mul, _XS), (operator.add, _XS, 0.75))
+cases(math.prod, (_XS,), (_XS, kw(start=2.0)))
+cases(dict.items, (_D,))
+cases(dict.values, (_D,))
+cases(dict.get, (_D, "b"), (_D, "z", 0.25))
+cases(dict.copy, (_D,))
+cases(dict.setdefault, (_D, "b", 0.25), (_D, "z", 0.25))
+cases(dict.update, (_D, {"b": 0.75, "c": 1.25}), (_D, [("c", 1.25)]), (_D, kw(c=1.25)))
+cases(list.extend, (_XS, _YS[:2]))
+cases(list.insert, (_XS, 1, 0.75), (_XS, -9, 0.75))
+cases(list.sort, (_XS,), (_XS, kw(key=abs, reverse=True)))
+cases(list.reverse, (_XS,))
+cases(list.remove, (_XS, 2.0))
+cases(list.clear, (_XS,))
+cases(list.copy, (_XS,))
+cases(statistics.mean, (_XS,))
+cases(statistics.fmean, (_XS,), (_XS, kw(weights=[1.0, 2.0, 0.5, 1.5])))
+cases(statistics.variance, (_XS,), (_XS, kw(xbar=0.25)))
+cases(statistics.pvariance, (_XS,), (_XS, kw(mu=0.25)))
+cases(statistics.stdev, (_XS,), (_XS, kw(xbar=0.25)))
+cases(statistics.pstdev, (_XS,), (_XS, kw(mu=0.25)))
+cases(statistics.covariance, (_XS, _YS))
+cases(statistics.correlation, (_XS, _YS))
+cases(statistics.linear_regression, (_XS, _YS), (_XS, _YS, kw(proportional=True)))
+cases(itertools.chain, (_XS, _YS[:2]))
+cases(itertools.chain.from_iterable, ([_XS, _YS[:2]],))
+cases(itertools.product, (_XS[:2], _YS[:2]), (_XS[:2], kw(repeat=2)))
+cases(itertools.combinations, (_XS, 2))
+cases(itertools.pairwise, (_XS,))
+# (Ints, its value only: the starred call of a tuple read out of the list is dispatched at
+# run time, and a float case's second derivative is refused.)
+cases(itertools.starmap, (operator.mul, [(2, 3), (-4, 5)]))
+cases(itertools.accumulate, (_XS,), (_XS, kw(func=operator.mul)), (_XS, kw(initial=0.75)))
+cases(runtime.copy_rows, ([_XS[:2], _YS[:2]],))
+cases(runtime.zip_rows, ([_XS[:3], _YS[:3]],))
+cases(float.real, (0.5,))
+cases(float.imag, (0.5,))
+cases(float.conjugate, (0.5,))

@@ -42,7 +42,6 @@ from wengert.analysis.types import (
     ArrayOf,
     ListOf,
     Types,
-    bind_constants,
     function_constant,
 )
 from wengert.diagnostics import NonDifferentiableError, SourceLoc, describe
@@ -61,7 +60,7 @@ from wengert.transforms.checks import (
 )
 from wengert.transforms.devirtualize import OPERATOR_METHODS, called_only
 from wengert.transforms.nested_grad import check_not_dispatcher
-from wengert.transforms.prepare import prepare
+from wengert.transforms.prepare import Prepared, prepare_function
 from wengert.vocabulary import tangent_name
 
 #: Python and NumPy floating scalar types.
@@ -175,16 +174,21 @@ class Transform:
         numpy.float32, numpy.int64, numpy.bool_, INT_OR_FLOAT})
 
     def __init__(self, fn: n.Function, wrt: Sequence[int], arg_types: Sequence[Any],
-                 linker: Linker | None) -> None:
+                 linker: Linker | None, prepared: Prepared | None = None) -> None:
+        """``prepared``: ``fn`` made ready by the driver (:func:`prepare_function`), else
+        it is prepared here (a nested function the transform meets)."""
         self.fn = fn
         # (an array of integers or booleans carries no derivative, as an int does: labels,
         # indices; its cotangent is ``None``)
         self.wrt = tuple(i for i in wrt if i >= len(arg_types) or
                          not _integer_array(arg_types[i]))
         self.linker = linker
-        arg_types = bind_constants(fn, arg_types)
+        if prepared is None:
+            prepared = prepare_function(fn, arg_types, linker)
+        assert prepared.fn is fn
+        arg_types = prepared.arg_types
         #: ``fn``'s analyses, kept while no pass changes it.
-        self.analyses = prepare(fn, arg_types, linker)
+        self.analyses = prepared.analyses
         #: The parameters' types (``ListOf``, ``ObjectOf``, ... as the caller was checked).
         self.arg_types = list(arg_types)
         self.types: Types

@@ -62,6 +62,7 @@ from wengert.transforms.base import (
 from wengert.transforms.cleanup import cleanup
 from wengert.transforms.jvp_containers import ForwardContainers
 from wengert.transforms.jvp_control import NUMERIC, ForwardControlFlow
+from wengert.transforms.prepare import Prepared
 from wengert.vocabulary import tangent_name
 
 #: Adjoint updates ``(prev, x, index, g[, size])`` that forward mode maps onto tangents.
@@ -86,9 +87,10 @@ class JVP(Transform, ForwardContainers, ForwardControlFlow):
     inplace_followed = Transform.inplace_followed | {list}
 
     def __init__(self, fn: n.Function, wrt: Sequence[int], arg_types: Sequence[type | None],
-                 linker: Linker | None = None, batched: bool = False) -> None:
+                 linker: Linker | None = None, batched: bool = False,
+                 prepared: Prepared | None = None) -> None:
         self.batched = batched
-        super().__init__(fn, wrt, arg_types, linker)
+        super().__init__(fn, wrt, arg_types, linker, prepared)
         #: Primal value id -> its tangent (absent: a symbolic zero).
         self.tan: dict[int, n.Value] = {}
         #: Ids of tangent values that are never ``None`` at run time.
@@ -735,17 +737,19 @@ class JVP(Transform, ForwardContainers, ForwardControlFlow):
 
 
 def jvp_transform(fn: n.Function, wrt: Sequence[int], arg_types: Sequence[type | None],
-                  linker: Linker | None = None, batched: bool = False
+                  linker: Linker | None = None, batched: bool = False,
+                  prepared: Prepared | None = None
                   ) -> tuple[n.Function, list[tuple[str, SourceLoc | None]]]:
-    """The JVP of the primal IR ``fn`` (not modified) for parameters ``wrt``.
+    """The JVP of the primal IR ``fn`` (not modified) for parameters ``wrt``; or, given
+    ``prepared``, of the copy of it the driver prepared (which it builds from).
 
     The result is ``f_jvp(<params>, <one tangent per wrt param>) -> (out, out_dot)``;
     ``batched`` says that tangents carry a leading axis of directions (rules are then
     specialised for array tangents of float values). Returns the function and the
     warnings found (callee name, location).
     """
-    cloned, _ = clone_function(fn)
-    j = JVP(cloned, wrt, arg_types, linker=linker, batched=batched)
+    cloned = prepared.fn if prepared is not None else clone_function(fn)[0]
+    j = JVP(cloned, wrt, arg_types, linker=linker, batched=batched, prepared=prepared)
     out = j.build()
     return out, j.warnings
 

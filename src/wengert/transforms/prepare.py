@@ -32,6 +32,7 @@ import functools
 import inspect
 import operator
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy
@@ -44,6 +45,7 @@ from wengert.analysis.effects.vocabulary import (
     is_inplace_operator,
     method_may_write,
 )
+from wengert.analysis.types import bind_constants
 from wengert.ir import nodes as n
 from wengert.ir.uses import expand_ops
 from wengert.objects import hashable
@@ -56,6 +58,24 @@ from wengert.transforms.specialize import specialize
 
 #: Rounds of step 4 (each is bounded by the inliner's budget anyway).
 _ROUNDS = 8
+
+
+@dataclass
+class Prepared:
+    """A function made ready for a transform: rewritten in place by :func:`prepare`, its
+    parameter types (constants bound) and its analyses, kept while it is unchanged."""
+
+    fn: n.Function
+    arg_types: list[Any]
+    analyses: Analyses
+
+
+def prepare_function(fn: n.Function, arg_types: Sequence[Any], linker: Any) -> Prepared:
+    """Bind the functions passed in as constants of ``fn`` and :func:`prepare` it: what
+    both transforms start from (the driver runs it before either, see
+    :mod:`wengert.driver.pipeline`)."""
+    bound = bind_constants(fn, arg_types)
+    return Prepared(fn, list(bound), prepare(fn, bound, linker))
 
 
 def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any,

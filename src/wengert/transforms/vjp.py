@@ -58,6 +58,7 @@ from wengert.transforms.base import (
 )
 from wengert.transforms.cleanup import cleanup
 from wengert.transforms.iteration import index_extremes, index_float_iterations
+from wengert.transforms.prepare import Prepared
 from wengert.transforms.vjp_containers import (
     ReverseContainers,
     own_field_containers,
@@ -74,8 +75,9 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords, Reverse
     """Builds the VJP function of one (already cloned) primal function."""
 
     def __init__(self, fn: n.Function, wrt: Sequence[int], arg_types: Sequence[type | None],
-                 lifted: int = 0, linker: Linker | None = None) -> None:
-        super().__init__(fn, wrt, arg_types, linker)
+                 lifted: int = 0, linker: Linker | None = None,
+                 prepared: Prepared | None = None) -> None:
+        super().__init__(fn, wrt, arg_types, linker, prepared)
         self.renamed_active: set[int] = set()
         #: Scalar adjoints of the entries of parameters read under constant keys
         #: (``params["a"]``): parameter id -> key -> the entry's adjoint variable.
@@ -820,14 +822,16 @@ def _recursive(fn: Any) -> bool:
 
 
 def vjp_transform(fn: n.Function, wrt: Sequence[int], arg_types: Sequence[type | None],
-                  linker: Linker | None = None) -> tuple[n.Function, list]:
-    """The VJP of the primal IR ``fn`` (not modified) for parameters ``wrt``.
+                  linker: Linker | None = None, prepared: Prepared | None = None
+                  ) -> tuple[n.Function, list]:
+    """The VJP of the primal IR ``fn`` (not modified) for parameters ``wrt``; or, given
+    ``prepared``, of the copy of it the driver prepared (which it builds from).
 
     Returns the VJP function and the warnings found (callee name, location).
     """
     from wengert.ir.clone import clone_function
-    cloned, _ = clone_function(fn)
-    v = VJP(cloned, wrt, arg_types, linker=linker)
+    cloned = prepared.fn if prepared is not None else clone_function(fn)[0]
+    v = VJP(cloned, wrt, arg_types, linker=linker, prepared=prepared)
     out = v.build()
     return out, v.warnings
 

@@ -731,3 +731,63 @@ def test_entries_of_a_tuple_of_one_type_read_at_any_index_have_that_type():
     rows = TupleOf((ListOf(float), ListOf(float)))
     ty = infer_types(fn := lower(tuple_read_at), [rows, int])
     assert ty.of(fn.body.terminator.value) is list
+
+
+def filtered(x0, F, n):
+    P = np.eye(n)
+    Q = 0.01 * np.identity(n)
+    R = np.eye(2, 3)
+    for _ in range(3):
+        x0 = F @ x0
+        P = F @ P @ F + Q
+        S_inv = np.linalg.inv(P)
+        d = np.linalg.det(P)
+    return x0, P, Q, R, S_inv, d
+
+
+def test_identity_matrices_inverses_and_determinants_keep_their_axes_through_a_loop():
+    fn = lower(filtered)
+    a1, a2 = array_of(np.float64, 1), array_of(np.float64, 2)
+    ty = infer_types(fn, [a1, a2, int])
+    args = (np.ones(2), np.eye(2) * 0.5, 2)
+    got = filtered(*args)
+    for name, value in zip(["x0", "P", "Q", "R", "S_inv", "d"], got):
+        for v in values_named(fn, name):
+            t = ty.arrays.get(v.id) or ty.of(v)
+            if t is None or v in fn.body.args:
+                continue
+            # What inference says is what NumPy makes (the loop's values: F @ x0 stays a
+            # vector, P a matrix; the determinant a float64 scalar).
+            if isinstance(value, np.ndarray):
+                assert t.dtype is value.dtype.type and t.ndim == value.ndim, (name, t)
+            else:
+                assert t is type(value), (name, t)
+    (r,) = [v for v in values_named(fn, "R") if v.id in ty.arrays]
+    assert ty.arrays[r.id].shape == (2, 3)
+    for name in ("x0", "P"):
+        # (made, carried and returned: none of them of unknown axes)
+        assert all(v.id in ty.arrays for v in values_named(fn, name)), name
+    made = {r.id: op for op in n.walk(fn.body) if isinstance(op, n.Call) for r in op.results}
+    assert [ty.arrays[v.id].ndim for v in values_named(fn, "S_inv") if v.id in made] == [2]
+    assert [ty.of(v) for v in values_named(fn, "d") if v.id in made] == [np.float64]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+@pytest.mark.parametrize("ndim", [2, 3])
+def test_inverse_and_determinant_types_are_what_numpy_returns(dtype, ndim):
+    a = (np.eye(3) * 2.0 + 1.0).astype(dtype)
+    a = np.stack([a, a]) if ndim == 3 else a
+    for f in (np.linalg.inv, np.linalg.det):
+        fn = call_fn(f, 1)
+        ty = infer_types(fn, [array_of(dtype, ndim)])
+        v = fn.body.terminator.value
+        got = f(a)
+        t = ty.arrays.get(v.id) or ty.of(v)
+        if isinstance(t, type) and t is not np.ndarray and t is not None:
+            assert t is type(got)  # a NumPy scalar of the dtype LAPACK kept
+        elif t is not None and t is not np.ndarray:
+            assert (t.dtype, t.ndim) == (got.dtype.type, got.ndim)
+        if dtype is np.int64:
+            assert t is None or t is np.ndarray  # (computed in float64: not claimed)
+        else:
+            assert t is not None and t is not np.ndarray  # (claimed: and checked above)
