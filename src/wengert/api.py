@@ -154,6 +154,9 @@ def jvp(f: Any, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool =
                     has_aux)
 
 
+jvp.__wengert_operator__ = "jvp"  # type: ignore[attr-defined]  (taken inside: expanded)
+
+
 @api_boundary
 def linearize(f: Any, *primals: Any) -> tuple[Any, Any]:
     """``(f(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals``."""

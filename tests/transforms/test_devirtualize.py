@@ -227,3 +227,37 @@ def test_sum_of_a_display_of_objects_with_their_own_addition():
     # (a TypeError from inside wengert in forward mode before: the rules of a numeric sum
     # added the objects' tangents)
     check_grads(summed_objects, (0.7, 1.3), modes=("rev", "fwd"), order=2)
+
+
+# A call spreading a tuple read out of a list of tuples of known entries is given the
+# entries (``f(*args)`` as ``f(args[0], args[1])``): inlined and differentiated to any
+# order, not dispatched when it runs.
+def products(pairs):
+    import operator
+
+    return [operator.mul(*args) for args in pairs]
+
+
+def extremes(triples):
+    s = 0.0
+    for t in triples:
+        s = s + max(*t) * min(*t) + sum(t)
+    return s
+
+
+def spread_into_a_helper(rows, w):
+    def line(a, b):
+        return a * w + b
+
+    return sum(line(*r) for r in rows)
+
+
+@pytest.mark.parametrize("f, args", [
+    (products, ([(0.5, 1.25), (-1.5, 0.75)],)),
+    (extremes, ([(0.5, 1.25, 0.3), (-1.5, 0.75, 2.0)],)),
+    (spread_into_a_helper, ([(0.5, 1.25), (-1.5, 0.75)], 0.7)),
+], ids=["operator", "max-min", "helper"])
+def test_a_tuple_read_out_of_a_list_spread_into_a_call_differentiates_to_second_order(f, args):
+    check_grads(f, args, order=2, modes=("rev", "fwd"))
+    text = wengert.show(f, mode="vjp", like=args)
+    assert "dispatch" not in text

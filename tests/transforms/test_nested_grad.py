@@ -50,3 +50,53 @@ def test_the_hessian_is_the_one_a_person_writes():
     x = 0.7
     expected = 2 * (6 * x - math.sin(x)) + x * (6 - math.cos(x))
     assert wengert.hessian(force_times_x)(x) == pytest.approx(expected, rel=1e-12)
+
+
+# ``jvp`` taken inside differentiated code: the IR of the inner JVP inlined where it is
+# taken, the function it is of lambda-lifted, so the enclosing derivative's tangents and
+# its own stay apart (d/dx of d/dy[x * y * y] at y = x is 4x, not 6x).
+def jvp_of_a_closure(x):
+    return wengert.jvp(lambda y: x * y * y, (x,), (1.0,))[1]
+
+
+def jvp_of_a_global(x):
+    value, slope = wengert.jvp(two, (x, 0.5), (1.0, 0.0))
+    return value * slope
+
+
+def jvp_of_jvp(x):
+    def g(y):
+        return wengert.jvp(lambda z: math.sin(z * y), (y,), (1.0,))[1]
+
+    return wengert.jvp(g, (x,), (1.0,))[1]
+
+
+def grad_of_jvp(x):
+    def slope(y):
+        return wengert.jvp(lambda z: math.exp(z * x), (y,), (1.0,))[1]
+
+    return wengert.grad(slope)(0.5) * x
+
+
+@pytest.mark.parametrize("f", [jvp_of_a_closure, jvp_of_a_global, jvp_of_jvp, grad_of_jvp])
+def test_a_jvp_taken_inside_differentiates_in_both_modes_to_second_order(f):
+    check_grads(f, (0.7,), order=2, modes=("rev", "fwd"))
+
+
+def test_the_jvp_taken_inside_keeps_its_tangents_apart():
+    # d/dx [d/dy (x * y * y)]_{y = x} = d/dx [2 x y]_{y=x} = d/dx 2x^2 = 4x.
+    assert wengert.grad(jvp_of_a_closure)(0.7) == pytest.approx(4 * 0.7)
+    # d/dx [cos(x^2) - 2 x^2 sin(x^2)] = -6x sin(x^2) - 4x^3 cos(x^2)
+    x = 0.7
+    want = -6 * x * math.sin(x * x) - 4 * x ** 3 * math.cos(x * x)
+    assert wengert.grad(jvp_of_jvp)(x) == pytest.approx(want)
+    assert wengert.jvp(jvp_of_jvp, (x,), (1.0,))[1] == pytest.approx(want)
+
+
+def test_a_jvp_inside_not_written_as_tuples_is_refused_at_its_line():
+    def spread(x, at):
+        return wengert.jvp(lambda y: y * x, at, (1.0,))[1]
+
+    with pytest.raises(wengert.NonDifferentiableError, match="jvp") as e:
+        wengert.grad(spread)(0.5, (0.3,))
+    assert e.value.loc is not None and e.value.loc.filename == __file__

@@ -54,6 +54,7 @@ from wengert.driver.callables import (
 from wengert.frontend.lower import lower_with_deps as lower_source
 from wengert.frontend.source import Dependency, lift_captures, unwrap
 from wengert.ir import nodes as n
+from wengert.ir.builder import Builder
 from wengert.ir.clone import clone_function
 from wengert.ir.verify import VerifyError, verify
 from wengert.locate import in_standard_library
@@ -224,6 +225,15 @@ class Linker:
 
     def is_vjp(self, value: Any) -> bool:
         return operator_name(value) == "vjp"
+
+    def is_jvp(self, value: Any) -> bool:
+        return operator_name(value) == "jvp"
+
+    def jvp_ir(self, fn: n.Function, wrt: tuple[int, ...],
+               arg_types: Sequence[Any]) -> n.Function:
+        jir, deps = jvp_ir(fn, wrt, arg_types)
+        self.deps.extend(deps)
+        return jir
 
     def fixed_arity(self, fn: Any, nargs: int) -> Any:
         """``fn`` as a function of exactly ``nargs`` parameters (:func:`fixed_arity`; those
@@ -700,6 +710,40 @@ def gradient_ir(ir: n.Function, wrt: tuple[int, ...], single: bool,
     checked(gir, "the gradient's composition")
     cleanup(gir, drop_pure_calls=True)  # the primal's value, say, is no longer needed
     return gir, linker.deps
+
+
+class InlineOnlyJVP(JVPLinker):
+    """:class:`InlineOnly` for a JVP that is differentiated again (a ``jvp`` taken inside
+    differentiated code): nothing linked to compiled JVPs."""
+
+    differentiated_again = True
+
+    def direct(self, fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> Any:
+        return None
+
+    def direct_jvp(self, fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...],
+                   batched: bool) -> Any:
+        return None
+
+
+def jvp_ir(ir: n.Function, wrt: tuple[int, ...], arg_types: Sequence[Any]
+           ) -> tuple[n.Function, list[Any]]:
+    """``lambda *params, *tangents: jvp(f, params, tangents)`` for the IR ``ir`` of ``f``,
+    as IR (a tangent for each of the ``wrt`` parameters, after all of them): the value and
+    its tangent, a zero tangent materialised as the API's ``jvp`` gives it."""
+    from wengert.transforms.jvp import jvp_transform
+
+    linker = InlineOnlyJVP()
+    jir, _ = jvp_transform(ir, wrt, list(arg_types[:len(ir.body.args)]), linker)
+    ret = jir.body.ops.pop()
+    assert isinstance(ret, n.Return)
+    b = Builder(jir.body)
+    value, dot = (b.getitem(ret.value, b.const(k)) for k in (0, 1))
+    dot = b.call(runtime.finish_adjoint, dot, value)  # (zeros in the value's structure)
+    b.emit(n.Return(b.emit(n.Build("tuple", [value, dot], [n.Value()])).result))
+    checked(jir, "the inner JVP")
+    cleanup(jir, drop_pure_calls=True)
+    return jir, linker.deps
 
 
 def applied_vjp_ir(ir: n.Function, wrt: tuple[int, ...], arg_types: Sequence[Any]

@@ -653,7 +653,7 @@ def _rewrite_star(op: n.Call, consts: dict[int, n.Const], defs: dict[int, n.Op],
     args: list[n.Value] = []
     starred: list[int] = []
     for i, a in enumerate(op.args):
-        count = _entry_count(a, defs, types_.of(a), arg_types, params) \
+        count = _entry_count(a, defs, types_, arg_types, params) \
             if i in op.starred else None
         if count is None:
             if i in op.starred:
@@ -702,17 +702,22 @@ def _rewrite_deepcopy(op: n.Call, consts: dict[int, n.Const], types_: Types
     return None
 
 
-def _entry_count(a: n.Value, defs: dict[int, n.Op], kind: Any, arg_types: Sequence[Any],
+def _entry_count(a: n.Value, defs: dict[int, n.Op], types_: Types, arg_types: Sequence[Any],
                  params: list[n.Value]) -> int | None:
     """How many entries the tuple ``a`` has, where known before it runs: a tuple display's,
-    a named tuple's fields, a tuple parameter's given entries; else ``None``."""
+    a named tuple's fields, a tuple parameter's given entries, a tuple's whose entries type
+    inference knows (an item of a list of pairs: ``for args in pairs: f(*args)``); else
+    ``None``."""
     shown = defs.get(a.id)
+    kind = types_.of(a)
     if isinstance(shown, n.Build) and shown.kind == "tuple" and not shown.starred:
         return len(shown.items)
     if is_namedtuple(kind):
         return len(kind._fields)
     if a in params and isinstance(t := arg_types[params.index(a)], TupleOf):
         return len(t.entries)
+    if kind is tuple and a.id in types_.entries:
+        return len(types_.entries[a.id])
     return None
 
 

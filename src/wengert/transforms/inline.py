@@ -359,20 +359,21 @@ _JSPECS: dict[tuple[int, tuple[Any, ...]], JSpec | None] = {}
 
 def specialized_jvp(rule_fn: Callable, nargs: int, arg_types: Sequence[type | None],
                     tangent_types: Sequence[type | None] | None = None,
-                    keywords: Keywords = ()) -> JSpec | None:
+                    keywords: Keywords = (), unknown_ok: bool = False) -> JSpec | None:
     """The inlinable form of the forward rule ``rule_fn`` for these argument types, or ``None``.
 
     ``tangent_types[i]`` is the exact type of argument ``i``'s tangent where known
     (``type(None)`` for a symbolic zero, ``None`` for unknown). ``None`` means: call the
     rule at run time (its shape is not ``return value, differential``, or its arguments'
-    types are unknown). A rule of ``*args`` is specialised on ``nargs``.
+    types are unknown). A rule of ``*args`` is specialised on ``nargs``. ``unknown_ok``:
+    inline even where types are unknown (code differentiated again cannot call a rule).
     """
     ttypes = tuple(tangent_types) if tangent_types is not None else (None,) * nargs
-    key = (id(rule_fn), (nargs, tuple(arg_types), ttypes, keywords))
+    key = (id(rule_fn), (nargs, tuple(arg_types), ttypes, keywords, unknown_ok))
     if key in _JSPECS:
         return _JSPECS[key]
     spec = None
-    if all(t is not None for t in arg_types):
+    if unknown_ok or all(t is not None for t in arg_types):
         spec = _build_jvp(rule_fn, nargs, list(arg_types), list(ttypes), keywords)
     _JSPECS[key] = spec
     return spec

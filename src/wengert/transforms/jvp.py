@@ -541,6 +541,9 @@ class JVP(Transform, ForwardContainers, ForwardControlFlow):
                 ttypes.append(self.type_of(a) if d.id in self.real else None)
         spec = inline.specialized_jvp(rule.jvp, len(args), types_, ttypes, keywords) \
             if inline_ok else None
+        if spec is None and inline_ok and getattr(self.linker, "differentiated_again", False):
+            spec = inline.specialized_jvp(rule.jvp, len(args), types_, ttypes, keywords,
+                                          unknown_ok=True)
         if spec is None and keywords:
             return DECLINED
         ready: list[n.Value | None] = []

@@ -93,6 +93,13 @@ class Linker(Protocol):
     def result_type(self, fn: Any, arg_types: list[type | None]) -> type | None:
         """The exact type ``fn`` returns for arguments of these types, if known."""
 
+    def is_jvp(self, value: Any) -> bool:
+        """Whether ``value`` is ``wengert.jvp``."""
+
+    def jvp_ir(self, fn: n.Function, wrt: tuple[int, ...],
+               arg_types: Sequence[type | None]) -> n.Function:
+        """``lambda *params, *tangents: jvp(f, params, tangents)`` for the IR ``fn``."""
+
 
 def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
                         linker: Linker) -> int:
@@ -110,9 +117,11 @@ def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
     # Gradients inside nested functions are expanded when those are differentiated.
     vjps = [op for op in _own_ops(fn.body) if isinstance(op, n.Call) and
             op.fn.id in consts and _is(linker, consts[op.fn.id], "vjp")]
+    jvps = [op for op in _own_ops(fn.body) if isinstance(op, n.Call) and
+            op.fn.id in consts and _is(linker, consts[op.fn.id], "jvp")]
     sites = [op for op in _own_ops(fn.body) if isinstance(op, n.Call) and
              op.fn.id in consts and _is(linker, consts[op.fn.id])]
-    if not sites and not vjps:
+    if not sites and not vjps and not jvps:
         return 0
     types = infer_types(fn, list(arg_types), callee=linker.result_type)
     given = {p.id: t for p, t in zip(fn.body.args, arg_types)}
@@ -131,6 +140,8 @@ def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
     mapping: dict[int, n.Value] = {}
     for site in vjps:
         count += _expand_vjp(fn, site, defs, uses, consts, ptype, linker, mapping)
+    for site in jvps:
+        count += _expand_jvp(fn, site, defs, uses, consts, ptype, linker, mapping)
     done: list[n.Op] = []
     for site in sites:
         argnums = _argnums(site, consts, defs)
@@ -204,9 +215,67 @@ def _own_ops(region: n.Region) -> list[n.Op]:
 
 def _is(linker: Linker, value: Any, what: str = "grad") -> bool:
     try:
-        return linker.is_grad(value) if what == "grad" else linker.is_vjp(value)
+        return linker.is_grad(value) if what == "grad" else linker.is_vjp(value) \
+            if what == "vjp" else linker.is_jvp(value)
     except TypeError:  # an unhashable constant
         return False
+
+
+def _target_ir(target: n.Value, nargs: int, defs: dict[int, n.Op], consts: dict[int, Any],
+               ptype: Callable[[n.Value], Any], args: list[n.Value], linker: Linker
+               ) -> tuple[n.Function, list[n.Value]] | None:
+    """The function a derivative taken inside is of, as IR of ``nargs`` plain parameters
+    followed by the values it reads from the enclosing function (lambda-lifted), and those
+    values; ``None`` where it is neither defined there nor a known function."""
+    mk = defs.get(target.id)
+    if target.id in consts:
+        ir = _made_gradient_ir(consts[target.id], args, ptype, linker) or \
+            linker.function_ir(linker.fixed_arity(consts[target.id], nargs))
+        if ir is None or len(ir.body.args) != nargs or ir.signature.vararg or \
+                ir.signature.kwarg or ir.signature.kwonly:
+            return None
+        return ir, []
+    if isinstance(mk, n.MakeFunction) and not mk.defaults and \
+            all(d is None for d in mk.kw_defaults) and len(mk.func.body.args) == nargs \
+            and not (mk.func.signature.vararg or mk.func.signature.kwarg or
+                     mk.func.signature.kwonly):
+        free = [v for v in free_uses(mk.func.body) if v.id not in consts]
+        return _lift(mk, free, consts), free
+    return None
+
+
+def _expand_jvp(fn: n.Function, site: n.Call, defs: dict[int, n.Op],
+                uses: dict[int, list[n.Op]], consts: dict[int, Any],
+                ptype: Callable[[n.Value], Any], linker: Linker,
+                mapping: dict[int, n.Value]) -> int:
+    """``jvp(g, (a, b), (ta, tb))`` inside ``fn``: the IR of ``g``'s JVP at those primals
+    and tangents, inlined where it is taken (``g`` lambda-lifted as for ``grad``: the values
+    it reads from ``fn`` are parameters the inner JVP gives no tangent, so the enclosing
+    derivative's tangents stay apart from its own). Returns 1."""
+    refuse = NonDifferentiableError(
+        "jvp() inside a differentiated function must be of a function defined there (or a "
+        "global), its primals and tangents written as tuples of as many entries", site.loc,
+        hint="write jvp(f, (x, y), (dx, dy))")
+    if len(site.args) != 3 or site.kwargs or site.starred:
+        raise refuse
+    target, given, dirs = site.args
+    shown, dshown = defs.get(given.id), defs.get(dirs.id)
+    if not all(isinstance(d, n.Build) and d.kind in ("tuple", "list") and not d.starred
+               for d in (shown, dshown)) or len(shown.items) != len(dshown.items):  # type: ignore
+        raise refuse
+    args, tangents = list(shown.items), list(dshown.items)  # type: ignore[union-attr]
+    found = _target_ir(target, len(args), defs, consts, ptype, args, linker)
+    if found is None:
+        raise refuse
+    lifted, free = found
+    ptypes = [ptype(a) for a in (*args, *free)]
+    jir = linker.jvp_ir(lifted, tuple(range(len(args))), ptypes)
+    body, result = _instantiate(jir, [*args, *free, *tangents])
+    region = _region_of(fn, site)
+    k = region.ops.index(site)
+    region.ops[k:k + 1] = body
+    mapping[site.result.id] = result
+    return 1
 
 
 def _expand_vjp(fn: n.Function, site: n.Call, defs: dict[int, n.Op],

@@ -51,6 +51,7 @@ from wengert.ir.uses import expand_ops
 from wengert.objects import hashable
 from wengert.rules import registry
 from wengert.transforms.devirtualize import devirtualize
+from wengert.transforms.function_joins import split_function_joins
 from wengert.transforms.inline_calls import inline_calls
 from wengert.transforms.iteration import index_changed_iterations
 from wengert.transforms.nested_grad import expand_nested_grads
@@ -97,6 +98,8 @@ def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any,
         if linker is not None:
             changed |= expand_nested_grads(fn, arg_types, linker)
             _plain_reads(fn)
+            # (an ``if`` choosing between closures passed on: each branch passes its own)
+            changed |= split_function_joins(fn)
             changed |= inline_calls(fn, linker.callee_ir) > 0
             # Inlined code specialised on what its call site knows: ``len(args)`` of a
             # tuple display, ``isinstance`` of a value of known type, the branches they

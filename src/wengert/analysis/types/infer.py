@@ -238,9 +238,11 @@ def _infer(fn: n.Function, param_types: Sequence[Type], free_types: Mapping[int,
     if reshapes:  # (an array may change its shape in place: only numbers keep theirs)
         arrays = {k: unshaped(a) for k, a in arrays.items()}
         shapes = {k: s for k, s in shapes.items() if inf.types.get(k) in _SCALAR_SHAPED}
+    entries = {k: tuple(es) for k, es in inf.entries.items() if inf.types.get(k) is tuple}
     return Types(types.MappingProxyType(inf.types), types.MappingProxyType(inf.items),
                  types.MappingProxyType(inf.values), types.MappingProxyType(arrays),
-                 frozenset(inf.entry_writes), types.MappingProxyType(shapes))
+                 frozenset(inf.entry_writes), types.MappingProxyType(shapes),
+                 types.MappingProxyType(entries))
 
 
 def return_type(fn: n.Function, inferred: Types) -> Type:

@@ -238,6 +238,9 @@ class Types:
     #: :class:`ArrayOf`, and what elementwise operations, ``@`` and the primitives that
     #: declare it (``registry.mark_result_shape``) make of known shapes.
     shapes: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    #: The types of the entries of tuple values whose entries are known in number (a tuple
+    #: display, an item of a list of such tuples, a ``TupleOf`` parameter).
+    entries: Mapping[int, tuple[Any, ...]] = field(default_factory=dict)
 
     def of(self, v: n.Value) -> type | None:
         """The exact type of ``v`` at run time, or ``None`` when it is not known."""
