@@ -128,6 +128,9 @@ def hessian(f: Any, argnums: int | Sequence[int] = 0) -> Any:
     return jacfwd(grad(f, argnums), argnums)
 
 
+hessian.__wengert_operator__ = "hessian"  # type: ignore[attr-defined]  (taken inside)
+
+
 @api_boundary
 def vjp(f: Any, *primals: Any, has_aux: bool = False) -> Any:
     """``(f(*primals), pullback)``; ``pullback(out_bar)`` gives one cotangent per primal

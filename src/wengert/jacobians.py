@@ -49,6 +49,10 @@ def jacfwd(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> A
     return jacfwd_f
 
 
+# Taken inside differentiated code, each is the IR of a batched JVP (``nested_grad.py``).
+jacfwd.__wengert_operator__ = "jacfwd"  # type: ignore[attr-defined]
+
+
 def jacrev(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Any:
     """The Jacobian of ``f`` by reverse mode: one pullback per output scalar.
     Layout as in JAX (``out.shape + in.shape``; tuples for tuple argnums)."""
@@ -108,6 +112,9 @@ def jacrev(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> A
     jacrev_f.__wengert_jacobian__ = (f, argnums, has_aux)  # type: ignore[attr-defined]
     jacrev_f.__wengert_derivative__ = "jacrev"  # type: ignore[attr-defined]
     return jacrev_f
+
+
+jacrev.__wengert_operator__ = "jacrev"  # type: ignore[attr-defined]
 
 
 def nested_jacobian(jac: Any, argnums: Any, has_aux: bool) -> Any:

@@ -100,3 +100,64 @@ def test_a_jvp_inside_not_written_as_tuples_is_refused_at_its_line():
     with pytest.raises(wengert.NonDifferentiableError, match="jvp") as e:
         wengert.grad(spread)(0.5, (0.3,))
     assert e.value.loc is not None and e.value.loc.filename == __file__
+
+
+# Jacobians and Hessians taken inside: one JVP per entry of the argument, in a loop.
+import numpy as np  # noqa: E402
+
+
+def potential(pos, w):
+    return w * np.sum(pos ** 4) - np.sum(pos ** 2)
+
+
+def euler_with_forces(w):
+    pos = np.array([0.3, -0.2, 0.5])
+    vel = np.zeros(3)
+    for _ in range(6):
+        force = -wengert.jacfwd(potential, argnums=0)(pos, w)
+        vel = vel + 0.05 * force
+        pos = pos + 0.05 * vel
+    return np.sum(pos ** 2)
+
+
+def newton_on_a_closure(c):
+    x = np.array([0.4, -0.3])
+
+    def f(z):
+        return c * np.sum(z ** 4) + np.sum((z - 1.0) ** 2)
+
+    for _ in range(3):
+        step = np.linalg.solve(wengert.hessian(f)(x), wengert.grad(f)(x))
+        x = x - step
+    return np.sum(x * x)
+
+
+def jacobian_of_a_map(a):
+    def field(v):
+        return np.array([v[0] * v[1] * a, np.sin(v[0]) + a * v[1] ** 2, v[1] - a])
+
+    m = wengert.jacrev(field)(np.array([0.5, -0.25]))
+    return np.sum(m * m) + np.linalg.det(m[:2, :2])
+
+
+def jacobian_of_a_scalar_argument(a):
+    return np.sum(wengert.jacfwd(lambda t: np.array([t * a, t * t]))(a))
+
+
+@pytest.mark.parametrize("f, x", [
+    (euler_with_forces, 0.8), (newton_on_a_closure, 0.6), (jacobian_of_a_map, 0.7),
+    (jacobian_of_a_scalar_argument, 0.4),
+], ids=["jacfwd-euler", "hessian-newton", "jacrev-map", "jacfwd-scalar"])
+def test_jacobians_and_hessians_taken_inside_to_second_order(f, x):
+    check_grads(f, (x,), order=2, modes=("rev", "fwd"), rtol=1e-4, atol=1e-6)
+
+
+def test_a_jacobian_taken_inside_is_the_apis():
+    pos, w = np.array([0.3, -0.2, 0.5]), 0.8
+
+    def inside(w):
+        return wengert.jacfwd(potential, argnums=0)(pos, w)
+
+    np.testing.assert_allclose(wengert.jvp(inside, (w,), (0.0,))[0],
+                               wengert.jacfwd(potential, argnums=0)(pos, w))
+    np.testing.assert_allclose(wengert.jvp(inside, (w,), (1.0,))[1], 4 * pos ** 3)

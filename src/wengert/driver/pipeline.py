@@ -229,6 +229,9 @@ class Linker:
     def is_jvp(self, value: Any) -> bool:
         return operator_name(value) == "jvp"
 
+    def operator_of(self, value: Any) -> str | None:
+        return operator_name(value)
+
     def jvp_ir(self, fn: n.Function, wrt: tuple[int, ...],
                arg_types: Sequence[Any]) -> n.Function:
         jir, deps = jvp_ir(fn, wrt, arg_types)
@@ -730,7 +733,9 @@ def jvp_ir(ir: n.Function, wrt: tuple[int, ...], arg_types: Sequence[Any]
            ) -> tuple[n.Function, list[Any]]:
     """``lambda *params, *tangents: jvp(f, params, tangents)`` for the IR ``ir`` of ``f``,
     as IR (a tangent for each of the ``wrt`` parameters, after all of them): the value and
-    its tangent, a zero tangent materialised as the API's ``jvp`` gives it."""
+    its tangent, a zero tangent materialised as the API's ``jvp`` gives it. (Never batched:
+    the code is differentiated again, and the pullbacks' shape arithmetic takes a value's
+    shape for the shape its derivatives have.)"""
     from wengert.transforms.jvp import jvp_transform
 
     linker = InlineOnlyJVP()

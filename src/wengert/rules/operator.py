@@ -597,3 +597,8 @@ cases(runtime.add_floats, (0.5, 2.0), (-1.5, 0.25))
 # identity in ``a`` (``like`` gives only a shape), so differentiated pullbacks pass through.
 deflinear(runtime.nonzero, lambda a, like: ans_bar, tangent=lambda a, like: a)
 cases(runtime.nonzero, (0.5, 1.0), (_A23, _A23 * 2.0))
+# ``runtime.nonzero_tangent(t, x)`` is its kin in generated forward code (a JVP taken inside
+# differentiated code is differentiated again): the identity in ``t``.
+deflinear(runtime.nonzero_tangent, lambda t, x: ans_bar, tangent=lambda t, x: t)
+mark_pure(runtime.nonzero_tangent)
+cases(runtime.nonzero_tangent, (0.5, 1.0), (_A23, _A23 * 2.0))

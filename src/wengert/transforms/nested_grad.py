@@ -14,14 +14,18 @@ alone, so d/dx [x * d/dy (x + y)] is 1, not 2, whatever the nesting.
 
 from __future__ import annotations
 
+import operator
 import types
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
+
+import numpy
 
 from wengert import runtime
 from wengert.analysis.types import FUNCTION_VALUES, Constant, infer_types
 from wengert.diagnostics import NonDifferentiableError
 from wengert.ir import nodes as n
+from wengert.ir.builder import Builder
 from wengert.ir.clone import Cloner, clone_function, substitute
 from wengert.ir.uses import free_uses, replace_uses
 
@@ -100,6 +104,9 @@ class Linker(Protocol):
                arg_types: Sequence[type | None]) -> n.Function:
         """``lambda *params, *tangents: jvp(f, params, tangents)`` for the IR ``fn``."""
 
+    def operator_of(self, value: Any) -> str | None:
+        """Which derivative operator ``value`` is (``"jacfwd"``...), or ``None``."""
+
 
 def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
                         linker: Linker) -> int:
@@ -119,9 +126,12 @@ def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
             op.fn.id in consts and _is(linker, consts[op.fn.id], "vjp")]
     jvps = [op for op in _own_ops(fn.body) if isinstance(op, n.Call) and
             op.fn.id in consts and _is(linker, consts[op.fn.id], "jvp")]
+    jacobians = [(op, kind) for op in _own_ops(fn.body) if isinstance(op, n.Call) and
+                 op.fn.id in consts and
+                 (kind := _operator(linker, consts[op.fn.id])) in _JACOBIANS]
     sites = [op for op in _own_ops(fn.body) if isinstance(op, n.Call) and
              op.fn.id in consts and _is(linker, consts[op.fn.id])]
-    if not sites and not vjps and not jvps:
+    if not sites and not vjps and not jvps and not jacobians:
         return 0
     types = infer_types(fn, list(arg_types), callee=linker.result_type)
     given = {p.id: t for p, t in zip(fn.body.args, arg_types)}
@@ -142,6 +152,8 @@ def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
         count += _expand_vjp(fn, site, defs, uses, consts, ptype, linker, mapping)
     for site in jvps:
         count += _expand_jvp(fn, site, defs, uses, consts, ptype, linker, mapping)
+    for site, kind in jacobians:
+        count += _expand_jacobian(fn, site, kind, defs, uses, consts, ptype, linker, mapping)
     done: list[n.Op] = []
     for site in sites:
         argnums = _argnums(site, consts, defs)
@@ -219,6 +231,83 @@ def _is(linker: Linker, value: Any, what: str = "grad") -> bool:
             if what == "vjp" else linker.is_jvp(value)
     except TypeError:  # an unhashable constant
         return False
+
+
+#: The operators giving a Jacobian (or a Hessian) of a function, expanded where taken.
+_JACOBIANS = ("jacfwd", "jacrev", "hessian")
+
+
+def _operator(linker: Linker, value: Any) -> str | None:
+    try:
+        return linker.operator_of(value)
+    except TypeError:  # an unhashable constant
+        return None
+
+
+def _expand_jacobian(fn: n.Function, site: n.Call, kind: str, defs: dict[int, n.Op],
+                     uses: dict[int, list[n.Op]], consts: dict[int, Any],
+                     ptype: Callable[[n.Value], Any], linker: Linker,
+                     mapping: dict[int, n.Value]) -> int:
+    """``jacfwd(g, argnums)(*args)`` (``jacrev``, ``hessian``) inside ``fn``: a loop over
+    the entries of ``args[argnums]``, each step one JVP of ``g`` (of its gradient, for
+    ``hessian``) in the direction of that entry, inlined (``g`` lambda-lifted as for
+    ``grad``); the columns laid out as the API lays them out (the output's axes, then the
+    argument's). One direction at a time, not one batched pass: the code is differentiated
+    again, and its values are then a tangent's own shape. Returns how many calls were
+    expanded."""
+    refuse = NonDifferentiableError(
+        f"{kind}() inside a differentiated function must be of a function defined there (or "
+        "a global), with argnums an int written out, and called there with positional "
+        "arguments", site.loc, hint=f"call {kind}(f, argnums=0)(x, ...) where it is made")
+    argnums = _argnums(site, consts, defs)
+    calls = uses.get(site.result.id, [])
+    if not site.args or site.starred or not isinstance(argnums, int) or not calls or \
+            not all(isinstance(c, n.Call) and c.fn.id == site.result.id and not c.kwargs and
+                    not c.starred and site.result not in c.args for c in calls):
+        raise refuse
+    target = site.args[0]
+    for call in calls:
+        args = list(call.args)
+        found = _target_ir(target, len(args), defs, consts, ptype, args, linker)
+        if found is None or not -len(args) <= argnums < len(args):
+            raise refuse
+        lifted, free = found
+        k = argnums % len(args)
+        ptypes = [ptype(a) for a in (*args, *free)]
+        if kind == "hessian":
+            lifted = linker.gradient_ir(lifted, (k,), True, ptypes)
+        jir = linker.jvp_ir(lifted, (k,), ptypes)
+        b = Builder(n.Region())
+        b.loc = call.loc
+        x = args[k]
+        size = b.call(numpy.size, x)
+        shape = b.call(numpy.shape, x)
+        basis = b.call(numpy.eye, size)
+        cols = b.emit(n.Build("list", [], [n.Value()])).result
+        step = n.Value("i")
+        loop = n.For(b.call(range, size), [], n.Region([step], []), [], loc=call.loc)
+        with b.at(loop.body):
+            direction = b.call(numpy.reshape, b.getitem(basis, step), shape)
+            body, result = _instantiate(jir, [*args, *free, direction])
+            b.region.ops.extend(body)
+            b.call(b.getattr(cols, "append"), b.getitem(result, b.const(1)))
+            b.emit(n.Yield([]))
+        b.emit(loop)
+        stacked = b.call(numpy.asarray, cols)  # (entries of x, then the output's axes)
+        moved = b.call(numpy.moveaxis, stacked, b.const(0), b.const(-1))
+        out_shape = b.call(operator.getitem, b.call(numpy.shape, stacked),
+                           b.emit(n.BuildSlice(b.const(1), None, None, [n.Value()])).result)
+        jac = b.call(numpy.reshape, moved, b.call(operator.add, out_shape, shape))
+        region = _region_of(fn, call)
+        j = region.ops.index(call)
+        region.ops[j:j + 1] = b.region.ops
+        mapping[call.result.id] = jac
+    _region_of(fn, site).ops.remove(site)
+    mk = defs.get(target.id)
+    if isinstance(mk, n.MakeFunction) and \
+            all(u is site for u in uses.get(mk.result.id, [])):
+        _region_of(fn, mk).ops.remove(mk)  # (else a closure over actives stays behind)
+    return len(calls)
 
 
 def _target_ir(target: n.Value, nargs: int, defs: dict[int, n.Op], consts: dict[int, Any],
