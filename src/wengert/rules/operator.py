@@ -602,3 +602,21 @@ cases(runtime.nonzero, (0.5, 1.0), (_A23, _A23 * 2.0))
 deflinear(runtime.nonzero_tangent, lambda t, x: ans_bar, tangent=lambda t, x: t)
 mark_pure(runtime.nonzero_tangent)
 cases(runtime.nonzero_tangent, (0.5, 1.0), (_A23, _A23 * 2.0))
+
+
+# The helpers of generated forward code that keep a new object's tangent its own, for a JVP
+# differentiated again: a copy is the identity in the tangent, and ``own_tangent`` is
+# defined by it.
+deflinear(runtime.tangent_copy, lambda t: ans_bar, tangent=lambda t: runtime.tangent_copy(t))
+cases(runtime.tangent_copy, (0.5,), (_A23,), ([0.5, 1.5],))
+
+
+@defpython(runtime.own_tangent)
+def own_tangent_(t, *inputs):
+    for i in inputs:
+        if t is i:
+            return runtime.tangent_copy(t)
+    return t
+
+
+cases(runtime.own_tangent, (_A23, _A23), (0.5, 1.5, 0.5))

@@ -82,6 +82,7 @@ from wengert.runtime.forward import (  # noqa: F401
     seq_tangent,
     setattr_tangent,
     setitem_tangent,
+    tangent_copy,
     unpack_tangent,
 )
 from wengert.runtime.owned import (  # noqa: F401

@@ -133,13 +133,19 @@ def own_tangent(t: Any, *inputs: Any) -> Any:
     items, as the object is)."""
     for i in inputs:
         if t is i:
-            if type(t) is list:
-                return list(t)
-            if type(t) is dict:
-                return dict(t)
-            copy = getattr(t, "copy", None)
-            return copy() if copy is not None and hasattr(t, "shape") else t
+            return tangent_copy(t)
     return t
+
+
+def tangent_copy(t: Any) -> Any:
+    """A shallow copy of the tangent ``t``: a new list or dict of the same items, a copy of
+    an array (anything else as it is)."""
+    if type(t) is list:
+        return list(t)
+    if type(t) is dict:
+        return dict(t)
+    copy = getattr(t, "copy", None)
+    return copy() if copy is not None and hasattr(t, "shape") else t
 
 
 def real_tangent(t: Any, x: Any, like_dot: Any = None, like: Any = None) -> Any:

@@ -387,7 +387,12 @@ def _build_jvp(rule_fn: Callable, nargs: int, arg_types: list[type | None],
     fn, types, body, ret, defs, pair = split
     value, dv = pair.items
     mk = defs.get(dv.id)
-    if not isinstance(mk, n.MakeFunction) or mk.defaults or not bind_arity(mk.func, nargs):
+    # (literal defaults, ``lambda x_dot, p_dot=None: ...`` of a rule whose second argument
+    # may be left out, fill the parameters the call does not give)
+    given = [defs.get(d.id) for d in mk.defaults] if isinstance(mk, n.MakeFunction) else [0]
+    if not isinstance(mk, n.MakeFunction) or \
+            not all(isinstance(c, n.Const) and type(c.value) in LITERALS for c in given) or \
+            not bind_arity(mk.func, nargs, [c.value for c in given]):  # type: ignore[union-attr]
         return None
     if any(mk.result in op.operands() for op in n.walk(mk.func.body)):
         return None
