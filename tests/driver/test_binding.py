@@ -13,7 +13,15 @@ import numpy as np
 import pytest
 
 import wengert
-from wengert.analysis.types import INT_OR_FLOAT, DictOf, ListOf, ObjectOf, TupleOf
+from wengert.analysis.types import (
+    INT_OR_FLOAT,
+    ArrayOf,
+    DictOf,
+    ListOf,
+    ObjectOf,
+    TupleOf,
+    array_of,
+)
 from wengert.driver.binding import arg_type
 from wengert.testing import check_grads
 
@@ -341,7 +349,10 @@ def test_arg_types_of_objects_and_tuples_name_their_fields():
     assert arg_type(Pair(0.5, 1.5)) == TupleOf((float, float), cls=Pair)
     assert arg_type((0.5, 1)) == TupleOf((float, int))
     assert arg_type(([0.5], {"a": 1.0})) == TupleOf((ListOf(float), DictOf(float)))
-    assert arg_type((0.5, np.ones(2))) is tuple
+    # (an array among the entries: typed as an argument array is, by dtype, axes and shape)
+    assert arg_type((0.5, np.ones(2))) == TupleOf((float, array_of(np.float64, 1, (2,))))
+    assert arg_type((0.5, np.ones(2), [np.ones(2)])) == \
+        TupleOf((float, array_of(np.float64, 1, (2,)), list))
     assert arg_type([Body(0.5, 1.0), Body(1.5, 2.0)]) == ListOf(arg_type(Body(0.5, 1.0)))
     assert arg_type([Body(0.5, 1.0), Body(1.5, 2)]) == ListOf(
         ObjectOf(Body, (("x", float), ("v", INT_OR_FLOAT), ("label", str))))
@@ -608,3 +619,37 @@ def test_a_function_passed_in_every_mode():
 
 def solve_forced(y0):
     return rk4(forced, y0, 0.05, 20)
+
+
+# A module's tuple of data spread into a call (``f(m, *ARGS[1:])``, SciPy's ``args=``
+# convention): its entries are typed, so the call is the callee's own derivative, linked
+# where it is written, and differentiated again.
+def _track_nll(m, F, H, zs):
+    x = m
+    nll = 0.0
+    for z in zs:
+        x = F @ x
+        r = z - H @ x
+        nll = nll + 0.5 * (r @ r)
+    return nll
+
+
+DATA = (np.array([0.1, -0.2]), np.array([[1.0, 0.1], [0.0, 0.95]]), np.eye(2),
+        [np.array([0.3, 0.2]), np.array([0.1, -0.4])])
+
+
+def _spread_loss(m):
+    return _track_nll(m, *DATA[1:])
+
+
+def test_a_module_tuple_spread_into_a_call_is_typed_and_linked():
+    t = arg_type(DATA)
+    assert isinstance(t, TupleOf) and len(t.entries) == 4
+    assert isinstance(t.entries[0], ArrayOf) and t.entries[3] is list
+    m = np.array([0.2, 0.1])
+    text = wengert.show(_spread_loss, mode="vjp", like=(m,))
+    assert "vjp_call" not in text  # (inlined, not dispatched when it runs)
+    check_grads(_spread_loss, (m,), order=2, modes=("rev", "fwd"))
+    v = np.array([1.0, -0.5])
+    np.testing.assert_allclose(wengert.hvp(_spread_loss, (m,), (v,)),
+                               wengert.hessian(_spread_loss)(m) @ v)

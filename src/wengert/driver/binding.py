@@ -132,8 +132,11 @@ def arg_type(a: Any) -> Any:
             return _float_tuple(len(a), cls)
         if len(a) <= _MAX_FIELDS:
             entries = tuple(map(arg_type, a))
-            if all(e in _SCALARS or type(e) in _NESTED for e in entries):
-                return _tuple_of(entries, cls)  # ``(xs, ys)`` of lists, ``(x, n)``
+            if all(e in _SCALARS or type(e) in _NESTED or type(e) is ArrayOf or e in _CONTAINERS
+                   for e in entries):
+                # ``(xs, ys)`` of lists, ``(x, n)``, ``(F, H, zs)`` of arrays and a list: its
+                # entries known in number (``f(m, *args[1:])`` spreads them) and type.
+                return _tuple_of(entries, cls)
     known = _OBJECT_CLASSES.get(t)
     if known is None:
         known = _OBJECT_CLASSES[t] = instance_class(t) and plain_class(t)
@@ -270,6 +273,8 @@ _DICT = operator.attrgetter("__dict__")
 _NESTED = (ListOf, DictOf, TupleOf, ObjectOf)
 #: Entries of tuples typed by their type alone.
 _SCALARS = frozenset({float, int, bool, str, type(None)})
+#: Containers whose items are not typed, and arrays of unknown dtype, as tuple entries.
+_CONTAINERS = frozenset({list, dict, tuple, numpy.ndarray})
 
 
 @functools.lru_cache(maxsize=256)

@@ -718,6 +718,15 @@ def _entry_count(a: n.Value, defs: dict[int, n.Op], types_: Types, arg_types: Se
         return len(t.entries)
     if kind is tuple and a.id in types_.entries:
         return len(types_.entries[a.id])
+    if isinstance(shown, n.Const) and type(shown.value) is tuple:
+        return len(shown.value)  # (a module's tuple read as a constant: ``*ARGS``)
+    if isinstance(shown, n.GetItem) and isinstance(base := defs.get(shown.obj.id), n.Const) \
+            and type(base.value) is tuple and \
+            isinstance(part := defs.get(shown.index.id), n.BuildSlice):
+        bounds = [None if p is None else getattr(defs.get(p.id), "value", _MISSING)
+                  for p in (part.lower, part.upper, part.step)]
+        if all(b is None or type(b) is int for b in bounds) and bounds[2] != 0:
+            return len(base.value[slice(*bounds)])  # ``*ARGS[1:]``
     return None
 
 

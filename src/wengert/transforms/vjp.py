@@ -502,9 +502,11 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords, Reverse
         the depth, for derivatives of second order and up only.)"""
         args, loc, y = list(op.args), op.loc, op.result
         arrays = [i for i, t in enumerate(types_) if t not in (float, int, bool)]
+        # (what is differentiated: numbers and float arrays; data passed along as it is,
+        # ``zs`` a list of observations, is read again by the gradient, unchanged)
         if any(t is not numpy.ndarray and not (isinstance(t, ArrayOf) and
                                                t.dtype is numpy.float64)
-               for t in (types_[i] for i in arrays)) or \
+               for t in (types_[i] for i in arrays if i in wrt)) or \
                 (result := self.linker.result_type(fn, list(types_))) not in \
                 (float, numpy.float64) and not (result is None and _recursive(fn)):
             # (a float alone: the gradient seeds its output with 1.0; a recursion's type

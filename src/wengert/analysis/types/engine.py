@@ -430,6 +430,13 @@ class _Inference:
                 index in _INTS:
             self.set_full(op.result, same)  # (``xs[i]`` of a tuple of floats: a float)
             return
+        elif obj is tuple and index is slice and op.obj.id in self.entries and \
+                (part := self.constant_slice(op.index)) is not None:
+            # ``args[1:]`` of a tuple of known entries: those entries (spread into a call,
+            # ``f(m, *args[1:])``, each is an argument of its own).
+            self.set(op.result, tuple)
+            self.entries[op.result.id] = self.entries[op.obj.id][part]
+            return
         elif obj in (list, tuple) and index is slice:
             t = obj
             if obj is list and op.obj.id in self.items and op.result.id in self.readonly:
@@ -452,6 +459,17 @@ class _Inference:
         elif obj is numpy.ndarray and self.array_index(op.index):
             t = numpy.ndarray
         self.set(op.result, t)
+
+    def constant_slice(self, v: n.Value) -> slice | None:
+        """The slice ``v`` is, where its bounds are constant ints (or left out)."""
+        made = self.defs.get(v.id)
+        if not isinstance(made, n.BuildSlice):
+            return None
+        parts = [None if p is None else self.consts.get(p.id, _NOT_CONST)
+                 for p in (made.lower, made.upper, made.step)]
+        if not all(p is None or type(p) is int for p in parts) or parts[2] == 0:
+            return None
+        return slice(*parts)
 
     def same_entries(self, v: n.Value) -> Any:
         """The one type of every entry of the tuple ``v`` (its entries known, or its items:

@@ -255,6 +255,10 @@ class Types:
             return DictOf(self.values[v.id])
         if v.id in self.arrays:
             return unshaped(self.arrays[v.id])
+        if v.id in self.entries and self.by_id.get(v.id) is tuple and \
+                None not in self.entries[v.id]:
+            # (a tuple of known entries passed on: its callee spreads and reads them too)
+            return TupleOf(tuple(unshaped(e) for e in self.entries[v.id]))
         return self.by_id.get(v.id)
 
 
