@@ -161,3 +161,32 @@ def test_a_jacobian_taken_inside_is_the_apis():
     np.testing.assert_allclose(wengert.jvp(inside, (w,), (0.0,))[0],
                                wengert.jacfwd(potential, argnums=0)(pos, w))
     np.testing.assert_allclose(wengert.jvp(inside, (w,), (1.0,))[1], 4 * pos ** 3)
+
+
+# GradBench's ``particle`` (Siskind & Pearlmutter): the outer derivative taken through a
+# simulation whose acceleration is the gradient of a field that closes over the very value
+# the outer derivative varies, ended by a data-dependent ``while``.
+def particle_miss(w):
+    charges = [np.array([10.0, 10.0 - w]), np.array([10.0, 0.0])]
+    x = np.array([0.0, 8.0])
+    xdot = np.array([0.75, 0.0])
+    delta_t = 1e-1
+
+    def field(z):
+        return sum(1.0 / np.linalg.norm(z - c) for c in charges)
+
+    while True:
+        xddot = -wengert.grad(field)(x)
+        x_new = x + delta_t * xdot
+        if x_new[1] <= 0.0:
+            delta_t_f = -x[1] / xdot[1]
+            x_t_f = x + delta_t_f * xdot
+            return x_t_f[0] ** 2
+        x, xdot = x_new, xdot + delta_t * xddot
+
+
+def test_the_particle_benchmark_differentiates_by_either_mode_outside():
+    w, h = 0.0, 1e-6
+    fd = (particle_miss(w + h) - particle_miss(w - h)) / (2 * h)
+    assert wengert.grad(particle_miss)(w) == pytest.approx(fd, rel=1e-6)
+    assert wengert.jvp(particle_miss, (w,), (1.0,))[1] == pytest.approx(fd, rel=1e-6)
