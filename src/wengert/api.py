@@ -44,6 +44,7 @@ from wengert.ir.printer import print_function
 from wengert.jacobians import jacfwd, second_derivatives
 from wengert.rules import registry
 from wengert.tracebacks import api_boundary
+from wengert.transforms.checks import check_iteration_closures
 
 
 def lower_ir(f: Any) -> n.Function:
@@ -57,6 +58,7 @@ def primal(f: Any) -> Any:
     fn, bound_args, bound_kwargs = unwrap(f)
     entry = primal_entry(fn)
     if entry.compiled is None:
+        check_iteration_closures(entry.ir)  # (no helper inlined here: refused if passed on)
         compiled, source = generate(entry.ir, f"{fn.__qualname__}:primal")
         entry.compiled, entry.source = compiled, source
     out = entry.compiled

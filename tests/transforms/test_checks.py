@@ -4,8 +4,11 @@ write, in every spelling of the view; what does not share is differentiated."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
+from corpus import trapezoid as integrate
 
 import wengert
 from wengert.testing import check_grads
@@ -185,3 +188,61 @@ def test_an_array_of_integers_carries_no_derivative():
     g_x, g_idx = pullback(1.0)
     assert g_idx is None
     check_grads(picked, (x, idx), modes=("rev", "fwd"), order=2)
+
+
+# Closures over a loop's variable: allowed while only called in the pass that made them
+# (directly, or by a helper inlined here), refused where they outlive it.
+def _lambda_per_pass(x):
+    total = 0.0
+    for k in range(1, 4):
+        total += integrate(lambda t: math.sin(k * t * x), 0.0, 1.0)
+    return total
+
+
+def _def_per_pass(x):
+    total = 0.0
+    for k in range(1, 4):
+        def decay(t):
+            return math.exp(-k * t) * x
+
+        total += integrate(decay, 0.0, 1.0) * k + decay(0.5)
+    return total
+
+
+def _while_assigned_before(x):
+    k = 0.0
+    total = 0.0
+    while k < 1.5:
+        k = k + 0.5
+        total += integrate(lambda t: t * k * x, 0.0, 1.0)
+    return total
+
+
+def _kept_in_a_list(x):
+    fs = []
+    for k in range(3):
+        fs.append(lambda t: t * k * x)
+    return sum(f(1.0) for f in fs)
+
+
+def _carried_to_the_next_pass(x):
+    f = None
+    total = 0.0
+    for k in range(3):
+        if f is not None:
+            total += f(x)
+        f = lambda t: t * k  # noqa: E731
+    return total
+
+
+@pytest.mark.parametrize("f", [_lambda_per_pass, _def_per_pass, _while_assigned_before])
+def test_closures_over_a_loop_variable_called_in_their_pass_differentiate(f):
+    check_grads(f, (0.7,), order=2, modes=("rev", "fwd"))
+
+
+@pytest.mark.parametrize("f", [_kept_in_a_list, _carried_to_the_next_pass])
+def test_closures_over_a_loop_variable_that_outlive_their_pass_are_refused(f):
+    # (Python's closures read the last value of ``k``: a captured value would be wrong)
+    with pytest.raises(wengert.UnsupportedSyntaxError, match="assigns again") as e:
+        wengert.grad(f)(0.7)
+    assert e.value.loc is not None and e.value.loc.filename == __file__

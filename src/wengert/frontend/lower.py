@@ -227,6 +227,9 @@ class FunctionLowering(ExpressionLowering):
         self._rebound: set[str] = set()
         #: Captured names the enclosing function reassigns later: (name, node).
         self.late_captures: list[tuple[str, ast.AST]] = []
+        #: Reads of names a loop around this function binds again at its next pass.
+        self.iteration_captures: list[tuple[str, ast.AST]] = []
+        self._rebound_by_loop: set[str] = set()
         #: Set while lowering a callee or argument that is called before anything else runs.
         self.called_at_once = False
 
@@ -751,6 +754,10 @@ class FunctionLowering(ExpressionLowering):
                 # Only sound if the function runs before ``name`` changes: checked by
                 # the owner once it knows how the function value is used.
                 self.late_captures.append((name, node))
+            elif name in owner._rebound_by_loop:
+                # Bound again by the next pass of a loop only: sound while the function is
+                # called in this pass (known once the helpers it is given are inlined).
+                self.iteration_captures.append((name, node))
         self.captured[name] = v
         return v
 
@@ -766,7 +773,7 @@ class FunctionLowering(ExpressionLowering):
         defaults = [self.expr(d) for d in a.defaults]
         kw_defaults = [self.expr(d) if d is not None else None for d in a.kw_defaults]
         self.b.loc = self.loc(node)
-        self._rebound = self._names_rebound_after(node)
+        self._rebound, self._rebound_by_loop = self._names_rebound_after(node)
         result = self.b.value(n.UserName(node.name) if isinstance(node, ast.FunctionDef)
                               else None)
         saved = self.env.get(getattr(node, "name", ""), None)
@@ -787,18 +794,25 @@ class FunctionLowering(ExpressionLowering):
                 self.env.pop(node.name, None)
             else:
                 self.env[node.name] = saved
-        self._rebound = set()
+        self._rebound, self._rebound_by_loop = set(), set()
         op = n.MakeFunction(func, defaults, kw_defaults, [result],
                             is_lambda=isinstance(node, ast.Lambda))
+        if child.iteration_captures and not (self.called_at_once and
+                                             isinstance(node, ast.Lambda)):
+            name, where = child.iteration_captures[0]
+            op.per_iteration = (name, self.loc(where))
         return self.b.emit(op).result
 
-    def _names_rebound_after(self, node: ast.AST) -> set[str]:
-        """Locals assigned after ``node`` or on every pass of a loop around it.
+    def _names_rebound_after(self, node: ast.AST) -> tuple[set[str], set[str]]:
+        """Locals assigned after ``node``, and those assigned only by the passes of a loop
+        around it (its targets, what its body assigns before ``node``).
 
         A nested function sees such a name's *latest* value in Python (late binding),
-        which an SSA capture cannot reproduce, so reading one is refused.
+        which an SSA capture cannot reproduce: reading one of the first is refused, one of
+        the second allowed while the function is called only in the pass that made it.
         """
         out: set[str] = set()
+        by_loop: set[str] = set()
         pos = (node.lineno, node.col_offset)
         inside = {id(x) for x in ast.walk(node)}  # (one walk, not one per node of the scope)
         for s in _same_scope_nodes(self.node):
@@ -807,18 +821,18 @@ class FunctionLowering(ExpressionLowering):
             if isinstance(s, ast.stmt) and (s.lineno, s.col_offset) > pos:
                 out.update(assigned_names([s]))
             if isinstance(s, (ast.For, ast.While)) and _contains(s, node):
-                out.update(assigned_names(s.body + s.orelse))
+                by_loop.update(assigned_names(s.body + s.orelse))
                 if isinstance(s, ast.For):
                     names: list[str] = []
                     _targets_of(s.target, names)
-                    out.update(names)
+                    by_loop.update(names)
             if isinstance(s, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) \
                     and _contains(s, node):
                 for g in s.generators:
                     names = []
                     _targets_of(g.target, names)
-                    out.update(names)
-        return out
+                    by_loop.update(names)
+        return out, by_loop - out
 
 
 def _same_scope_nodes(fn: ast.AST):

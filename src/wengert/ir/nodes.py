@@ -419,6 +419,11 @@ class MakeFunction(Op):
     results: list[Value]
     is_lambda: bool = False
     loc: SourceLoc | None = None
+    #: A name it reads that a loop around it binds again at its next pass, and where it
+    #: reads it: sound (the SSA capture is the value Python's closure would see) while the
+    #: function is only called in the pass that makes it (checked once helpers are inlined:
+    #: ``transforms.checks.check_iteration_closures``).
+    per_iteration: tuple[str, SourceLoc | None] | None = None
 
     def regions(self) -> list[Region]:
         return [self.func.body]

@@ -21,7 +21,7 @@ from wengert.analysis.effects.vocabulary import (
     method_may_write,
 )
 from wengert.analysis.types import Types
-from wengert.diagnostics import NonDifferentiableError
+from wengert.diagnostics import NonDifferentiableError, UnsupportedSyntaxError
 from wengert.ir import nodes as n
 from wengert.ir.uses import Places
 
@@ -181,3 +181,47 @@ def check_held_inplace(fn: n.Function, types: Types, act: Activity) -> None:
             "holds, which forward mode does not follow", op.loc,
             hint="make a new array and store it (`params[i] = p * 0.5`, "
                  "`params = [p - lr * g for p, g in zip(params, grads)]`)")
+
+
+def check_iteration_closures(fn: n.Function) -> None:
+    """Refuse a nested function reading a name the next pass of a loop binds again
+    (``MakeFunction.per_iteration``) unless it is only called in the pass that made it
+    (directly, once the helpers it was given are inlined, or by another such function):
+    then its captured value is the one Python's closure reads. Stored, returned, carried to
+    the next pass or given to a function not inlined, it would read the latest value when
+    called later, which a captured value is not."""
+    from wengert.ir.uses import free_uses
+
+    readers: dict[int, list[n.Op]] = {}
+    made = []
+    for op in n.walk(fn.body):
+        reads = op.operands()
+        if isinstance(op, n.MakeFunction):
+            reads = reads + free_uses(op.func.body)
+            if op.per_iteration is not None:
+                made.append(op)
+        for v in reads:
+            readers.setdefault(v.id, []).append(op)
+
+    def called_only(mk: n.MakeFunction, seen: frozenset[int]) -> bool:
+        for u in readers.get(mk.result.id, []):
+            if isinstance(u, n.Call) and u.fn is mk.result and \
+                    all(a is not mk.result for a in u.args) and \
+                    all(v is not mk.result for _, v in u.kwargs):
+                continue
+            if isinstance(u, n.MakeFunction) and u is not mk and id(u) not in seen and \
+                    called_only(u, seen | {id(u)}):
+                continue  # (``lambda x: -df(x)``: a function only called, calling it)
+            return False
+        return True
+
+    for mk in made:
+        if called_only(mk, frozenset({id(mk)})):
+            mk.per_iteration = None  # (checked where its loop is still a loop)
+        else:
+            name, loc = mk.per_iteration  # type: ignore[misc]
+            raise UnsupportedSyntaxError(  # (as the frontend refuses a name rebound later)
+                f"the nested function reads {name!r}, which the enclosing function assigns "
+                "again after defining it", loc,
+                hint="Python closures see the latest value; pass it as a default argument "
+                     f"({name}={name}) to capture the current one")

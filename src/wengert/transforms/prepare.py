@@ -50,6 +50,7 @@ from wengert.ir import nodes as n
 from wengert.ir.uses import expand_ops
 from wengert.objects import hashable
 from wengert.rules import registry
+from wengert.transforms.checks import check_iteration_closures
 from wengert.transforms.devirtualize import devirtualize
 from wengert.transforms.function_joins import split_function_joins
 from wengert.transforms.inline_calls import inline_calls
@@ -101,6 +102,9 @@ def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any,
             # (an ``if`` choosing between closures passed on: each branch passes its own)
             changed |= split_function_joins(fn)
             changed |= inline_calls(fn, linker.callee_ir) > 0
+            # (before specialising unrolls a loop: a closure over its variable called after
+            # the pass that made it would look called in it)
+            check_iteration_closures(fn)
             # Inlined code specialised on what its call site knows: ``len(args)`` of a
             # tuple display, ``isinstance`` of a value of known type, the branches they
             # decide; an object read out of a list display is that object, of its class.
@@ -116,6 +120,7 @@ def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any,
     _guard_inplace(fn, analyses)
     if not getattr(linker, "differentiated_again", False):
         _guard_unions(fn, analyses)
+    check_iteration_closures(fn)  # (those no helper took: a function of no inlined call)
     return analyses
 
 
