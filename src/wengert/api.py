@@ -120,6 +120,9 @@ def hvp(f: Any, primals: Sequence[Any], tangents_: Sequence[Any]) -> Any:
     return jvp(grad(f, argnums=nums), primals, tuple(tangents_))[1]
 
 
+hvp.__wengert_operator__ = "hvp"  # type: ignore[attr-defined]  (taken inside: expanded)
+
+
 def hessian(f: Any, argnums: int | Sequence[int] = 0) -> Any:
     """The Hessian of ``f``: for a scalar ``f``, ``jacfwd(grad(f))``, one batched forward
     pass over the gradient's generated code; for ``f`` returning an array (int

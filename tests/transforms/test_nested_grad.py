@@ -185,8 +185,85 @@ def particle_miss(w):
         x, xdot = x_new, xdot + delta_t * xddot
 
 
-def test_the_particle_benchmark_differentiates_by_either_mode_outside():
+def particle_miss_forward(w):
+    charges = [np.array([10.0, 10.0 - w]), np.array([10.0, 0.0])]
+    x = np.array([0.0, 8.0])
+    xdot = np.array([0.75, 0.0])
+    delta_t = 1e-1
+
+    def field(z):
+        return sum(1.0 / np.linalg.norm(z - c) for c in charges)
+
+    while True:
+        xddot = -wengert.jacfwd(field)(x)  # (the inner derivative by forward mode)
+        x_new = x + delta_t * xdot
+        if x_new[1] <= 0.0:
+            delta_t_f = -x[1] / xdot[1]
+            x_t_f = x + delta_t_f * xdot
+            return x_t_f[0] ** 2
+        x, xdot = x_new, xdot + delta_t * xddot
+
+
+@pytest.mark.parametrize("f", [particle_miss, particle_miss_forward], ids=["rev", "fwd"])
+def test_the_particle_benchmark_differentiates_by_either_mode_outside(f):
     w, h = 0.0, 1e-6
-    fd = (particle_miss(w + h) - particle_miss(w - h)) / (2 * h)
-    assert wengert.grad(particle_miss)(w) == pytest.approx(fd, rel=1e-6)
-    assert wengert.jvp(particle_miss, (w,), (1.0,))[1] == pytest.approx(fd, rel=1e-6)
+    fd = (f(w + h) - f(w - h)) / (2 * h)
+    assert wengert.grad(f)(w) == pytest.approx(fd, rel=1e-6)
+    assert wengert.jvp(f, (w,), (1.0,))[1] == pytest.approx(fd, rel=1e-6)
+
+
+# A gradient made here and handed to an optimiser (not called where it is made): expanded
+# once the optimiser is inlined and calls it here.
+def _descend(df, x):
+    for _ in range(25):
+        x = x - 0.1 * df(x)
+    return x
+
+
+def handed_a_gradient(a):
+    return _descend(wengert.grad(lambda y: (y - a) ** 2 + a * y ** 4), 0.1) ** 2
+
+
+def handed_a_gradient_or_a_slope(a, mode):
+    if mode == "reverse":
+        slope = wengert.grad(lambda y: (y - a) ** 2)
+    else:
+        def slope(y):
+            return wengert.jvp(lambda z: (z - a) ** 2, (y,), (1.0,))[1]
+    return _descend(slope, 0.0) ** 2
+
+
+@pytest.mark.parametrize("f", [handed_a_gradient,
+                               lambda a: handed_a_gradient_or_a_slope(a, "reverse"),
+                               lambda a: handed_a_gradient_or_a_slope(a, "forward")],
+                         ids=["grad", "joined-reverse", "joined-forward"])
+def test_a_gradient_handed_to_a_helper_differentiates_to_second_order(f):
+    check_grads(f, (0.8,), order=2, modes=("rev", "fwd"))
+
+
+def test_a_gradient_passed_where_no_helper_calls_it_is_refused_at_its_line():
+    kept = []
+
+    def keeps(a):
+        kept.append(wengert.grad(lambda y: y * a))
+        return a
+
+    with pytest.raises(wengert.NonDifferentiableError, match="gradient taken inside") as e:
+        wengert.grad(keeps)(0.5)
+    assert e.value.loc is not None and e.value.loc.filename == __file__
+
+
+def hvp_inside(a):
+    x = np.array([0.3, -0.2])
+    v = np.array([1.0, 0.5])
+    return np.sum(wengert.hvp(lambda z: a * np.sum(z ** 4) + np.sum(np.sin(z * a)), (x,), (v,)))
+
+
+def hvp_of_two_inside(a):
+    hv = wengert.hvp(lambda p, q: a * p * p * q + np.sin(q * a), (0.5, 0.25), (1.0, -1.0))
+    return hv[0] * hv[1]
+
+
+@pytest.mark.parametrize("f", [hvp_inside, hvp_of_two_inside])
+def test_an_hvp_taken_inside_to_second_order(f):
+    check_grads(f, (0.7,), order=2, modes=("rev", "fwd"))

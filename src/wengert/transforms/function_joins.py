@@ -52,11 +52,13 @@ def split_function_joins(fn: n.Function) -> bool:
 
 def _makes_function(region: n.Region, v: n.Value) -> bool:
     """Whether the branch ``region`` yields, as ``v``, a function it defines or names."""
-    for op in region.ops:
-        if v in op.results:
-            return isinstance(op, n.MakeFunction) or isinstance(op, n.Const) and \
-                isinstance(op.value, (types.FunctionType, types.BuiltinFunctionType))
-    return False
+    made = {r.id: op for op in region.ops for r in op.results}
+    op = made.get(v.id)
+    if isinstance(op, n.Call) and isinstance(f := made.get(op.fn.id), n.Const):
+        # ``wengert.grad(g)``: a function made by a derivative operator
+        return getattr(f.value, "__wengert_operator__", None) == "grad"
+    return isinstance(op, n.MakeFunction) or isinstance(op, n.Const) and \
+        isinstance(op.value, (types.FunctionType, types.BuiltinFunctionType))
 
 
 def _passes_on_a_join(region: n.Region, k: int) -> bool:

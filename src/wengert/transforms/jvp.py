@@ -528,7 +528,8 @@ class JVP(Transform, ForwardContainers, ForwardControlFlow):
         types_ = [self.rule_arg_type(a) for a in args]
         ttypes: list[type | None] = []
         inline_ok = True
-        for a, d in zip(args, dots):
+        again = getattr(self.linker, "differentiated_again", False)
+        for k, (a, d) in enumerate(zip(args, dots)):
             if d is None:
                 ttypes.append(type(None))
             elif self.type_of(a) in NUMERIC:
@@ -537,7 +538,13 @@ class JVP(Transform, ForwardContainers, ForwardControlFlow):
                 ttypes.append(None)
             else:
                 if not self.is_sure(d) and len(args) == 1:
-                    inline_ok = False  # a unary differential must not see ``None``
+                    if again:
+                        # (code differentiated again cannot call the rule: its zero tangent
+                        # made real, a zero like the value, the differential inlined)
+                        dots[k] = d = b.call(runtime.nonzero, d, a, hint=d.hint)
+                        self.sure.add(d.id)
+                    else:
+                        inline_ok = False  # a unary differential must not see ``None``
                 ttypes.append(self.type_of(a) if d.id in self.real else None)
         spec = inline.specialized_jvp(rule.jvp, len(args), types_, ttypes, keywords) \
             if inline_ok else None

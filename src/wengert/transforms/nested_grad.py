@@ -109,8 +109,11 @@ class Linker(Protocol):
 
 
 def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
-                        linker: Linker) -> int:
-    """Replace the calls of gradients taken inside ``fn`` (in place); returns how many."""
+                        linker: Linker, final: bool = True) -> int:
+    """Replace the calls of gradients taken inside ``fn`` (in place); returns how many.
+    Not ``final``: a gradient made here and passed on (``descend(grad(f), x)``) is left for
+    a later round, once the helper it is given is inlined and calls it here; ``final``:
+    refused if it still is not."""
     defs: dict[int, n.Op] = {}
     uses: dict[int, list[n.Op]] = {}
     consts: dict[int, Any] = {}
@@ -126,12 +129,14 @@ def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
             op.fn.id in consts and _is(linker, consts[op.fn.id], "vjp")]
     jvps = [op for op in _own_ops(fn.body) if isinstance(op, n.Call) and
             op.fn.id in consts and _is(linker, consts[op.fn.id], "jvp")]
+    hvps = [op for op in _own_ops(fn.body) if isinstance(op, n.Call) and
+            op.fn.id in consts and _operator(linker, consts[op.fn.id]) == "hvp"]
     jacobians = [(op, kind) for op in _own_ops(fn.body) if isinstance(op, n.Call) and
                  op.fn.id in consts and
                  (kind := _operator(linker, consts[op.fn.id])) in _JACOBIANS]
     sites = [op for op in _own_ops(fn.body) if isinstance(op, n.Call) and
              op.fn.id in consts and _is(linker, consts[op.fn.id])]
-    if not sites and not vjps and not jvps and not jacobians:
+    if not sites and not vjps and not jvps and not jacobians and not hvps:
         return 0
     types = infer_types(fn, list(arg_types), callee=linker.result_type)
     given = {p.id: t for p, t in zip(fn.body.args, arg_types)}
@@ -152,6 +157,8 @@ def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
         count += _expand_vjp(fn, site, defs, uses, consts, ptype, linker, mapping)
     for site in jvps:
         count += _expand_jvp(fn, site, defs, uses, consts, ptype, linker, mapping)
+    for site in hvps:
+        count += _expand_jvp(fn, site, defs, uses, consts, ptype, linker, mapping, hvp=True)
     for site, kind in jacobians:
         count += _expand_jacobian(fn, site, kind, defs, uses, consts, ptype, linker, mapping)
     done: list[n.Op] = []
@@ -172,9 +179,12 @@ def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
             continue
         mk = defs.get(target.id) if target is not None else None
         calls = uses.get(site.result.id, [])
-        if not isinstance(mk, n.MakeFunction) or not calls or not all(
-                isinstance(c, n.Call) and c.fn.id == site.result.id and not c.kwargs and
-                not c.starred and site.result not in c.args for c in calls):
+        direct = bool(calls) and all(
+            isinstance(c, n.Call) and c.fn.id == site.result.id and not c.kwargs and
+            not c.starred and site.result not in c.args for c in calls)
+        if isinstance(mk, n.MakeFunction) and not direct and not final:
+            continue  # (passed on: called here once the helper taking it is inlined)
+        if not isinstance(mk, n.MakeFunction) or not direct:
             raise NonDifferentiableError(
                 "a gradient taken inside a differentiated function must be of a function "
                 "defined there (or a global), and called there with positional arguments",
@@ -336,15 +346,17 @@ def _target_ir(target: n.Value, nargs: int, defs: dict[int, n.Op], consts: dict[
 def _expand_jvp(fn: n.Function, site: n.Call, defs: dict[int, n.Op],
                 uses: dict[int, list[n.Op]], consts: dict[int, Any],
                 ptype: Callable[[n.Value], Any], linker: Linker,
-                mapping: dict[int, n.Value]) -> int:
+                mapping: dict[int, n.Value], hvp: bool = False) -> int:
     """``jvp(g, (a, b), (ta, tb))`` inside ``fn``: the IR of ``g``'s JVP at those primals
     and tangents, inlined where it is taken (``g`` lambda-lifted as for ``grad``: the values
     it reads from ``fn`` are parameters the inner JVP gives no tangent, so the enclosing
-    derivative's tangents stay apart from its own). Returns 1."""
+    derivative's tangents stay apart from its own). ``hvp``: ``hvp(g, (a,), (ta,))``, the
+    JVP of ``g``'s gradient, its tangent. Returns 1."""
+    what = "hvp" if hvp else "jvp"
     refuse = NonDifferentiableError(
-        "jvp() inside a differentiated function must be of a function defined there (or a "
-        "global), its primals and tangents written as tuples of as many entries", site.loc,
-        hint="write jvp(f, (x, y), (dx, dy))")
+        f"{what}() inside a differentiated function must be of a function defined there (or "
+        "a global), its primals and tangents written as tuples of as many entries", site.loc,
+        hint=f"write {what}(f, (x, y), (dx, dy))")
     if len(site.args) != 3 or site.kwargs or site.starred:
         raise refuse
     target, given, dirs = site.args
@@ -358,8 +370,16 @@ def _expand_jvp(fn: n.Function, site: n.Call, defs: dict[int, n.Op],
         raise refuse
     lifted, free = found
     ptypes = [ptype(a) for a in (*args, *free)]
-    jir = linker.jvp_ir(lifted, tuple(range(len(args))), ptypes)
+    wrt = tuple(range(len(args)))
+    if hvp:  # (as ``api.hvp``: the gradient w.r.t. every primal, one alone for one)
+        lifted = linker.gradient_ir(lifted, wrt, len(args) == 1, ptypes)
+    jir = linker.jvp_ir(lifted, wrt, ptypes)
     body, result = _instantiate(jir, [*args, *free, *tangents])
+    if hvp:
+        one = n.Const(1, [n.Value()], loc=site.loc)
+        dot = n.GetItem(result, one.result, [n.Value()], loc=site.loc)
+        body += [one, dot]
+        result = dot.result
     region = _region_of(fn, site)
     k = region.ops.index(site)
     region.ops[k:k + 1] = body

@@ -97,7 +97,7 @@ def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any,
         changed = devirtualize(fn, arg_types, callee, analyses)
         _live_dict_loops(fn)
         if linker is not None:
-            changed |= expand_nested_grads(fn, arg_types, linker)
+            changed |= expand_nested_grads(fn, arg_types, linker, final=False)
             _plain_reads(fn)
             # (an ``if`` choosing between closures passed on: each branch passes its own)
             changed |= split_function_joins(fn)
@@ -114,6 +114,8 @@ def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any,
             changed |= devirtualize(fn, arg_types, callee, analyses)
         if not changed:
             break
+    if linker is not None:
+        expand_nested_grads(fn, arg_types, linker)  # (a gradient still passed on: refused)
     index_changed_iterations(fn, arg_types, analyses)
     _item_updates(fn, analyses)
     _self_operands(fn)
