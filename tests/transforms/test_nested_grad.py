@@ -113,7 +113,7 @@ def potential(pos, w):
 def euler_with_forces(w):
     pos = np.array([0.3, -0.2, 0.5])
     vel = np.zeros(3)
-    for _ in range(6):
+    for _ in range(3):
         force = -wengert.jacfwd(potential, argnums=0)(pos, w)
         vel = vel + 0.05 * force
         pos = pos + 0.05 * vel
@@ -126,7 +126,7 @@ def newton_on_a_closure(c):
     def f(z):
         return c * np.sum(z ** 4) + np.sum((z - 1.0) ** 2)
 
-    for _ in range(3):
+    for _ in range(2):
         step = np.linalg.solve(wengert.hessian(f)(x), wengert.grad(f)(x))
         x = x - step
     return np.sum(x * x)

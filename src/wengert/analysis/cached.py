@@ -49,7 +49,3 @@ class Analyses:
                             writes=self.writes if writes else None)
         self._types[key] = (now, found)
         return found
-
-    def found(self, types: Types, callee: bool = True, writes: bool = False) -> None:
-        """Keep ``types``, inferred by a pass for ``fn`` as it is now, the same way."""
-        self._types[(callee, writes)] = (fingerprint(self.fn), types)
