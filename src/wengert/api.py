@@ -31,6 +31,7 @@ from wengert.driver.callables import (
 from wengert.driver.operators import grad as grad  # (the public operators: defined there)
 from wengert.driver.operators import value_and_grad as value_and_grad
 from wengert.driver.pipeline import (
+    REFUSALS,
     function_of,
     ir_entry,
     jvp_entry,
@@ -211,7 +212,7 @@ def derivative(of: Any, mode: str = "reverse") -> Any:
 
     def register(rule: Any) -> Any:
         (registry.defvjp if mode == "reverse" else registry.defjvp)(of, user=True)(rule)
-        for cache in (PRIMALS, VJPS, JVPS, GRADIENT_IRS, RESULT_TYPES):
+        for cache in (PRIMALS, VJPS, JVPS, GRADIENT_IRS, RESULT_TYPES, REFUSALS):
             cache.clear()
         return rule
 

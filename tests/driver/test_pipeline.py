@@ -7,11 +7,13 @@ import importlib.util
 import threading
 
 import numpy as np
+import pytest
 
 import wengert
 
 _SOURCE = '''
 import numpy as np
+import pytest
 
 
 def make(k):
@@ -113,3 +115,40 @@ def test_result_types_are_inferred_once_per_callee_and_argument_types(monkeypatc
     assert pipeline.result_type(_depth, (None, int))[0] is None
     # (three guesses for the recursion, each inferring ``_unknown`` at most once)
     assert counts.get("_depth", 0) <= 3 and counts.get("_unknown", 0) <= 1, counts
+
+
+class _Cell:
+    def __init__(self, v):
+        self.v = v
+
+
+def _writes_into_items(x, vs):
+    cells = [_Cell(v) for v in vs]  # (objects made here, written as read out of a list:
+    for _ in range(3):               # reverse mode refuses them, forward mode answers)
+        for c in cells:
+            c.v = c.v * x
+    return sum(c.v for c in cells)
+
+
+def test_a_refusal_of_reverse_mode_is_remembered_while_nothing_changes():
+    """A new ``grad`` of a function reverse mode refuses answers by forward mode, without
+    deriving (and being refused) again: the refusal is kept by derivation key."""
+    from wengert.diagnostics import ReverseModeRefusal
+    from wengert.driver import pipeline
+
+    with pytest.raises(ReverseModeRefusal):
+        wengert.vjp(_writes_into_items, 2.0, [0.5, 1.5])
+    assert wengert.grad(_writes_into_items)(2.0, [0.5, 1.5]) == pytest.approx(24.0)
+    refused = [k for k in pipeline.REFUSALS if k[0] == pipeline.cache_key(_writes_into_items)]
+    assert {k[1] for k in refused} == {(0,), (0, 1)}  # (grad: x alone; vjp: both)
+    calls = []
+    real = pipeline.derive
+    pipeline.derive = lambda *a, **k: calls.append(a) or real(*a, **k)
+    try:
+        for _ in range(3):
+            assert wengert.grad(_writes_into_items)(2.0, [0.5, 1.5]) == pytest.approx(24.0)
+            with pytest.raises(ReverseModeRefusal):
+                wengert.vjp(_writes_into_items, 2.0, [0.5, 1.5])
+    finally:
+        pipeline.derive = real
+    assert not [c for c in calls if c[0] is _writes_into_items]

@@ -96,6 +96,30 @@ def _closure_entries(code: Any, argnums: Any, has_aux: bool, with_value: bool) -
     return got
 
 
+#: Per (code, argnums, has_aux, with_value): the argument types for which reverse mode
+#: refused and forward mode answers, shared by every ``grad`` of the code (a wrapper made
+#: per call would otherwise try reverse mode again each time). Forward mode's answer is
+#: right whatever changed since: a stale entry costs speed only.
+_BY_FORWARD: dict[tuple[Any, ...], set[tuple[Any, ...]]] = {}
+
+
+def _forward_answered(f: Any, argnums: Any, has_aux: bool, with_value: bool
+                      ) -> set[tuple[Any, ...]]:
+    """The set :data:`_BY_FORWARD` keeps for ``f`` (a new one for what cannot be a key)."""
+    try:
+        key = (getattr(f, "__code__", f), argnums if isinstance(argnums, int)
+               else tuple(argnums), has_aux, with_value)
+        hash(key)
+    except TypeError:
+        return set()
+    got = _BY_FORWARD.get(key)
+    if got is None:
+        if len(_BY_FORWARD) >= _CLOSURE_CODES:
+            del _BY_FORWARD[next(iter(_BY_FORWARD))]
+        got = _BY_FORWARD[key] = set()
+    return got
+
+
 def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: bool) -> Any:
     """``value_and_grad(f)`` (``with_value``) or ``grad(f)``: one function either way, so that
     a gradient's fixed cost is one call."""
@@ -120,12 +144,13 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
                                         bool]] = {}
     fast = _closure_entries(f.__code__, argnums, has_aux, with_value) if closure else {}
     #: Argument types for which reverse mode refused the function and forward mode answers.
-    by_forward: set[tuple[Any, ...]] = set()
+    by_forward = _forward_answered(f, argnums, has_aux, with_value)
 
     @functools.wraps(f)
     def gradient_f(*args: Any, **kwargs: Any) -> Any:
         try:
-            if by_forward and not kwargs and tuple(map(arg_type, args)) in by_forward:
+            if by_forward and not kwargs and tuple(map(arg_type, args)) in by_forward and \
+                    _forward_fits(args, argnums):
                 return _by_forward_mode(f, args, argnums, has_aux, with_value, None)
             hit = key = got = None
             data: tuple = ()
@@ -244,6 +269,15 @@ def _gradient(f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: b
 FORWARD_DIRECTIONS = 256
 
 
+def _forward_fits(args: tuple, argnums: Any) -> bool:
+    """Whether forward mode may answer for ``args``: ``argnums`` ints in range, at most
+    :data:`FORWARD_DIRECTIONS` input scalars (else reverse mode's refusal stands)."""
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if any(type(a) is not int or not -len(args) <= a < len(args) for a in nums):
+        return False
+    return forward_size(args, [a % len(args) for a in nums]) <= FORWARD_DIRECTIONS
+
+
 def _by_forward_mode(f: Any, args: tuple, argnums: Any, has_aux: bool, with_value: bool,
                      refusal: ReverseModeRefusal | None, kwargs: dict | None = None) -> Any:
     """``grad``'s answer by forward mode, for a function reverse mode refuses (``refusal``)
@@ -253,11 +287,9 @@ def _by_forward_mode(f: Any, args: tuple, argnums: Any, has_aux: bool, with_valu
     forward mode refusing too)."""
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
-    if kwargs or any(type(a) is not int or not -len(args) <= a < len(args) for a in nums):
+    if kwargs or not _forward_fits(args, argnums):
         raise refusal if refusal is not None else AssertionError("no refusal to stand")
     idx = [a % len(args) for a in nums]
-    if forward_size(args, idx) > FORWARD_DIRECTIONS:
-        raise refusal if refusal is not None else AssertionError("no refusal to stand")
     try:
         out, jac, aux = forward_jacobian(f, args, idx, single, has_aux)
     except WengertError:

@@ -29,6 +29,7 @@ from wengert.analysis.types import infer_types, return_type
 from wengert.codegen.emit import generate, generate_split
 from wengert.diagnostics import (
     NonDifferentiableWarning,
+    ReverseModeRefusal,
     WengertError,
 )
 from wengert.driver.cache import (
@@ -412,6 +413,13 @@ def vjp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> Deri
     return _vjp_entry(fn, wrt, arg_types)
 
 
+#: Reverse mode's refusals (of the writes into objects it cannot follow), by derivation key,
+#: with what the primal rests on: a function dispatched at every call (or given to a new
+#: ``grad`` each time, which then answers by forward mode) is not derived again to be refused
+#: again, while nothing it reads has changed.
+REFUSALS: dict[Any, tuple[ReverseModeRefusal, list[Any]]] = {}
+
+
 @_under_build_lock
 def _vjp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> DerivedEntry:
     key = (cache_key(fn), wrt, arg_types)
@@ -419,9 +427,18 @@ def _vjp_entry(fn: Any, wrt: tuple[int, ...], arg_types: tuple[Any, ...]) -> Der
     if entry is not None and entry.valid(fn):
         return entry
     VJPS.pop(key, None)
+    refused = REFUSALS.get(key)
+    if refused is not None and all(d.still_valid() for d in refused[1]):
+        raise refused[0].with_traceback(None)
     linker = Linker()
-    return derive(fn, arg_types, key, "vjp", VJPS, _BUILDING, _BUILT, linker,
-                   lambda ready: vjp_transform(ready.fn, wrt, arg_types, linker, ready))
+    try:
+        return derive(fn, arg_types, key, "vjp", VJPS, _BUILDING, _BUILT, linker,
+                      lambda ready: vjp_transform(ready.fn, wrt, arg_types, linker, ready))
+    except ReverseModeRefusal as e:
+        if len(REFUSALS) >= 256:
+            del REFUSALS[next(iter(REFUSALS))]
+        REFUSALS[key] = (e, [CodeDep(fn), *ir_entry(fn, arg_types).deps])
+        raise
 
 
 #: Verify the IR after every transform, not only after lowering (the test suite sets
