@@ -232,3 +232,26 @@ def test_hessian_of_an_array_valued_function(f, args):
     numpy.testing.assert_allclose(h, numpy.stack(cols, axis=-1), rtol=1e-6, atol=1e-8)
     numpy.testing.assert_allclose(wengert.jacfwd(wengert.jacrev(f))(*args), h, rtol=1e-10,
                                atol=1e-12)
+
+
+def one_of_two_lists(a, c):
+    xs = [a, 2.0 * a]
+    ys = xs if c > 0 else [1.0, 2.0]  # (a write into one of two lists: reverse mode refuses)
+    ys[0] = ys[0] * c
+    return ys[0] * xs[1] + c * xs[0] * c
+
+
+def test_hessian_where_reverse_mode_refuses_is_forward_over_forward():
+    """``hessian`` answers what ``grad`` answers: where reverse mode refuses the function,
+    each block by forward mode over forward mode, in the layout and types of the usual
+    one (floats of floats)."""
+    with pytest.raises(wengert.NonDifferentiableError, match="one of several"):
+        wengert.vjp(one_of_two_lists, 0.3, 0.7)
+    fd = _fd_hessian(one_of_two_lists, (0.3, 0.7))
+    h = wengert.hessian(one_of_two_lists)(0.3, 0.7)
+    assert type(h) is float and h == pytest.approx(fd[0, 0], rel=1e-4)
+    blocks = wengert.hessian(one_of_two_lists, argnums=(0, 1))(0.3, 0.7)
+    assert all(type(b) is float for row in blocks for b in row)
+    assert numpy.allclose(numpy.array(blocks), fd, rtol=1e-4)
+    assert wengert.hessian(one_of_two_lists, argnums=(0, 1))(0.3, -0.7)[1][1] == \
+        pytest.approx(_fd_hessian(one_of_two_lists, (0.3, -0.7))[1, 1], rel=1e-4)

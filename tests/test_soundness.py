@@ -223,7 +223,34 @@ def step_own_object(v):
     return p.x * p.v
 
 
+def step_shared_elements_by_method(v, n):
+    ps = []
+    for k in range(n):
+        ps.append(Body(float(k), (k + 1) * v))
+    for p in list(ps):  # (the same objects in a second list)
+        p.step(0.5)
+    return ps[0].x + ps[1].x
+
+
+def step_shared_elements_inline(v, n):
+    ps = []
+    for k in range(n):
+        ps.append(Body(float(k), (k + 1) * v))
+    for p in list(ps):
+        p.x = p.x + p.v * 0.5
+    return ps[0].x + ps[1].x
+
+
 @pytest.mark.parametrize("f", [step_elements_by_method, step_elements_inline])
+def test_writes_into_elements_kept_in_a_list_of_its_own_are_right_in_every_mode(f):
+    # Objects the function makes and keeps in a list of its own: both modes follow them.
+    assert same(wengert.jvp(f, (1.0, 2), (1.0, 0))[1], 1.5)
+    assert same(wengert.grad(f)(1.0, 2), 1.5)
+    assert same(wengert.vjp(f, 1.0, 2)[1](1.0)[0], 1.5)
+    both_modes(f, (1.0, 2), order=2)
+
+
+@pytest.mark.parametrize("f", [step_shared_elements_by_method, step_shared_elements_inline])
 def test_writes_into_elements_get_one_verdict_for_every_spelling(f):
     # Forward mode follows the objects: right (and so is ``grad`` of this function of one
     # float, which runs forward mode). Reverse mode refuses, at the user's line.

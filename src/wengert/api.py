@@ -42,7 +42,7 @@ from wengert.driver.pipeline import (
 from wengert.frontend.source import unwrap
 from wengert.ir import nodes as n
 from wengert.ir.printer import print_function
-from wengert.jacobians import jacfwd, second_derivatives
+from wengert.jacobians import hessian_blocks, jacfwd, second_derivatives  # noqa: F401 (the API)
 from wengert.rules import registry
 from wengert.tracebacks import api_boundary
 from wengert.transforms.checks import check_iteration_closures
@@ -131,7 +131,7 @@ def hessian(f: Any, argnums: int | Sequence[int] = 0) -> Any:
     x.shape``)."""
     if isinstance(argnums, int):
         return second_derivatives(f, argnums, argnums)
-    return jacfwd(grad(f, argnums), argnums)
+    return hessian_blocks(f, argnums)
 
 
 hessian.__wengert_operator__ = "hessian"  # type: ignore[attr-defined]  (taken inside)

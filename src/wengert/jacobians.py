@@ -10,7 +10,7 @@ from typing import Any
 import numpy
 
 from wengert import tangents
-from wengert.diagnostics import OutputNotScalarError
+from wengert.diagnostics import OutputNotScalarError, ReverseModeRefusal
 from wengert.driver.binding import run_vjp
 from wengert.driver.forward_jacobian import forward_jacobian, layout
 from wengert.driver.operators import grad
@@ -170,6 +170,8 @@ def second_derivatives(f: Any, a: int, b: int) -> Any:
             if not -len(args) <= i < len(args):
                 raise ValueError(f"argnums {i} is out of range for {len(args)} argument(s)")
         ia, ib = a % len(args), b % len(args)
+        if (ia, ib) in passes:  # (reverse mode refused ``f``: forward over forward)
+            return passes[(ia, ib)](*args)
         scalar = passes.get((-1 - ia, ib))
         if scalar is None:
             scalar = passes[(-1 - ia, ib)] = jacfwd(grad(f, ia), ib)
@@ -177,6 +179,11 @@ def second_derivatives(f: Any, a: int, b: int) -> Any:
             return scalar(*args)
         except OutputNotScalarError:
             pass  # an array: one pass per entry, below
+        except ReverseModeRefusal:
+            # What reverse mode refuses (a write it cannot follow), forward mode answers:
+            # ``jacfwd(jacfwd(f))``, laid out as the pass per entry below lays it out.
+            passes[(ia, ib)] = _forward_over_forward(f, ia, ib)
+            return passes[(ia, ib)](*args)
         y = f(*args)
         if not isinstance(y, numpy.ndarray) or y.dtype.kind != "f":
             raise TypeError("second derivatives need a function returning a float or a "
@@ -199,3 +206,46 @@ def second_derivatives(f: Any, a: int, b: int) -> Any:
 
     second.__wengert_derivative__ = "hessian"  # type: ignore[attr-defined]
     return second
+
+
+def _forward_over_forward(f: Any, a: int, b: int) -> Any:
+    """``d/dx_b (d f / dx_a)`` by forward mode at both levels: the forward Jacobian of a
+    function calling ``f``'s (``jacfwd(jacfwd(f))`` by its own name would be
+    :func:`nested_jacobian`, which is this function's caller)."""
+    def first(*args: Any) -> Any:
+        return jacfwd(f, a)(*args)
+
+    outer = jacfwd(first, b)
+
+    def second(*args: Any) -> Any:
+        h = outer(*args)
+        # (of two floats, a float, as ``jacfwd(grad(f))`` gives)
+        if type(args[a]) is float and type(args[b]) is float and \
+                isinstance(h, numpy.ndarray) and h.ndim == 0:
+            return float(h)
+        return h
+
+    return second
+
+
+def hessian_blocks(f: Any, argnums: Sequence[int]) -> Any:
+    """The Hessian of ``f`` with respect to several arguments (``jacfwd(grad(f, argnums),
+    argnums)``, nested tuples of blocks); where reverse mode refuses ``f``, each block by
+    forward over forward mode (:func:`second_derivatives`)."""
+    over_grad = jacfwd(grad(f, argnums), argnums)
+    forward: list[Any] = []
+
+    @functools.wraps(f)
+    @api_boundary
+    def blocks(*args: Any) -> Any:
+        if forward:
+            return forward[0](*args)
+        try:
+            return over_grad(*args)
+        except ReverseModeRefusal:
+            pairs = [[second_derivatives(f, i, j) for j in argnums] for i in argnums]
+            forward.append(lambda *xs: tuple(tuple(h(*xs) for h in row) for row in pairs))
+            return forward[0](*args)
+
+    blocks.__wengert_derivative__ = "hessian"  # type: ignore[attr-defined]
+    return blocks

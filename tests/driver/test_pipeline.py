@@ -123,9 +123,10 @@ class _Cell:
 
 
 def _writes_into_items(x, vs):
-    cells = [_Cell(v) for v in vs]  # (objects made here, written as read out of a list:
-    for _ in range(3):               # reverse mode refuses them, forward mode answers)
-        for c in cells:
+    cells = [_Cell(v) for v in vs]
+    alive = list(cells)  # (the same objects in two lists, written through one: reverse
+    for _ in range(3):   # mode refuses them, forward mode answers)
+        for c in alive:
             c.v = c.v * x
     return sum(c.v for c in cells)
 

@@ -1017,3 +1017,230 @@ def test_rows_holding_numbers_of_either_kind_swapped_and_written(point):
         down = [v - (1e-6 if i == k else 0.0) for i, v in enumerate(point)]
         assert np.allclose(hessian[:, k], (np.array(grad(*up)) - np.array(grad(*down))) / 2e-6,
                            atol=1e-5)
+
+
+# ---------------------------------------------- objects kept in a list of the function's own
+# ``ps = [Particle(x, v) for x, v in zip(xs, vs)]`` then ``p.v -= g * dt`` over ``ps``: the
+# objects are made here and the list never leaves the function's sight, so their fields are
+# typed (``analysis/fields.py``) and the writes go through the list's adjoint. Every way to
+# fill the list (a comprehension, ``append`` in a loop, a display, an object replaced at an
+# index, a plain class with ``__init__``) and to walk it (by item, by index, ``enumerate``,
+# ``zip``, pairs compared with ``is``), in both modes and to second order.
+
+GRAVITY = 9.81
+
+
+@dataclasses.dataclass
+class Particle:
+    x: float
+    v: float
+
+
+@dataclasses.dataclass
+class Star:
+    x: float
+    y: float
+    vx: float
+    vy: float
+    m: float = 1.0
+
+
+class Cell:
+    def __init__(self, value):
+        self.value = value
+        self.grad = 0.0
+
+
+def falling(xs, vs):
+    ps = [Particle(x, v) for x, v in zip(xs, vs)]
+    for _ in range(20):
+        for p in ps:
+            p.v -= GRAVITY * 0.01
+            p.x += p.v * 0.01
+    return sum(p.x * p.x for p in ps)
+
+
+def springs_appended(xs, k):
+    ps = []
+    for x in xs:
+        ps.append(Particle(x, 0.0))
+    for _ in range(15):
+        for p in ps:
+            p.v += -k * p.x * 0.05
+            p.x += p.v * 0.05
+    return sum(p.x for p in ps) + ps[0].v
+
+
+def pendulums_displayed(a, b):
+    ps = [Particle(a, 0.0), Particle(b, 1.0)]
+    for _ in range(10):
+        for p in ps:
+            p.v = p.v - math.sin(p.x) * 0.1
+            p.x = p.x + p.v * 0.1
+    return ps[0].x * ps[1].x
+
+
+def stepped_by_index(xs):
+    ps = [Particle(x, 0.5 * x) for x in xs]
+    for _ in range(10):
+        for i in range(len(ps)):
+            ps[i].v -= 0.1 * ps[i].x
+            ps[i].x += 0.1 * ps[i].v
+    return ps[-1].x + ps[0].v ** 2
+
+
+def gravitating(xs, ys):
+    stars = [Star(x, y, 0.0, 0.0) for x, y in zip(xs, ys)]
+    for _ in range(4):
+        for a in stars:
+            ax = ay = 0.0
+            for b in stars:
+                if a is b:
+                    continue
+                dx, dy = b.x - a.x, b.y - a.y
+                r3 = (dx * dx + dy * dy + 0.1) ** 1.5
+                ax += b.m * dx / r3
+                ay += b.m * dy / r3
+            a.vx += ax * 0.01
+            a.vy += ay * 0.01
+        for s in stars:
+            s.x += s.vx * 0.01
+            s.y += s.vy * 0.01
+    return sum(0.5 * s.m * (s.vx ** 2 + s.vy ** 2) for s in stars)
+
+
+def driven(xs, w):
+    ps = [Particle(x, 0.0) for x in xs]
+    for _ in range(8):
+        for i, p in enumerate(ps):
+            p.v += w * (i + 1) * 0.1 - 0.2 * p.x
+            p.x += 0.1 * p.v
+    return sum([p.x * p.v for p in ps])
+
+
+def cells_descending(xs):
+    cells = [Cell(x) for x in xs]
+    for c in cells:
+        c.grad = c.value ** 2
+    for _ in range(3):
+        for c in cells:
+            c.value = c.value - 0.1 * c.grad
+            c.grad = 2.0 * c.value
+    return sum(c.value for c in cells)
+
+
+def zipped_with_constants(xs, ks):
+    ps = [Particle(x, 0.0) for x in xs]
+    for _ in range(10):
+        for p, k in zip(ps, ks):
+            p.v -= k * p.x * 0.1
+            p.x += p.v * 0.1
+    return ps[0].x + ps[1].x * ps[2].v
+
+
+def bouncing(xs):
+    ps = [Particle(x, 1.0) for x in xs]
+    for _ in range(12):
+        for p in ps:
+            if p.x > 1.0:
+                p.v = -abs(p.v)
+            p.x += p.v * 0.1
+    return sum(p.x ** 2 for p in ps)
+
+
+def one_replaced(xs):
+    ps = [Particle(x, 0.0) for x in xs]
+    ps[0] = Particle(xs[1] * 2.0, 1.0)
+    for p in ps:
+        p.x *= p.x
+    return ps[0].x + ps[1].x
+
+
+@pytest.mark.parametrize("f, args", [
+    (falling, ([0.1, 0.4, -0.3], [0.2, -0.1, 0.5])),
+    (springs_appended, ([0.3, -0.2, 0.8], 1.5)),
+    (pendulums_displayed, (0.4, -0.7)),
+    (stepped_by_index, ([0.3, 0.9, -0.4],)),
+    (gravitating, ([0.0, 1.0, 0.3], [0.0, 0.2, 1.1])),
+    (driven, ([0.2, -0.5, 0.7], 0.8)),
+    (cells_descending, ([0.5, -0.3, 1.2],)),
+    (zipped_with_constants, ([0.4, -0.2, 0.9], [1.0, 2.0, 0.5])),
+    (bouncing, ([0.33, 0.97, -0.2],)),
+    (one_replaced, ([0.3, 0.95, -0.2],)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_objects_kept_in_a_list_of_its_own(f, args):
+    """Refused by reverse mode before ("writes into an object read out of a list")."""
+    check_grads(f, args, modes=("rev", "fwd"), order=2)
+
+
+def twice_in_list(a, b):
+    ps = [Particle(a, 0.0), Particle(b, 1.0)]
+    ps[1] = ps[0]
+    for p in ps:
+        p.x = p.x * 2.0 + p.v
+    return ps[0].x + ps[1].x
+
+
+def appended_again(a, b):
+    ps = [Particle(a, 0.0), Particle(b, 1.0)]
+    ps.append(ps[0])
+    for p in ps:
+        p.x = p.x * p.x
+    return sum(p.x for p in ps)
+
+
+def shared_with_another_list(a, b):
+    ps = [Particle(a, 0.5), Particle(b, 1.0)]
+    qs = [ps[0]]
+    for p in ps:
+        p.x = p.x * 3.0
+    for q in qs:
+        q.x = q.x + q.v * q.x
+    return ps[0].x * ps[1].x
+
+
+def _scale_all(ps, s):
+    for p in ps:
+        p.x = p.x * s
+
+
+def passed_to_a_helper(a, s):
+    ps = [Particle(a, 0.5), Particle(a * 2.0, 1.0)]
+    _scale_all(ps, s)
+    for p in ps:
+        p.v = p.v * p.x
+    return ps[0].v + ps[1].x
+
+
+def captured_by_a_closure(a, b):
+    ps = [Particle(a, 0.5), Particle(b, 1.0)]
+
+    def scale(s):
+        for p in ps:
+            p.x = p.x * s
+
+    scale(a)
+    for p in ps:
+        p.v = p.v * p.x
+    return ps[0].v + ps[1].v
+
+
+@pytest.mark.parametrize("f", [twice_in_list, appended_again, shared_with_another_list,
+                               passed_to_a_helper, captured_by_a_closure],
+                         ids=lambda f: f.__name__)
+def test_objects_in_a_list_that_shares_them(f):
+    """One object at two places, in two lists, handed to a helper or a closure: reverse
+    mode either follows it or refuses at the write, never a wrong number; ``grad`` is
+    right either way (by forward mode where reverse refuses)."""
+    args = (0.3, 0.7)
+    check_grads(f, args, modes=("fwd",))
+    try:
+        check_grads(f, args, modes=("rev",), order=2)
+    except wengert.NonDifferentiableError as e:
+        assert e.loc is not None and e.loc.filename == __file__
+    g = wengert.grad(f, argnums=(0, 1))(*args)
+    h = 1e-6
+    fd = [(f(*(v + (h if i == k else 0.0) for i, v in enumerate(args))) -
+           f(*(v - (h if i == k else 0.0) for i, v in enumerate(args)))) / (2 * h)
+          for k in range(2)]
+    assert np.allclose(g, fd, rtol=1e-6, atol=1e-8)

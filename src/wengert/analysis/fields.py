@@ -5,7 +5,10 @@ instance of the class in the function is made here (a dataclass constructor, or
 ``object.__new__`` followed by the writes an inlined ``__init__`` does) and none leaves
 the function's sight (stored in a container, captured, passed to code that might write
 into it), every value a field can hold is one the function wrote, in its constructor
-call or by an attribute assignment. The type of a field is then the join of the types of
+call or by an attribute assignment. A list the function makes and keeps to itself
+(``ps = [Particle(x, v) for x, v in zip(xs, vs)]``, then only read at an index, walked,
+measured and appended to) keeps the objects in its sight: one read out of it is one the
+function made. The type of a field is then the join of the types of
 those values, and reads of it have that type: arithmetic on ``p.x`` inlines like
 arithmetic on a float.
 
@@ -124,11 +127,13 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
         elif isinstance(op, n.Call) and op.args and op.args[0].id in given_items and \
                 consts.get(op.fn.id) in _SAME_ITEMS:
             given_items[op.result.id] = given_items[op.args[0].id]
+    local = _local_holders(fn, defs, reads, type_of, consts)
     for op in n.walk(fn.body):
         for a in n.region_args(op):
             if isinstance(op, n.For) and a is op.body.args[0] and (c := kind(a)):
-                if a.id in same:
-                    continue  # (a record's copy of an instance kept)
+                if a.id in same or op.iterable.id in local:
+                    continue  # (a record's copy of an instance kept; an item of a list
+                    # of the function's own)
                 if op.iterable.id in given_items:
                     seed(c, given_items[op.iterable.id])  # an item of a list passed in
                 else:
@@ -138,8 +143,14 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
                 continue
             if r.id in same:
                 continue  # (a record's copy of an instance kept)
+            if isinstance(op, n.GetItem) and op.obj.id in local:
+                continue  # (one of the objects the function put in a list of its own)
             if isinstance(op, n.GetItem) and op.obj.id in given_items:
                 seed(c, given_items[op.obj.id])
+            elif isinstance(op, n.Unpack) and \
+                    (src := _zipped_from(op, r, loop_of, defs, consts)) is not None and \
+                    src.id in local:
+                continue
             elif isinstance(op, n.Unpack) and \
                     (src := _zipped_from(op, r, loop_of, defs, consts)) is not None and \
                     src.id in given_items:
@@ -154,7 +165,7 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
             elif not isinstance(op, (n.If, n.For, n.While, n.With)):
                 poisoned.add(c)  # made elsewhere (a callee, a container read)
         if isinstance(op, n.SetItem) and op.obj.id in given_items and kind(op.value) or \
-                _appended_to(op, defs, given_items):
+                _appended_to(op, defs, given_items) or _stored_in(op, defs, local):
             pass  # (a new item of such a list: its reads join every instance's fields)
         elif not _written_back(op, defs):
             _uses(op, kind, consts, poisoned, id(op) in records)
@@ -170,6 +181,75 @@ def object_fields(fn: n.Function, type_of: Callable[[n.Value], Type],
         if any(name not in names for names in seeded.get(c, ())):
             ts.append(None)  # not an attribute of a given instance: read, it is the class's
     return {k: ts for k, ts in found.items() if k[0] in made and k[0] not in poisoned}
+
+
+def _local_holders(fn: n.Function, defs: Mapping[int, n.Op],
+                   reads: Mapping[int, list[n.Op]], type_of: Callable[[n.Value], Type],
+                   consts: Mapping[int, Any]) -> set[int]:
+    """The ids of the lists the function makes (a display, ``[]`` filled by ``append``, a
+    comprehension) that keep what they hold in its sight: each is only read at an index,
+    walked by a loop (by itself, or through ``zip``/``enumerate``/``reversed`` walked at
+    once), measured, appended to or written at an index, never passed on, stored,
+    returned, captured or rebound. An object read out of one is one the function put
+    there, so its fields hold what the function wrote into them."""
+    out: set[int] = set()
+    for op in n.walk(fn.body):
+        if not (isinstance(op, n.Build) and op.kind == "list" and not op.starred):
+            continue
+        xs = op.result
+        if all(_in_sight(u, xs, defs, reads, type_of, consts) for u in reads.get(xs.id, [])):
+            out.add(xs.id)
+    return out
+
+
+def _in_sight(use: n.Op, xs: n.Value, defs: Mapping[int, n.Op],
+              reads: Mapping[int, list[n.Op]], type_of: Callable[[n.Value], Type],
+              consts: Mapping[int, Any]) -> bool:
+    """Whether ``use`` of the list ``xs`` keeps what it holds in the function's sight
+    (:func:`_local_holders`)."""
+    if isinstance(use, n.GetItem):
+        # (a slice is a list holding the same objects: an item read out of it is one
+        # read out of a container, whose fields are not known)
+        return use.obj is xs and use.index is not xs and type_of(use.index) is not slice
+    if isinstance(use, n.SetItem):
+        # (at an index of unknown type, e.g. read back from a pullback's loop record: one
+        # object, which no slice assignment could be given)
+        value = type_of(use.value)
+        return use.obj is xs and use.value is not xs and use.index is not xs and (
+            type_of(use.index) is int or
+            type_of(use.index) is None and instance_class(value) and
+            not hasattr(value, "__iter__"))
+    if isinstance(use, n.For):
+        return use.iterable is xs and xs not in use.inits
+    if isinstance(use, n.GetAttr):
+        return use.obj is xs and use.name == "append" and all(
+            isinstance(c, n.Call) and c.fn is use.result and len(c.args) == 1 and
+            c.args[0] is not xs and not c.kwargs and not c.starred
+            for c in reads.get(use.result.id, []))
+    if isinstance(use, n.Call) and use.fn is not xs and not use.kwargs and \
+            not use.starred:
+        f = consts.get(use.fn.id)
+        if f is len:
+            return use.args == [xs]
+        if f in (zip, enumerate, reversed) and all(
+                isinstance(u, n.For) and u.iterable is use.results[0] and
+                use.results[0] not in u.inits for u in reads.get(use.results[0].id, [])):
+            return f is zip or use.args == [xs]
+        # (a primitive that keeps nothing, ``getitem_adjoint(ps_bar, ps, i, g)`` of a
+        # pullback differentiated again: what it returns holding an item is a call's
+        # result, an object of unknown fields)
+        return xs is not use.fn and _read_only(f)
+    return False
+
+
+def _stored_in(op: n.Op, defs: Mapping[int, n.Op], lists: set[int]) -> bool:
+    """Whether ``op`` puts objects in one of ``lists`` (a display of them, ``xs[i] = p``,
+    ``xs.append(p)``): they stay in the function's sight there."""
+    if isinstance(op, n.Build):
+        return op.result.id in lists
+    if isinstance(op, n.SetItem):
+        return op.obj.id in lists
+    return _appended_to(op, defs, lists)
 
 
 def _appended_to(op: n.Op, defs: Mapping[int, n.Op], lists: Mapping[int, Any]) -> bool:

@@ -54,6 +54,10 @@ PAIRS = {runtime.setitem_adjoint, runtime.setitem_adjoint_owned, runtime.entry_w
          runtime.pop_adjoint_owned, runtime.float_pop_adjoint, runtime.float_pop_adjoint_owned,
          runtime.setattr_adjoint, runtime.setattr_adjoint_owned}
 
+#: Those whose second part is taken out of the adjoint they update (a field's, a slot's).
+_TAKING = {runtime.setattr_adjoint, runtime.setattr_adjoint_owned, runtime.setitem_adjoint,
+           runtime.setitem_adjoint_owned, runtime.pop_adjoint, runtime.pop_adjoint_owned}
+
 
 def update_in_place(fn: n.Function) -> None:
     """Rewrite ``fn`` (and the functions it defines) to update dead adjoints in place."""
@@ -71,9 +75,9 @@ def _function(fn: n.Function) -> None:
     owned: set[int] = set()
     #: Pairs whose first part is such a value once unpacked.
     pairs: set[int] = set()
-    #: Pairs whose second part is a field's adjoint taken out of an object's (held by the
-    #: object's adjoint no more: owned where nothing else held it, which the in-place
-    #: variants check by its reference count).
+    #: Pairs whose second part is a field's (an item's) adjoint taken out of an object's
+    #: (a list's) (held by the object's adjoint no more: owned where nothing else held it,
+    #: which the in-place variants check by its reference count).
     fields: set[int] = set()
 
     def region(r: n.Region) -> None:
@@ -91,6 +95,15 @@ def _function(fn: n.Function) -> None:
                     (made := list_of_one(op.args[1], r, k)) is not None:
                 k += _spread(op, made, r)
                 continue
+            elif isinstance(op, n.Call) and consts.get(op.fn.id) is runtime.add_adjoint:
+                # The sum of two adjoints held by dead locals alone is one of them or a
+                # new object: held by its own local alone (``p_bar = accumulate(p_bar,
+                # t)`` between two in-place updates of an object's adjoint).
+                if len(op.args) == 2 and not op.kwargs and not op.starred and all(
+                        (a.id in owned or consts.get(a.id, 0) is None) and
+                        a.id not in live.after(op) and a.id not in captured
+                        for a in op.args) and op.args[0].id != op.args[1].id:
+                    owned.add(op.result.id)
             elif isinstance(op, n.Call) and _rewrite(op, r, k, live):
                 k += 1  # past the constant inserted before the call
             elif isinstance(op, n.For):
@@ -122,7 +135,7 @@ def _function(fn: n.Function) -> None:
             return False
         prev = op.args[0]
         made = pairs if fn_value in PAIRS else owned
-        if fn_value in (runtime.setattr_adjoint, runtime.setattr_adjoint_owned):
+        if fn_value in _TAKING:
             fields.add(op.result.id)
         if consts.get(prev.id, 0) is None:  # a zero adjoint: the result is a fresh object
             made.add(op.result.id)

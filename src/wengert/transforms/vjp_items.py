@@ -552,9 +552,16 @@ def _item_use(use: n.Op, p: n.Value, read: n.GetItem, types: Types, plan: _Plan)
         return use.obj is p and use.index is not p and t in (list, dict) and \
             types.of(use.value) in _INERT and types.of(use.index) in _INERT
     return _measures(use, p, plan) or _reads_structure(use, p, plan) or \
-        _checks_alone(use, plan) or \
+        _checks_alone(use, plan) or _identity_test(use, p, plan) or \
         t is list and _row_read(use, p, plan) or \
         t in (list, dict) and _iterated(use, p, read, plan, types) or _recorded(use, p, plan)
+
+
+def _identity_test(use: n.Op, p: n.Value, plan: _Plan) -> bool:
+    """Whether ``use`` is ``p is q`` or ``p is not q`` (``if a is b: continue`` over pairs
+    of items): it reads which object ``p`` is, which write-backs keep."""
+    return isinstance(use, n.Call) and _const(use.fn, plan) in (operator.is_, operator.is_not) \
+        and len(use.args) == 2 and not use.kwargs and not use.starred
 
 
 #: Calls whose result iterates over the lists (or dicts) they are given (read, not kept).
@@ -755,7 +762,10 @@ def _new_inert_object(v: n.Value, display: n.Op, plan: _Plan, types: Types) -> b
     cls = _made_class(made, plan.defs)
     if cls is None or not isinstance(made, n.Call):
         return False
-    if not all(types.of(a) in _INERT for a in [*made.args, *(a for _, a in made.kwargs)]):
+    # (``object.__new__(C)``, an inlined ``__init__`` writing the fields after it: the
+    # class is its argument)
+    given = made.args[1:] if _const(made.fn, plan) is object.__new__ else made.args
+    if not all(types.of(a) in _INERT for a in [*given, *(a for _, a in made.kwargs)]):
         return False
     if dataclasses.is_dataclass(cls):
         if any(f.default_factory is not dataclasses.MISSING or
