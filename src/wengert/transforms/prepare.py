@@ -56,6 +56,7 @@ from wengert.transforms.function_joins import split_function_joins
 from wengert.transforms.inline_calls import inline_calls
 from wengert.transforms.iteration import index_changed_iterations
 from wengert.transforms.nested_grad import expand_nested_grads
+from wengert.transforms.object_lists import split_object_lists
 from wengert.transforms.specialize import specialize
 
 #: Rounds of step 4 (each is bounded by the inliner's budget anyway).
@@ -116,6 +117,8 @@ def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any,
             break
     if linker is not None:
         expand_nested_grads(fn, arg_types, linker)  # (a gradient still passed on: refused)
+    # (objects kept in a list of the function's own: one list of numbers per field)
+    split_object_lists(fn, analyses.types(callee=False))
     index_changed_iterations(fn, arg_types, analyses)
     _item_updates(fn, analyses)
     _self_operands(fn)

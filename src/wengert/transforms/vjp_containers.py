@@ -434,7 +434,8 @@ class ReverseContainers:
                                   lambda scope, g: [scope.res(index), g], sure=True)
         if self.float_list(obj) and self.type_of(index) is int and \
                 self.type_of(y) is float and (self.same_length(obj) or
-                                              not self.mutated_after(obj, op)):
+                                              not self.mutated_after(obj, op) or
+                                              not self.resized_after(obj, op)):
             # One float of a list of floats that keeps its length from here on: an update
             # ``transforms.inplace`` may make a plain ``xs_bar[i] += g`` in a loop.
             return self.read_back(obj, y, loc, runtime.entry_adjoint_of_list,
@@ -537,8 +538,13 @@ class ReverseContainers:
                 (op.obj.id, index.id) in self.types.entry_writes and \
                 self.type_of(op.value) in FLOATS:
             return self.overwrite_entry(op)
-        if self.float_list(op.obj) and self.same_length(op.obj) and \
-                self.type_of(index) is int and self.type_of(op.value) is float:
+        if self.float_list(op.obj) and self.type_of(index) is int and \
+                self.type_of(op.value) is float and (
+                    self.same_length(op.obj) or not self.effects.resized_after(
+                        op, lambda m: isinstance(m, n.SetItem) and
+                        self.type_of(m.index) is int, op.obj, self.resolve(op.obj))):
+            # (a list of floats that keeps its length from here on: grown by appends
+            # before, as a list of fields is made, ``transforms/object_lists.py``)
             return self.overwrite_entry(op, runtime.entry_write_of_list)
         # Writing into an array may broadcast the value; into a list or dict it cannot.
         spread = self.type_of(op.obj) not in (list, dict)

@@ -613,10 +613,12 @@ def table_rows(body: n.Region, appended: Mapping[int, list[n.Value]], kept: set[
 
 
 def appended(body: n.Region, writes: Callable[[Any], Any] | None = None,
-              stored: set[int] | None = None) -> dict[int, list[n.Value]]:
-    """Lists made empty and then only appended to (or given an item at an index) and
-    iterated (a loop's records, in generated code): the values appended to each (or
-    written into it), so items read back get their types."""
+              stored: set[int] | None = None, written: set[int] | None = None
+              ) -> dict[int, list[n.Value]]:
+    """Lists made empty and then only appended to and iterated (a loop's records, in
+    generated code): the values appended to each, so items read back get their types.
+    With ``written``, lists also given items at an index count, and are added to it (their
+    items are the appended ones' type only where every such write agrees)."""
     consts, defs, uses = _index(body)
     out: dict[int, list[n.Value]] = {}
     for op in n.walk(body):
@@ -639,12 +641,14 @@ def appended(body: n.Region, writes: Callable[[Any], Any] | None = None,
             elif _puts_back(u, op.result.id, defs) or _moved(u, op.result.id, defs) or \
                     _structure_read(u, op.result.id, consts):
                 continue
-            elif isinstance(u, n.SetItem) and u.obj.id == op.result.id and \
-                    u.value.id != op.result.id and u.index.id != op.result.id and \
+            elif written is not None and isinstance(u, n.SetItem) and \
+                    u.obj.id == op.result.id and u.value.id != op.result.id and \
+                    u.index.id != op.result.id and \
                     not isinstance(defs.get(u.index.id), n.BuildSlice):
-                # One item replaced (``ps[0] = Body(c, v)``): one more value it holds (a
-                # slice given a list instead joins a list with the items: no type).
-                values.append(u.value)
+                # One item replaced (``ps[0] = Body(c, v)``, ``xs[i] = 2.0 * xs[i]``):
+                # its items are the appended ones only where type inference checks that
+                # every such write agrees (``written`` collects the list).
+                written.add(op.result.id)
             elif isinstance(u, n.Call) and hashable(consts.get(u.fn.id)) and \
                     consts.get(u.fn.id) in _LIST_READERS and u.fn.id != op.result.id:
                 continue  # read, never changed: its items are still the ones appended

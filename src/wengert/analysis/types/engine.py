@@ -69,6 +69,9 @@ class _Inference:
         self.appended: dict[int, list[n.Value]] = {}
         #: Those of them appended to another list (rows of a table).
         self.stored_rows: set[int] = set()
+        #: Lists made empty, appended to and given items at an index (``appended``): their
+        #: items are the appended ones' type only while inference checks the writes.
+        self.index_written: set[int] = set()
         #: Rows of tables, and the displays they are made of (``table_rows``).
         self.table_rows: set[int] = set()
         #: Loop variables iterating over such a list (or its ``reversed``): the list.
@@ -615,7 +618,8 @@ class _Inference:
                 not made.starred and self.consts.get(made.fn.id) in (reversed, iter) and \
                 made.args[0].id in self.items:
             return self.items[made.args[0].id]  # ``reversed(xs)`` yields ``xs``'s items
-        if self.appended.get(v.id) and (v.id not in self.stored_rows or
+        if self.appended.get(v.id) and (v.id not in self.stored_rows and
+                                        v.id not in self.index_written or
                                         v.id in self.readonly):
             if v.id in self.table_rows and all(type(self.consts.get(x.id)) is int
                                                for x in self.appended[v.id]):

@@ -115,7 +115,7 @@ def _infer(fn: n.Function, param_types: Sequence[Type], free_types: Mapping[int,
     def run(fields: Mapping[tuple[type, str], type], lists: frozenset[int] = frozenset()
             ) -> _Inference:
         inf = _Inference(dict(free_types or {}), callee)
-        inf.appended = appended(fn.body, writes, inf.stored_rows)
+        inf.appended = appended(fn.body, writes, inf.stored_rows, inf.index_written)
         inf.readonly = readonly | lists
         inf.table_rows = table_rows(fn.body, inf.appended, inf.readonly, writes)
         inf.readonly |= inf.table_rows
