@@ -120,3 +120,24 @@ def namedtuple_method(f: Any) -> bool:
     pops the keywords of a dict of its own)."""
     return getattr(f, "__code__", None) in _NAMEDTUPLE_CODES or \
         getattr(getattr(f, "__func__", None), "__code__", None) in _NAMEDTUPLE_CODES
+
+
+def dataclass_arguments(cls: Any, args: list[Any], kwargs: list[tuple[str | None, Any]]
+                        ) -> dict[str, Any] | None:
+    """What a call ``cls(*args, **kwargs)`` gives each field its generated ``__init__``
+    takes (by name; those not given keep their defaults), for a dataclass with that
+    ``__init__`` and no ``__post_init__``; ``None`` for any other class or call (a custom
+    ``__init__``, too many arguments, a keyword given twice or unnamed)."""
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)) or \
+            hasattr(cls, "__post_init__") or \
+            getattr(getattr(cls.__init__, "__code__", None), "co_filename", "") != "<string>":
+        return None
+    params = [f.name for f in dataclasses.fields(cls) if f.init]
+    if len(args) > len(params):
+        return None
+    given = dict(zip(params, args))
+    for k, v in kwargs:
+        if k is None or k in given or k not in params:
+            return None
+        given[k] = v
+    return given

@@ -26,6 +26,7 @@ from typing import Any
 from wengert import runtime
 from wengert.ir import nodes as n
 from wengert.ir.uses import free_uses
+from wengert.objects import dataclass_arguments
 
 Type = type | None
 Fields = dict[tuple[type, str], list[Type]]
@@ -298,17 +299,10 @@ def _constructor(c: type, op: n.Call, type_of: Callable[[n.Value, str], Type],
                  found: dict[tuple[type, str], list[Type]]) -> bool:
     """Record the field types a dataclass constructor call gives; ``False`` when the call
     is not one whose fields are known (a custom ``__init__``, ``__post_init__``, ``*``)."""
-    if not dataclasses.is_dataclass(c) or hasattr(c, "__post_init__") or op.starred or \
-            getattr(getattr(c.__init__, "__code__", None), "co_filename", "") != "<string>":
+    given = None if op.starred else dataclass_arguments(c, op.args, op.kwargs)
+    if given is None:
         return False
     fields = [f for f in dataclasses.fields(c) if f.init]
-    if len(op.args) > len(fields):
-        return False
-    given = dict(zip((f.name for f in fields), op.args))
-    for k, v in op.kwargs:
-        if k is None or k in given:
-            return False
-        given[k] = v
     for f in fields:
         if f.name in given:
             t = type_of(given[f.name], f.name)

@@ -36,7 +36,7 @@ from typing import Any
 from wengert.analysis.types import Types
 from wengert.ir import nodes as n
 from wengert.ir.uses import Places
-from wengert.objects import attribute_kind, plain_class
+from wengert.objects import attribute_kind, dataclass_arguments, plain_class
 
 #: Calls whose result a loop walks, yielding the list's items (at ``k`` among the items).
 _WALKERS = (enumerate, reversed, zip)
@@ -179,19 +179,10 @@ def _construction(v: n.Value, user: n.Op, p: Places, plan: _Plan, classes: set[t
                 return False
             fields[u.name] = u.value  # (the last write of a field is what it holds)
             making.append(u)
-    elif dataclasses.is_dataclass(f) and isinstance(f, type):
+    elif (given := dataclass_arguments(f, made.args, made.kwargs)) is not None:
         cls = f
-        if uses != [user] or hasattr(cls, "__post_init__") or getattr(
-                getattr(cls.__init__, "__code__", None), "co_filename", "") != "<string>":
+        if uses != [user]:
             return False
-        params = [d for d in dataclasses.fields(cls) if d.init]
-        if len(made.args) > len(params):
-            return False
-        given = dict(zip((d.name for d in params), made.args))
-        for k, a in made.kwargs:
-            if k is None or k in given:
-                return False
-            given[k] = a
         for d in dataclasses.fields(cls):
             if d.name in given:
                 fields[d.name] = given[d.name]
