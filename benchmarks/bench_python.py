@@ -119,6 +119,8 @@ PROGRAMS: tuple[Program, ...] = (
             lambda: (_matrix(7),), 0),
     Program("energy of 200 @dataclass bodies passed in a list", "bodies_energy",
             lambda: (_bodies(200), 2.0), (0, 1)),
+    Program("spring chain of 20 @dataclass masses made in a list, 50 steps", "spring_chain",
+            lambda: ([1.05 * i for i in range(20)], 3.0), (0, 1)),
     Program("product into a table of zeros, 12×12 lists", "table_product",
             lambda: (_matrix(12), _matrix(12)), (0, 1)),
     Program("dynamic programme filling a 40×40 table", "edit_cost",
