@@ -120,6 +120,7 @@ def prepare(fn: n.Function, arg_types: Sequence[Any], linker: Any,
     # (objects kept in a list of the function's own: one list of numbers per field)
     split_object_lists(fn, analyses.types(callee=False))
     index_changed_iterations(fn, arg_types, analyses)
+    _number_updates(fn, analyses)
     _item_updates(fn, analyses)
     _self_operands(fn)
     _guard_inplace(fn, analyses)
@@ -225,6 +226,37 @@ _PLAIN = {operator.iadd: operator.add, operator.isub: operator.sub,
           operator.imul: operator.mul, operator.itruediv: operator.truediv,
           operator.ifloordiv: operator.floordiv, operator.imod: operator.mod,
           operator.ipow: operator.pow, operator.imatmul: operator.matmul}
+
+
+#: Numbers, which no in-place operator changes: ``a += b`` on one is ``a = a + b``.
+_NUMBERS = (float, int, bool, numpy.float64)
+
+
+def _number_updates(fn: n.Function, analyses: Analyses) -> None:
+    """``operator.iadd(a, b)`` of a number ``a`` (``p.v += f * dt`` of a float field,
+    ``ps_v[i] += g`` once the field is a list) is ``a + b``: said so, it is an operator
+    like any other, and the generated code writes it ``t + g``."""
+    types_ = analyses.types()
+    consts = {op.result.id: op.value for op in n.walk(fn.body) if isinstance(op, n.Const)}
+
+    def region(r: n.Region) -> None:
+        out: list[n.Op] = []
+        for op in r.ops:
+            f = consts.get(op.fn.id) if isinstance(op, n.Call) else None
+            if isinstance(op, n.Call) and len(op.args) == 2 and not op.kwargs and \
+                    not op.starred and hashable(f) and f in _PLAIN and \
+                    types_.of(op.args[0]) in _NUMBERS:
+                plain = n.Const(_PLAIN[f], [n.Value()], f"operator.{_PLAIN[f].__name__}",
+                                loc=op.loc)
+                out.append(plain)
+                op.fn = plain.result
+            if not isinstance(op, n.MakeFunction):
+                for sub in op.regions():
+                    region(sub)
+            out.append(op)
+        r.ops = out
+
+    region(fn.body)
 
 
 def _item_updates(fn: n.Function, analyses: Analyses) -> None:
