@@ -120,11 +120,36 @@ def walked_sorted(xs, vs):
     return ps[0].v + ps[1].v * ps[2].x
 
 
+def fastest(xs, vs):
+    ps = [Bead(x, v) for x, v in zip(xs, vs)]
+    for p in ps:
+        p.x += 0.5 * p.v
+    best = ps[0]
+    for p in ps:
+        if p.v * p.v > best.v * best.v:
+            best = p  # (an item carried by the loop: an index carried)
+    leader = ps[-1] if xs[0] > 0.0 else best
+    leader.v = leader.v * best.x
+    return best.x * 2.0 + leader.v + ps[1].x
+
+
+def fastest_or_none(xs, vs):
+    ps = [Bead(x, v) for x, v in zip(xs, vs)]
+    best = None  # (joined with something that is no item: the list is kept)
+    for p in ps:
+        p.x += 0.5 * p.v
+        if best is None or p.v > best.v:
+            best = p
+    best.x = best.x * 3.0
+    return sum(p.x for p in ps)
+
+
 XS, VS = [0.3, -0.5, 0.8], [0.2, 0.7, -0.4]
 
 REWRITTEN = [beads, balls_by_index, pairs, replaced_first, item_given_to_a_helper,
-             stored_in_another_list]
-KEPT = [last_then_appended, returned_list, appended_while_walked, walked_sorted]
+             stored_in_another_list, fastest]
+KEPT = [last_then_appended, returned_list, appended_while_walked, walked_sorted,
+        fastest_or_none]
 
 
 def _pullback_text(f):

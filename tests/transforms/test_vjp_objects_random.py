@@ -3,9 +3,10 @@
 Each program ``f(xs, vs, w)`` makes objects of a ``@dataclass`` or of a plain class with an
 ``__init__`` (by a comprehension, by ``append`` in a loop, by a display, or one replaced at
 an index), keeps them in a list, steps them in place (by item, by index, through
-``enumerate`` or ``zip``, by a method, over pairs compared with ``is``, under a branch) and
-reduces them. The list is the function's own (reverse mode follows the writes through its
-adjoint, ``transforms/vjp_items.py``) or shares its objects (a second list of them, one
+``enumerate`` or ``zip``, by a method, over pairs compared with ``is``, under a branch, the
+best one carried by a loop and written) and reduces them. The list is the function's own
+(kept as one list per field, ``transforms/object_lists.py``, or its writes followed through
+its adjoint, ``transforms/vjp_items.py``) or shares its objects (a second list of them, one
 object at two places, the list handed to a helper that writes into it), where reverse mode
 must refuse at the user's line or be right. Checked by :func:`check_grads` against central
 differences, both modes, to the first order and then the second (a located refusal counted
@@ -88,6 +89,8 @@ STEP = [
     ["for _ in range({n}):", "    for p in ps:", "        if p.x > 5.0:",
      "            p.v = -abs(p.v)", "        p.x += 0.1 * p.v"],
     ["for p in ps:", "    p.m = 1.0 + p.x * p.x", "for p in ps:", "    p.v = p.v / p.m"],
+    ["best = ps[0]", "for p in ps:", "    if p.x > best.x:", "        best = p",
+     "best.v = best.v * w + best.x"],
 ]
 REDUCE = [
     ["return sum(p.x * p.x for p in ps) + w"],

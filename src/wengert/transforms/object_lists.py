@@ -35,7 +35,7 @@ from typing import Any
 
 from wengert.analysis.types import Types
 from wengert.ir import nodes as n
-from wengert.ir.uses import Places
+from wengert.ir.uses import Places, replace_uses
 from wengert.objects import attribute_kind, dataclass_arguments, plain_class
 
 #: Calls whose result a loop walks, yielding the list's items (at ``k`` among the items).
@@ -60,6 +60,10 @@ class _Plan:
     walks: list[n.Op]  # ``For`` over ``xs``, and ``enumerate``/``zip``/``reversed`` of it
     lens: list[n.Call]
     uses: list[n.Op]  # field reads, writes and identity tests of the items
+    #: The items a loop reads (indices counted from the start: one per object).
+    loop_items: set[int] = dataclasses.field(default_factory=set)
+    #: The op whose region each ``Yield`` ends (by the ``Yield``'s ``id``).
+    owners: dict[int, n.Op] = dataclasses.field(default_factory=dict)
 
 
 class _Default:
@@ -142,6 +146,14 @@ def _plan(fn: n.Function, build: n.Build, p: Places, types: Types) -> _Plan | No
            if isinstance(s, n.Call)):
         return None
     appended = [s for s in plan.stores if isinstance(s, n.Call)]
+    plan.loop_items = {vid for vid, v in plan.items.items() if v.id == vid}
+    joins = _joins(fn, plan)
+    reading = [*plan.reads, *plan.walks]
+    if joins and any(first_read is not None and p.order[id(s)] > first_read or
+                     any(p.loops[id(s)] & p.loops[id(r)] for r in reading)
+                     for s in appended):
+        return None  # (an item carried past an append: not followed)
+    plan.items.update(joins)
     for vid in plan.items:
         for use in p.uses.get(vid, []):
             if not _item_use(use, vid, plan, p):
@@ -233,9 +245,56 @@ def _walked(call: n.Call, xs: n.Value, p: Places) -> list[n.Value] | None:
     return out
 
 
+def _joins(fn: n.Function, plan: _Plan) -> dict[int, n.Value]:
+    """The results of ``if``s and the carried values of loops that are always one of the
+    items (``best = ps[0]`` then ``best = p`` in a loop over ``ps``): they become indices
+    too. The largest such set (each of them is one of its sources, every source an item or
+    another of them)."""
+    sources: dict[int, tuple[n.Value, list[n.Value]]] = {}
+    for op in n.walk_local(fn.body):
+        for r in op.regions():
+            if r.ops and isinstance(r.terminator, n.Yield):
+                plan.owners[id(r.terminator)] = op
+        if isinstance(op, n.If) and all(r.ops and isinstance(r.terminator, n.Yield)
+                                        for r in (op.then, op.orelse)):
+            for k, v in enumerate(op.results):
+                sources[v.id] = (v, [r.terminator.values[k] for r in (op.then, op.orelse)])
+        elif isinstance(op, n.For) and op.body.ops and \
+                isinstance(op.body.terminator, n.Yield):
+            for k, a in enumerate(op.carried_args):
+                both = [op.inits[k], op.body.terminator.values[k]]
+                sources[a.id] = (a, both)
+                sources[op.results[k].id] = (op.results[k], both)
+    kept = set(sources)
+    while True:
+        gone = {vid for vid in kept if any(
+            s.id not in plan.items and s.id not in kept for s in sources[vid][1])}
+        if not gone:
+            return {vid: sources[vid][0] for vid in kept}
+        kept -= gone
+
+
+def _joined(use: n.Op, vid: int, plan: _Plan) -> bool:
+    """Whether ``use`` hands the item ``vid`` only to joins that are items: a ``Yield``
+    of an ``if`` or a loop's body, a loop's initial carried value."""
+    if isinstance(use, n.Yield):
+        owner = plan.owners.get(id(use))
+        if isinstance(owner, n.If):
+            targets = owner.results
+        elif isinstance(owner, n.For):
+            targets = owner.carried_args
+        else:
+            return False
+        return all(t.id in plan.items for t, v in zip(targets, use.values) if v.id == vid)
+    if isinstance(use, n.For):
+        return vid not in (use.iterable.id,) and all(
+            a.id in plan.items for a, v in zip(use.carried_args, use.inits) if v.id == vid)
+    return False
+
+
 def _item_use(use: n.Op, vid: int, plan: _Plan, p: Places) -> bool:
     """Whether ``use`` of the item ``vid`` is one the rewrite follows: a read or write of
-    one of the fields, or an identity test of two loops' items."""
+    one of the fields, an identity test of two loops' items, or a join with other items."""
     if isinstance(use, n.GetAttr):
         return use.obj.id == vid and use.name in plan.fields
     if isinstance(use, n.SetAttr):
@@ -243,8 +302,8 @@ def _item_use(use: n.Op, vid: int, plan: _Plan, p: Places) -> bool:
     if isinstance(use, n.Call) and _const(use.fn, p) in (operator.is_, operator.is_not) and \
             len(use.args) == 2 and not use.kwargs and not use.starred:
         # (a loop's item: its index counts from the start, one per object)
-        return all(a.id in plan.items and plan.items[a.id] is a for a in use.args)
-    return False
+        return all(a.id in plan.loop_items for a in use.args)
+    return _joined(use, vid, plan)
 
 
 def _const(v: n.Value, p: Places) -> Any:
@@ -312,6 +371,8 @@ def _apply(plan: _Plan, p: Places) -> None:
         elif isinstance(use, n.SetAttr):
             put = n.SetItem(lists[use.name], plan.items[use.obj.id], use.value, loc=use.loc)
             insert(use, [put], replace=True)
+        elif isinstance(use, (n.Yield, n.For)):
+            continue  # (a join: its items' indices, below)
         else:  # ``a is b`` of two loops' items: their indices are equal
             f = operator.eq if _const(use.fn, p) is operator.is_ else operator.ne  # type: ignore[attr-defined]
             const = n.Const(f, [n.Value()])
@@ -320,3 +381,5 @@ def _apply(plan: _Plan, p: Places) -> None:
     for op in [*plan.making, *plan.appends, *plan.reads]:
         region = p.where[id(op)]
         region.ops = [o for o in region.ops if o is not op]
+    # (an item read at an index and joined with others: the join holds the index)
+    replace_uses(p.fn, {r.result.id: r.index for r in plan.reads})
