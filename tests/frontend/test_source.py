@@ -285,6 +285,25 @@ def through_a_literal_key(x):
     return OPS["square"](x) + OPS["sin"](x * 2.0)
 
 
+def test_a_global_rebound_to_another_kind_is_lifted_again():
+    """What is data is decided again when a global the function reads is another object:
+    a table of functions becomes data when rebound to a list of numbers, and back (the
+    answer of a recent call is kept only while the same objects are read)."""
+    global ACTIVATIONS
+    saved = ACTIVATIONS
+    try:
+        assert source.lift_captures(through_tables) is None
+        assert source.lift_captures(through_tables) is None  # (the recent answer)
+        ACTIVATIONS = [0.5, 2.0]
+        lifted = source.lift_captures(through_tables)
+        assert lifted is not None and lifted[1] == (ACTIVATIONS,)
+        ACTIVATIONS = [math.sin]
+        assert source.lift_captures(through_tables) is None
+        check_grads(through_tables, (0.7,), order=2)
+    finally:
+        ACTIVATIONS = saved
+
+
 def test_an_entry_read_by_a_literal_key_is_the_function_it_holds():
     """``OPS["square"](x)`` is a call of the function the entry holds, inlined, not
     dispatched at run time; replacing the entry derives again."""

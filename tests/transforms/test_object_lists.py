@@ -120,6 +120,18 @@ def walked_sorted(xs, vs):
     return ps[0].v + ps[1].v * ps[2].x
 
 
+def named_then_indexed(xs, vs):
+    first = Bead(xs[0], vs[0])
+    second = Ball(xs[1], vs[1] * xs[2])  # (two classes: the list is kept)
+    third = Bead(xs[2], 0.5)
+    ps = [first, third]
+    for k in range(5):
+        p = ps[k % 2]  # (an index the display's specialisation does not know)
+        p.v -= 0.1 * p.x
+        p.x += 0.1 * p.v
+    return first.x * third.v + ps[1].x + second.x * second.v
+
+
 def fastest(xs, vs):
     ps = [Bead(x, v) for x, v in zip(xs, vs)]
     for p in ps:
@@ -147,7 +159,7 @@ def fastest_or_none(xs, vs):
 XS, VS = [0.3, -0.5, 0.8], [0.2, 0.7, -0.4]
 
 REWRITTEN = [beads, balls_by_index, pairs, replaced_first, item_given_to_a_helper,
-             stored_in_another_list, fastest]
+             stored_in_another_list, fastest, named_then_indexed]
 KEPT = [last_then_appended, returned_list, appended_while_walked, walked_sorted,
         fastest_or_none]
 

@@ -101,13 +101,17 @@ REDUCE = [
 
 
 def program(rng: random.Random) -> tuple[str, bool]:
-    """A random program ``f(xs, vs, w)`` of the shapes above, and whether its list's
-    objects are held elsewhere too."""
+    """A random program ``f(xs, vs, w)`` of the shapes above, and whether reverse mode may
+    refuse it (its list's objects held elsewhere too, or chosen by branches)."""
     shared = rng.random() < 0.25
     cls = rng.choice(["P", "Q"])
-    body = [line.format(C=cls) for line in rng.choice(SHARED if shared else OWN)]
+    make = rng.choice(SHARED if shared else OWN)
+    body = [line.format(C=cls) for line in make]
     for step in rng.sample(STEP, rng.randrange(1, 3)):
         body += [line.format(n=rng.randrange(1, 6)) for line in step]
+        # (a display's loops are unrolled and its list specialised away: the best object
+        # is then one of several objects chosen by branches, which reverse mode refuses)
+        shared |= make is OWN[2] and step is STEP[-1]
     body += rng.choice(REDUCE)
     return CLASSES + "\n\ndef f(xs, vs, w):\n" + "".join(f"    {line}\n" for line in body), \
         shared

@@ -234,6 +234,10 @@ def _field_type(v: Any) -> Any:
     if t is list or t is dict:
         a = arg_type(v)
         return a if type(a) is ListOf or type(a) is DictOf else t
+    if t is numpy.ndarray and v.dtype.kind in "fc":
+        # (its dtype and number of axes, not its shape: a layer's weights ``W`` are 2-D in
+        # every layer of a list, of shapes that differ)
+        return array_of(v.dtype.type, v.ndim, None)
     return t
 
 
@@ -261,7 +265,7 @@ def _all_like(items: list[Any], like: ObjectOf) -> bool:
     if all(t is float for t in kinds):
         values = [v for d in dicts for v in d.values()]
         return countOf(map(type, values), float) == len(values)
-    if any(type(t) is ListOf or type(t) is DictOf for t in kinds):
+    if any(type(t) is ListOf or type(t) is DictOf or type(t) is ArrayOf for t in kinds):
         return all(kinds == tuple(map(_field_type, d.values())) for d in dicts)
     return all(kinds == tuple(map(type, d.values())) for d in dicts)
 

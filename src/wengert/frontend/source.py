@@ -274,6 +274,38 @@ def lift_captures(fn: types.FunctionType) -> tuple[types.FunctionType, tuple] | 
     emptied cell, a ``nonlocal`` or ``global`` statement, ``super()``, one of wengert's
     own). Its other captures (functions, classes, modules, constants: by identity or by
     value) are its own cells', which nothing rebinds; other globals are read as before."""
+    # (the same function reading the same objects as on a recent call: the same answer)
+    recent = _RECENT.get(fn)
+    if recent is not None and recent[0] == _identities(fn):
+        return recent[1]
+    got = _lift_captures(fn)
+    _RECENT[fn] = (_identities(fn), got)
+    while len(_RECENT) > _RECENT_KEPT:
+        del _RECENT[next(iter(_RECENT))]
+    return got
+
+
+#: :func:`lift_captures`'s recent answers, by function: the identities and types of what it
+#: read (:func:`_identities`), and the answer. Bounded: fresh closures pass through.
+_RECENT: dict[types.FunctionType, tuple[tuple, Any]] = {}
+_RECENT_KEPT = 64
+
+
+def _identities(fn: types.FunctionType) -> tuple:
+    """What :func:`lift_captures`'s answer for ``fn`` rests on: the objects its cells hold
+    and the globals it reads (each by identity and type; the data among them are held by
+    the answer, so their identities stay theirs), and its defaults."""
+    try:
+        cells = tuple((id(v), type(v)) for v in (c.cell_contents for c in fn.__closure__ or ()))
+    except ValueError:  # (an emptied cell)
+        cells = None
+    globs = fn.__globals__
+    return (cells, id(fn.__code__), id(globs), id(fn.__defaults__), id(fn.__kwdefaults__),
+            tuple((id(v), type(v)) for v in (globs.get(name, _NOT_LIFTED)
+                                              for name in global_reads(fn.__code__))))
+
+
+def _lift_captures(fn: types.FunctionType) -> tuple[types.FunctionType, tuple] | None:
     code = fn.__code__
     if code.co_flags & _NOT_PLAIN or "__class__" in code.co_freevars or \
             code.co_filename.startswith(("<wengert:", _OWN_FILES)) or \

@@ -62,6 +62,8 @@ class _Plan:
     uses: list[n.Op]  # field reads, writes and identity tests of the items
     #: The items a loop reads (indices counted from the start: one per object).
     loop_items: set[int] = dataclasses.field(default_factory=set)
+    #: The indices (constants) of a display's objects used as themselves too.
+    displayed: list[n.Const] = dataclasses.field(default_factory=list)
     #: The op whose region each ``Yield`` ends (by the ``Yield``'s ``id``).
     owners: dict[int, n.Op] = dataclasses.field(default_factory=dict)
 
@@ -94,9 +96,15 @@ def _plan(fn: n.Function, build: n.Build, p: Places, types: Types) -> _Plan | No
     xs = build.result
     plan = _Plan(xs, (), {}, [], [build], [], {}, [], [], [], [])
     classes: set[type] = set()
-    for item in build.items:
-        if not _construction(item, build, p, plan, classes):
+    for k, item in enumerate(build.items):
+        later: list[n.Op] = []
+        if not _construction(item, build, p, plan, classes, later) or \
+                any(u is build for u in later) or sum(x is item for x in build.items) != 1:
             return None
+        if later:  # (the object at place ``k``, used as itself)
+            index = n.Const(k, [n.Value()])
+            plan.displayed.append(index)
+            plan.items[item.id] = index.result
     first_read = None
     setitems: list[n.SetItem] = []
     for use in p.uses.get(xs.id, []):
@@ -136,8 +144,9 @@ def _plan(fn: n.Function, build: n.Build, p: Places, types: Types) -> _Plan | No
         order = p.order[id(use)]
         first_read = order if first_read is None else min(first_read, order)
     if len(classes) != 1 or not plan.fields or any(
-            first_read is not None and p.order[id(s)] > first_read for s in setitems):
-        return None
+            first_read is not None and p.order[id(s)] > first_read for s in setitems) or \
+            setitems and plan.displayed:
+        return None  # (an object displayed and used as itself may be replaced at its place)
     # (an object appended while a loop walks the list would be walked too)
     loops = {id(w) for w in plan.walks if isinstance(w, n.For)} | {
         id(u) for w in plan.walks if isinstance(w, n.Call)
@@ -154,8 +163,11 @@ def _plan(fn: n.Function, build: n.Build, p: Places, types: Types) -> _Plan | No
                      for s in appended):
         return None  # (an item carried past an append: not followed)
     plan.items.update(joins)
+    making = {id(op) for op in plan.making} | {id(build)}
     for vid in plan.items:
         for use in p.uses.get(vid, []):
+            if id(use) in making:
+                continue  # (a displayed object's construction, and its display)
             if not _item_use(use, vid, plan, p):
                 return None
             if all(u is not use for u in plan.uses):  # (``a is b`` uses two items)
@@ -168,10 +180,13 @@ def _plan(fn: n.Function, build: n.Build, p: Places, types: Types) -> _Plan | No
     return plan
 
 
-def _construction(v: n.Value, user: n.Op, p: Places, plan: _Plan, classes: set[type]
-                  ) -> bool:
+def _construction(v: n.Value, user: n.Op, p: Places, plan: _Plan, classes: set[type],
+                  later: list[n.Op] | None = None) -> bool:
     """Whether ``v`` is a new object made for ``user`` (a display, an ``append`` call, a
-    write at an index) alone, as the module's docstring says; record its fields."""
+    write at an index) alone, as the module's docstring says; record its fields. With
+    ``later`` (an item of a display), uses of ``v`` after ``user`` are allowed and put
+    there (the object named after it is stored: ``p = P(x); ps = [p, q]``, or specialised
+    to it, ``ps[0]`` of a display)."""
     made = p.defs.get(v.id)
     if not isinstance(made, n.Call) or made.starred or p.where.get(id(made)) is not \
             p.where.get(id(user)) or sum(x is v for x in user.operands()) != 1:
@@ -185,6 +200,9 @@ def _construction(v: n.Value, user: n.Op, p: Places, plan: _Plan, classes: set[t
         for u in uses:
             if u is user:
                 continue
+            if later is not None and p.order[id(u)] > p.order[id(user)]:
+                later.append(u)
+                continue
             if not (isinstance(u, n.SetAttr) and u.obj is v and u.value is not v and
                     p.where[id(u)] is p.where[id(user)] and
                     p.order[id(made)] < p.order[id(u)] < p.order[id(user)]):
@@ -193,6 +211,10 @@ def _construction(v: n.Value, user: n.Op, p: Places, plan: _Plan, classes: set[t
             making.append(u)
     elif (given := dataclass_arguments(f, made.args, made.kwargs)) is not None:
         cls = f
+        if later is not None:
+            later.extend(u for u in uses if u is not user and
+                         p.order[id(u)] > p.order[id(user)])
+            uses = [u for u in uses if u not in later]
         if uses != [user]:
             return False
         for d in dataclasses.fields(cls):
@@ -314,6 +336,9 @@ def _apply(plan: _Plan, p: Places) -> None:
     """Rewrite the list ``plan.xs`` as one list per field (the module's docstring)."""
     xs = plan.xs
     lists = {f: n.Value(f"{xs.hint}_{f}" if xs.hint else None) for f in plan.fields}
+    #: A display's objects used as themselves: their places, constants.
+    xs_items = [v for v in plan.stores[0].operands()
+                if v.id in plan.items and plan.items[v.id].id != v.id]
     first = lists[plan.fields[0]]
 
     def value(obj: n.Value, f: str, before: list[n.Op]) -> n.Value:
@@ -341,6 +366,7 @@ def _apply(plan: _Plan, p: Places) -> None:
     for store in plan.stores:
         ops: list[n.Op] = []
         if isinstance(store, n.Build):
+            ops.extend(plan.displayed)
             for f in plan.fields:
                 items = [value(v, f, ops) for v in store.items]
                 ops.append(n.Build("list", items, [lists[f]], loc=store.loc))
@@ -382,4 +408,5 @@ def _apply(plan: _Plan, p: Places) -> None:
         region = p.where[id(op)]
         region.ops = [o for o in region.ops if o is not op]
     # (an item read at an index and joined with others: the join holds the index)
-    replace_uses(p.fn, {r.result.id: r.index for r in plan.reads})
+    replace_uses(p.fn, {r.result.id: r.index for r in plan.reads} |
+                 {v.id: plan.items[v.id] for v in xs_items})
