@@ -536,6 +536,8 @@ class _DCE:
                 self.index(r, op)
 
     def essential(self, op: n.Op) -> bool:
+        if isinstance(op, n.GetItem) and self.quiet_slice(op):
+            return False
         if isinstance(op, _ALWAYS):
             return True
         if isinstance(op, n.For):
@@ -550,6 +552,18 @@ class _DCE:
             return not (self.drop_pure_calls and _is_pure_call(op, self.consts) or
                         self.quiet_range(op) or self.quiet_shape(op))
         return False
+
+    def quiet_slice(self, op: n.GetItem) -> bool:
+        """A slice of a shape by constants (``_shape(x)[-2:]``, a rule's unused reading of
+        the last two axes): slicing a tuple by ints raises nothing."""
+        got = self.definer.get(op.obj.id)
+        made = self.definer.get(op.index.id)
+        if got is None or got[0] != "result" or not isinstance(got[1], n.Call) or \
+                not self.quiet_shape(got[1]) or made is None or \
+                not isinstance(made[1], n.BuildSlice):
+            return False
+        parts = [x for x in (made[1].lower, made[1].upper, made[1].step) if x is not None]
+        return all(x.id in self.consts and type(self.consts[x.id].value) is int for x in parts)
 
     def quiet_shape(self, op: n.Call) -> bool:
         """A rule's ``_shape(x)`` (``np.shape``, ``np.ndim``): it reads and raises nothing."""

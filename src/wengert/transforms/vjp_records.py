@@ -9,6 +9,8 @@ overwrites it: no copy of the old value).
 
 from __future__ import annotations
 
+import operator
+
 import numpy
 
 from wengert import runtime
@@ -23,6 +25,13 @@ from wengert.transforms.vjp_record_pruning import item_only_loop, prune_unread_f
 
 #: Calls that read only the shape of their argument.
 SHAPE_READERS = frozenset({shapes.shape, numpy.shape, numpy.ndim})
+
+#: Calls whose result is saved rather than computed again in a reverse loop: a product or a
+#: solve costs more than the reference a record keeps (``W @ h`` of a layer, whose shape the
+#: pullback reads).
+_COSTLY = frozenset({operator.matmul, numpy.matmul, numpy.dot, numpy.einsum, numpy.tensordot,
+                     numpy.inner, numpy.outer, numpy.linalg.solve, numpy.linalg.inv,
+                     numpy.linalg.det, numpy.linalg.slogdet, numpy.linalg.cholesky})
 
 
 class LoopRecords:
@@ -260,7 +269,8 @@ class LoopRecords:
                 return True
             op = defs.get(v.id)
             if not isinstance(op, n.Call) or op.kwargs or op.starred or \
-                    op.fn.id not in consts or not registry.is_pure(consts[op.fn.id].value):
+                    op.fn.id not in consts or not registry.is_pure(consts[op.fn.id].value) or \
+                    hashable(consts[op.fn.id].value) and consts[op.fn.id].value in _COSTLY:
                 return False
             if any(o is op for o in chain):
                 return True
