@@ -385,9 +385,8 @@ def _apply(plan: _Plan, p: Places) -> None:
             walk.iterable = length(walk)
         else:
             walk.args = [length(walk) if a is xs else a for a in walk.args]  # type: ignore
-    for vid, index in plan.items.items():
-        if index.id == vid:
-            index.hint = "i"  # (a loop's item is now its index)
+    for vid in plan.loop_items:
+        plan.items[vid].hint = "i"  # (a loop's item is now its index)
     for op in plan.lens:
         op.args = [first]
     for use in plan.uses:
