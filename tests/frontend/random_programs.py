@@ -511,3 +511,23 @@ def derandomized(max_examples: int) -> settings:
                     phases=[Phase.explicit, Phase.generate], report_multiple_bugs=False,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.filter_too_much])
+
+
+def count_outcomes(check, count: int, first: int) -> dict[str, int]:
+    """Run ``check(seed)`` (returning an outcome's name: ``"ok"``, ``"refused"``, ...) for
+    ``count`` seeds from ``first``, print each wrong number and crash, and the tally (a
+    generator's bulk run: ``python tests/transforms/test_..._random.py N SEED``)."""
+    tally = {"ok": 0, "refused2": 0, "refused": 0, "raises": 0, "wrong": 0, "crash": 0}
+    for s in range(first, first + count):
+        try:
+            tally[check(s)] += 1
+        except (ValueError, ZeroDivisionError, OverflowError):
+            tally["raises"] += 1
+        except AssertionError as e:
+            tally["wrong"] += 1
+            print("WRONG", s, str(e)[:3000])
+        except Exception as e:  # noqa: BLE001 (a bulk run counts every failure)
+            tally["crash"] += 1
+            print("CRASH", s, type(e).__name__, str(e)[:1500])
+    print(tally)
+    return tally

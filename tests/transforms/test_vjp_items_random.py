@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "frontend"))
-from random_programs import load_function  # noqa: E402
+from random_programs import count_outcomes, load_function  # noqa: E402
 
 import wengert  # noqa: E402
 from wengert.testing import check_grads  # noqa: E402
@@ -135,17 +135,4 @@ def test_random_table_programs(seed):
 
 
 if __name__ == "__main__":
-    count, first = int(sys.argv[1]), int(sys.argv[2])
-    tally = {"ok": 0, "refused2": 0, "refused": 0, "raises": 0, "wrong": 0, "crash": 0}
-    for s in range(first, first + count):
-        try:
-            tally[check(s)] += 1
-        except (ValueError, ZeroDivisionError, OverflowError):
-            tally["raises"] += 1
-        except AssertionError as e:
-            tally["wrong"] += 1
-            print("WRONG", s, str(e)[:3000])
-        except Exception as e:  # noqa: BLE001 (a bulk run counts every failure)
-            tally["crash"] += 1
-            print("CRASH", s, type(e).__name__, str(e)[:1500])
-    print(tally)
+    count_outcomes(check, int(sys.argv[1]), int(sys.argv[2]))
