@@ -267,3 +267,81 @@ def hvp_of_two_inside(a):
 @pytest.mark.parametrize("f", [hvp_inside, hvp_of_two_inside])
 def test_an_hvp_taken_inside_to_second_order(f):
     check_grads(f, (0.7,), order=2, modes=("rev", "fwd"))
+
+
+def surface(p, w):
+    return np.sum(np.sin(p * w) * p) + w * w * np.sum(p)
+
+
+def jacobians_of_two_arguments(w):
+    p = np.array([0.3, -0.7, 1.1])
+    jp, jw = wengert.jacfwd(lambda a, b: np.sin(a * b) * a, argnums=(0, 1))(p, w)
+    kp, kw = wengert.jacrev(lambda a, b: np.cos(a * b) * b, argnums=(0, 1))(p * w, w)
+    return np.sum(jp @ p) + np.sum(jw * jw) + np.sum(kp) * np.sum(kw)
+
+
+def hessian_of_two_arguments(w):
+    p = np.array([0.3, -0.7, 1.1]) * w
+    (hpp, hpw), (hwp, hww) = wengert.hessian(surface, argnums=(0, 1))(p, w)
+    return np.sum(hpp @ p) + np.sum(hpw * hwp) + hww * w
+
+
+def value_and_gradient_of_a_global(w):
+    p = np.array([0.3, -0.7, 1.1]) * w
+    v, g = wengert.value_and_grad(surface)(p, w)
+    return v + np.sum(g * p)
+
+
+def value_and_gradients_of_a_closure(w):
+    p = np.array([0.3, -0.7, 1.1])
+    v, (gp, gw) = wengert.value_and_grad(lambda a, b: np.sum(np.exp(a * b * w)),
+                                         argnums=(0, 1))(p, 0.5)
+    return v * gw + np.sum(gp)
+
+
+@pytest.mark.parametrize("f", [jacobians_of_two_arguments, hessian_of_two_arguments,
+                               value_and_gradient_of_a_global,
+                               value_and_gradients_of_a_closure])
+def test_every_operator_of_several_arguments_taken_inside_to_second_order(f):
+    check_grads(f, (0.8,), order=2, modes=("rev", "fwd"), rtol=1e-4, atol=1e-6)
+
+
+def test_a_jacobian_of_two_arguments_taken_inside_is_laid_out_as_the_apis():
+    p, w = np.array([0.3, -0.7, 1.1]), 0.8
+
+    def inside(w):
+        return wengert.hessian(surface, argnums=(0, 1))(p, w)
+
+    kept = []
+
+    def keeps(w):
+        kept.append(inside(w))
+        return kept[-1][1][1]
+
+    wengert.grad(keeps)(w)
+    want = wengert.hessian(surface, argnums=(0, 1))(p, w)
+    for got_row, want_row in zip(kept[-1], want):
+        for got, expected in zip(got_row, want_row):
+            assert np.shape(got) == np.shape(expected)
+            np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+#: Data a loss reads as a module-level tuple, spread into the call (``*DATA[1:]``).
+DATA = (None, np.array([1.0, 2.0, 3.0]), 0.3)
+
+
+def spread_loss(m, a, c):
+    return np.sum(np.sin(m * a)) * c
+
+
+def spread_from_a_global_tuple(w):
+    m = np.array([0.2, -0.4, 0.6]) * w
+    args = (m,) + DATA[1:]
+    return spread_loss(m * w, *args[1:]) + np.sum(
+        wengert.hvp(lambda q: spread_loss(q * w, *args[1:]), (m,), (m,)))
+
+
+def test_an_hvp_of_a_loss_spread_from_a_global_tuple_to_second_order():
+    # (the call's arguments a tuple made of a global one: each entry's type known)
+    check_grads(spread_from_a_global_tuple, (0.8,), order=2, modes=("rev", "fwd"),
+                rtol=1e-4, atol=1e-6)

@@ -490,6 +490,7 @@ def vjp(f: Any, *primals: Any, has_aux: bool = False) -> Any:
 
 
 grad.__wengert_operator__ = "grad"  # type: ignore[attr-defined]
+value_and_grad.__wengert_operator__ = "value_and_grad"  # type: ignore[attr-defined]
 vjp.__wengert_operator__ = "vjp"  # type: ignore[attr-defined]
 
 runtime.install_driver(runtime.Driver(

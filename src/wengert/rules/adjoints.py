@@ -280,6 +280,12 @@ deflinear(runtime.item_tangent, lambda t, k, like: (
     _add_at(None, t, k, ans_bar) if isinstance(t, numpy.ndarray)
     else runtime.getitem_adjoint(None, t, k, ans_bar)),
           keep={"t": _skeleton, "k": _const, "like": _skeleton}, zeros=True)
+# A tangent read where the primal is (forward code differentiated again: a Jacobian taken
+# inside): its transpose adds the cotangent back there, in the primal's structure.
+deflinear(runtime.getitem_tangent, lambda t, x, index: (
+    _add_at(None, x, index, ans_bar) if isinstance(x, numpy.ndarray)
+    else runtime.getitem_adjoint(None, x, index, ans_bar)),
+          keep={"x": _skeleton, "index": _const}, zeros=True)
 deflinear(runtime.split_adjoint, lambda g, lens: _join(ans_bar, lens, isinstance(g, tuple)),
           keep={"g": _skeleton, "lens": _const}, zeros=True)
 deflinear(runtime.key_adjoint, lambda g, key: (
@@ -537,6 +543,8 @@ for _f in (runtime.setattr_adjoint, runtime.setattr_adjoint_owned):
 cases(runtime.item_adjoint, ([0.1, 0.2, _V4], 2), ((0.1, 0.2), 0))
 cases(runtime.display_item_adjoint, (_V4.copy(), 1, _V4), ([0.1, 0.2], 0, [0.1, 0.2]))
 cases(runtime.item_tangent, (_V4.copy(), 1, _V4), ([0.1, 0.2], 0, None))
+cases(runtime.getitem_tangent, (_V4 * 0.5, _V4, 1), (_M32 * 0.5, _M32, (2, 1)),
+      (_M32 * 0.25, _M32, slice(0, 2)), ([0.1, 0.2, 0.3], [1.0, 2.0, 3.0], -1))
 cases(runtime.split_adjoint, ([0.1, 0.2, 0.3, 0.4], (None, 2, None)))
 cases(runtime.key_adjoint, ({"a": 0.1, "b": 0.2}, "b"))
 cases(runtime.subdict_adjoint, ({"a": 0.1, "b": 0.2, "c": 0.3}, {"a": 1, "c": 2}))

@@ -207,6 +207,8 @@ def defpython(fn: Any, keywords: tuple[str, ...] = ()) -> Callable[[Callable], C
         entry.python = definition
         entry.python_keywords = tuple(keywords)
         definition.__wengert_inline__ = True  # type: ignore[attr-defined]
+        # (what it defines: its calls, before it is inlined, return what ``fn``'s do)
+        definition.__wengert_defines__ = fn  # type: ignore[attr-defined]
         return definition
 
     return register

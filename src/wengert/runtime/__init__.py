@@ -158,6 +158,7 @@ from wengert.runtime.reverse import (  # noqa: F401
     slice_write_merge,
     snapshot,
     split_adjoint,
+    spread,
     spread_adjoint,
     structure,
     subdict_adjoint,

@@ -592,6 +592,19 @@ def regroup(outs: Any, layout: tuple[Any, ...]) -> list[Any]:
     return res
 
 
+def spread(ins: tuple[Any, ...], layout: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The adjoints a caller holds per call operand (``ins``) laid out per argument, as the
+    callee's pullback takes them: ``*t`` holds none, one slot per item (:func:`regroup`'s
+    inverse)."""
+    res: list[Any] = []
+    for a, t in zip(ins, layout):
+        if t is None:
+            res.append(a)
+        else:
+            res.extend([None] * len(t))
+    return tuple(res)
+
+
 def like_structure(adj: tuple[Any, ...], x: Any) -> Any:
     """The adjoint of ``x`` (a list, a tuple, an array) from a tuple of its items' adjoints."""
     if all(a is None for a in adj):

@@ -134,8 +134,10 @@ def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
     jacobians = [(op, kind) for op in _own_ops(fn.body) if isinstance(op, n.Call) and
                  op.fn.id in consts and
                  (kind := _operator(linker, consts[op.fn.id])) in _JACOBIANS]
+    # (``value_and_grad``: the gradient, paired with the function's value at each call.)
     sites = [op for op in _own_ops(fn.body) if isinstance(op, n.Call) and
-             op.fn.id in consts and _is(linker, consts[op.fn.id])]
+             op.fn.id in consts and (_is(linker, consts[op.fn.id]) or
+                                     _operator(linker, consts[op.fn.id]) == "value_and_grad")]
     if not sites and not vjps and not jvps and not jacobians and not hvps:
         return 0
     types = infer_types(fn, list(arg_types), callee=linker.result_type)
@@ -165,16 +167,21 @@ def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
     for site in sites:
         argnums = _argnums(site, consts, defs)
         target = site.args[0] if site.args else None
+        with_value = _operator(linker, consts[site.fn.id]) == "value_and_grad"
         if target is not None and target.id in consts:
             if argnums is None:
                 raise NonDifferentiableError(
-                    "grad() inside a differentiated function needs argnums an int or a "
-                    "tuple of ints written out", site.loc)
+                    f"{'value_and_grad' if with_value else 'grad'}() inside a differentiated "
+                    "function needs argnums an int or a tuple of ints written out", site.loc)
             # ``grad(h)`` of a global: the very function ``grad`` makes, linked later.
             site_region = _region_of(fn, site)
             k = site_region.ops.index(site)
-            site_region.ops[k] = n.Const(linker.make_grad(consts[target.id], argnums),
-                                         site.results, loc=site.loc)
+            made = n.Const(linker.make_grad(consts[target.id], argnums),
+                           [n.Value(site.result.hint)] if with_value else site.results,
+                           loc=site.loc)
+            site_region.ops[k] = made
+            if with_value:
+                _pair_with_values(fn, site, made.result, target, uses, mapping)
             count += 1
             continue
         mk = defs.get(target.id) if target is not None else None
@@ -211,6 +218,11 @@ def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
             ptypes = [ptype(a) for a in (*call.args, *free)]
             gir = linker.gradient_ir(lifted, wrt, single, ptypes)
             body, result = _instantiate(gir, [*call.args, *free])
+            if with_value:  # (the value: the lifted function's own body at the call)
+                value_body, value = _instantiate(lifted, [*call.args, *free])
+                pair = n.Build("tuple", [value, result], [n.Value()], loc=call.loc)
+                body += [*value_body, pair]
+                result = pair.result
             region = _region_of(fn, call)
             k = region.ops.index(call)
             region.ops[k:k + 1] = body
@@ -222,6 +234,27 @@ def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
             _region_of(fn, mk).ops.remove(mk)  # else a closure over actives stays behind
     replace_uses(fn, mapping)
     return count
+
+
+def _pair_with_values(fn: n.Function, site: n.Call, grad_fn: n.Value, target: n.Value,
+                      uses: dict[int, list[n.Op]], mapping: dict[int, n.Value]) -> None:
+    """Each call of ``value_and_grad(h)`` (``site``) of a global ``h``: ``(h(*args),
+    grad_fn(*args))``, with ``grad_fn`` the function ``grad(h)`` made."""
+    for call in uses.get(site.result.id, []):
+        if not isinstance(call, n.Call) or call.fn.id != site.result.id or \
+                site.result in call.args:
+            raise NonDifferentiableError(
+                "value_and_grad() inside a differentiated function must be called there",
+                site.loc, hint="call value_and_grad(f)(...) directly where it is made")
+        value = n.Call(target, list(call.args), list(call.kwargs), [n.Value()],
+                       starred=call.starred, loc=call.loc)
+        gradient = n.Call(grad_fn, list(call.args), list(call.kwargs), [n.Value()],
+                          starred=call.starred, loc=call.loc)
+        pair = n.Build("tuple", [value.result, gradient.result], [n.Value()], loc=call.loc)
+        region = _region_of(fn, call)
+        k = region.ops.index(call)
+        region.ops[k:k + 1] = [value, gradient, pair]
+        mapping[call.result.id] = pair.result
 
 
 def _own_ops(region: n.Region) -> list[n.Op]:
@@ -258,56 +291,54 @@ def _expand_jacobian(fn: n.Function, site: n.Call, kind: str, defs: dict[int, n.
                      uses: dict[int, list[n.Op]], consts: dict[int, Any],
                      ptype: Callable[[n.Value], Any], linker: Linker,
                      mapping: dict[int, n.Value]) -> int:
-    """``jacfwd(g, argnums)(*args)`` (``jacrev``, ``hessian``) inside ``fn``: a loop over
-    the entries of ``args[argnums]``, each step one JVP of ``g`` (of its gradient, for
-    ``hessian``) in the direction of that entry, inlined (``g`` lambda-lifted as for
-    ``grad``); the columns laid out as the API lays them out (the output's axes, then the
-    argument's). One direction at a time, not one batched pass: the code is differentiated
-    again, and its values are then a tangent's own shape. Returns how many calls were
-    expanded."""
+    """``jacfwd(g, argnums)(*args)`` (``jacrev``, ``hessian``) inside ``fn``: per argument
+    differentiated, a loop over the entries of ``args[argnums]``, each step one JVP of ``g``
+    (of its gradient, for ``hessian``) in the direction of that entry, inlined (``g``
+    lambda-lifted as for ``grad``); the columns laid out as the API lays them out (the
+    output's axes, then the argument's; a tuple per argument for a tuple ``argnums``, a
+    tuple of tuples for ``hessian``). One direction at a time, not one batched pass: the
+    code is differentiated again, and its values are then a tangent's own shape. Returns
+    how many calls were expanded."""
     refuse = NonDifferentiableError(
         f"{kind}() inside a differentiated function must be of a function defined there (or "
-        "a global), with argnums an int written out, and called there with positional "
-        "arguments", site.loc, hint=f"call {kind}(f, argnums=0)(x, ...) where it is made")
+        "a global), with argnums an int or a tuple of ints written out, and called there "
+        "with positional arguments", site.loc,
+        hint=f"call {kind}(f, argnums=0)(x, ...) where it is made")
     argnums = _argnums(site, consts, defs)
     calls = uses.get(site.result.id, [])
-    if not site.args or site.starred or not isinstance(argnums, int) or not calls or \
+    if not site.args or site.starred or argnums is None or not calls or \
             not all(isinstance(c, n.Call) and c.fn.id == site.result.id and not c.kwargs and
                     not c.starred and site.result not in c.args for c in calls):
         raise refuse
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
     target = site.args[0]
     for call in calls:
         args = list(call.args)
         found = _target_ir(target, len(args), defs, consts, ptype, args, linker)
-        if found is None or not -len(args) <= argnums < len(args):
+        if found is None or not all(-len(args) <= a < len(args) for a in nums):
             raise refuse
         lifted, free = found
-        k = argnums % len(args)
+        wrt = tuple(a % len(args) for a in nums)
         ptypes = [ptype(a) for a in (*args, *free)]
         if kind == "hessian":
-            lifted = linker.gradient_ir(lifted, (k,), True, ptypes)
-        jir = linker.jvp_ir(lifted, (k,), ptypes)
+            lifted = linker.gradient_ir(lifted, wrt, single, ptypes)
         b = Builder(n.Region())
         b.loc = call.loc
-        x = args[k]
-        size = b.call(numpy.size, x)
-        shape = b.call(numpy.shape, x)
-        basis = b.call(numpy.eye, size)
-        cols = b.emit(n.Build("list", [], [n.Value()])).result
-        step = n.Value("i")
-        loop = n.For(b.call(range, size), [], n.Region([step], []), [], loc=call.loc)
-        with b.at(loop.body):
-            direction = b.call(numpy.reshape, b.getitem(basis, step), shape)
-            body, result = _instantiate(jir, [*args, *free, direction])
-            b.region.ops.extend(body)
-            b.call(b.getattr(cols, "append"), b.getitem(result, b.const(1)))
-            b.emit(n.Yield([]))
-        b.emit(loop)
-        stacked = b.call(numpy.asarray, cols)  # (entries of x, then the output's axes)
-        moved = b.call(numpy.moveaxis, stacked, b.const(0), b.const(-1))
-        out_shape = b.call(operator.getitem, b.call(numpy.shape, stacked),
-                           b.emit(n.BuildSlice(b.const(1), None, None, [n.Value()])).result)
-        jac = b.call(numpy.reshape, moved, b.call(operator.add, out_shape, shape))
+        # ``blocks[j][i]``: the derivative of output ``i`` (of gradient ``i``, for a
+        # Hessian of a tuple of arguments) along argument ``wrt[j]``.
+        outputs = len(wrt) if kind == "hessian" and not single else 0
+        blocks = [_columns(b, linker.jvp_ir(lifted, (k,), ptypes), args, free, k, outputs)
+                  for k in wrt]
+        if single:
+            jac = blocks[0][0]
+        elif kind == "hessian":
+            jac = b.emit(n.Build("tuple", [
+                b.emit(n.Build("tuple", [blocks[j][i] for j in range(len(wrt))],
+                               [n.Value()])).result for i in range(len(wrt))],
+                [n.Value()])).result
+        else:
+            jac = b.emit(n.Build("tuple", [block[0] for block in blocks], [n.Value()])).result
         region = _region_of(fn, call)
         j = region.ops.index(call)
         region.ops[j:j + 1] = b.region.ops
@@ -318,6 +349,38 @@ def _expand_jacobian(fn: n.Function, site: n.Call, kind: str, defs: dict[int, n.
             all(u is site for u in uses.get(mk.result.id, [])):
         _region_of(fn, mk).ops.remove(mk)  # (else a closure over actives stays behind)
     return len(calls)
+
+
+def _columns(b: Builder, jir: n.Function, args: list[n.Value], free: list[n.Value], k: int,
+             outputs: int) -> list[n.Value]:
+    """Emit at ``b`` a loop of one JVP (``jir``) per entry of ``args[k]`` and return the
+    Jacobian it gathers: one, of the JVP's tangent (``outputs`` 0), or one per entry of a
+    tuple of ``outputs`` tangents, each laid out as the tangent's axes then ``args[k]``'s."""
+    x = args[k]
+    size = b.call(numpy.size, x)
+    shape = b.call(numpy.shape, x)
+    basis = b.call(numpy.eye, size)
+    cols = [b.emit(n.Build("list", [], [n.Value()])).result for _ in range(max(outputs, 1))]
+    step = n.Value("i")
+    loop = n.For(b.call(range, size), [], n.Region([step], []), [], loc=b.loc)
+    with b.at(loop.body):
+        direction = b.call(numpy.reshape, b.getitem(basis, step), shape)
+        body, result = _instantiate(jir, [*args, *free, direction])
+        b.region.ops.extend(body)
+        tangent = b.getitem(result, b.const(1))
+        for i, col in enumerate(cols):
+            b.call(b.getattr(col, "append"),
+                   b.getitem(tangent, b.const(i)) if outputs else tangent)
+        b.emit(n.Yield([]))
+    b.emit(loop)
+    out = []
+    for col in cols:
+        stacked = b.call(numpy.asarray, col)  # (entries of x, then the output's axes)
+        moved = b.call(numpy.moveaxis, stacked, b.const(0), b.const(-1))
+        out_shape = b.call(operator.getitem, b.call(numpy.shape, stacked),
+                           b.emit(n.BuildSlice(b.const(1), None, None, [n.Value()])).result)
+        out.append(b.call(numpy.reshape, moved, b.call(operator.add, out_shape, shape)))
+    return out
 
 
 def _target_ir(target: n.Value, nargs: int, defs: dict[int, n.Op], consts: dict[int, Any],

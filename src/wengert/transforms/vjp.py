@@ -696,7 +696,11 @@ class VJP(Transform, ReverseControlFlow, ReverseContainers, LoopRecords, Reverse
                 cur = scope.get(inputs[k])
                 if cur is not None and first[self.resolve(originals[k]).id] == k:
                     ins[k] = cur
-            call_args.append(scope.b.tuple(*ins))
+            given = scope.b.tuple(*ins)
+            if any(x is not None for x in layout):  # (``*t``: a slot per item of ``t``)
+                given = scope.b.call(runtime.spread, given, scope.b.tuple(*[
+                    scope.res(x) if x is not None else scope.b.const(None) for x in layout]))
+            call_args.append(given)
         if pullback is not None:
             outs = scope.b.emit(n.Call(pullback(scope.b), [scope.res(pb), *call_args], [],
                                        [n.Value()], loc=loc)).result

@@ -171,6 +171,8 @@ class _Inference:
     def const(self, op: n.Const) -> None:
         self.consts[op.result.id] = op.value
         self.set(op.result, type(op.value))
+        if type(op.value) is tuple:  # (a global tuple: its entries' exact types)
+            self.entries[op.result.id] = [type(v) for v in op.value]
 
     def build(self, op: n.Build) -> None:
         self.set(op.result, {"tuple": tuple, "list": list, "set": set}[op.kind])
@@ -229,6 +231,11 @@ class _Inference:
                         for f in fn._fields]
             if fn is reversed and len(op.args) == 1 and op.args[0].id in self.appended:
                 self.reversed_of[op.result.id] = op.args[0].id
+            if fn is operator.add and len(op.args) == 2 and t is tuple and \
+                    all(a.id in self.entries for a in op.args):
+                # ``(x,) + rest``: the entries of both, in order
+                self.entries[op.result.id] = [*self.entries[op.args[0].id],
+                                              *self.entries[op.args[1].id]]
             if fn is operator.add and len(op.args) == 2 and t is list and \
                     op.args[0].id in self.items and op.result.id in self.readonly and \
                     self.items.get(op.args[1].id, None) == self.items[op.args[0].id]:

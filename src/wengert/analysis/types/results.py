@@ -307,6 +307,9 @@ def _call(fn: Any, args: list[Type], simple: bool) -> Type:
     if isinstance(fn, type):
         return _class_call(fn)
     if str(getattr(fn, "__module__", "")).startswith("wengert.rules."):
+        defines = getattr(fn, "__wengert_defines__", None)
+        if defines is not None:  # (a Python definition of ``np.array``: what it returns)
+            return _call(defines, args, simple)
         from wengert.rules import registry  # the rule tables import this module's users
 
         rule = registry.lookup(fn)
