@@ -345,3 +345,86 @@ def test_an_hvp_of_a_loss_spread_from_a_global_tuple_to_second_order():
     # (the call's arguments a tuple made of a global one: each entry's type known)
     check_grads(spread_from_a_global_tuple, (0.8,), order=2, modes=("rev", "fwd"),
                 rtol=1e-4, atol=1e-6)
+
+
+def _pair_product(z):
+    a, b = z
+    return np.array([a * b, a + np.sin(b)])
+
+
+def jacobian_of_an_unpacking(c):
+    j = wengert.jacfwd(_pair_product)(np.array([0.5, -0.2]) * c)
+    return np.sum(j * j)
+
+
+def _weighted_squares(xs, c):
+    s = 0.0
+    for x in xs:
+        s = s + x * x * c
+    return s
+
+
+def jvp_over_a_list(c):
+    xs = [0.1 * c, 0.4, -0.3 * c]
+    _, t = wengert.jvp(lambda ys: _weighted_squares(ys, c), (xs,), ([1.0, 0.5, 0.2],))
+    return t * c
+
+
+def _tuple_product(t):
+    a, b = t
+    return a * b * b
+
+
+def jvp_of_a_tuple(c):
+    _, t = wengert.jvp(_tuple_product, ((c, 2.0 * c),), ((1.0, 0.5),))
+    return t
+
+
+def _loglik(mu, x):
+    return np.sum(-0.5 * (x - mu) ** 2 - np.log1p(mu * mu))
+
+
+def jvp_of_a_gradient_of_a_global(mu):
+    # (the curvature of a log-likelihood along 1.0: forward over reverse, taken inside)
+    x = np.array([0.1, 0.7, -0.3, 1.5])
+    score = lambda m: wengert.grad(_loglik)(m, x)  # noqa: E731
+    _, curvature = wengert.jvp(score, (mu,), (1.0,))
+    return -curvature * mu + score(mu) ** 2
+
+
+@pytest.mark.parametrize("f", [jacobian_of_an_unpacking, jvp_over_a_list, jvp_of_a_tuple,
+                               jvp_of_a_gradient_of_a_global])
+def test_forward_code_of_containers_taken_inside_differentiates_again(f):
+    # (forward code reading tuples and lists: its tangent helpers have rules of their own)
+    check_grads(f, (0.8,), order=2, modes=("rev", "fwd"), rtol=1e-4, atol=1e-6)
+
+
+def _game(u, v, c):
+    return u * u - v * v + c * u * v
+
+
+def alternating_steps(c):
+    u, v = 0.5, -0.3
+    for _ in range(3):
+        du = wengert.grad(lambda a: _game(a, v, c))(u)
+        dv = wengert.grad(lambda b: _game(u, b, c))(v)
+        u, v = u - 0.1 * du, v + 0.1 * dv
+    return _game(u, v, c)
+
+
+def test_a_closure_differentiated_where_it_is_made_reads_the_values_of_then():
+    # (``v`` is assigned again after the lambda reading it, which runs before that)
+    check_grads(alternating_steps, (0.7,), order=1, modes=("rev", "fwd"), rtol=1e-5)
+
+
+def _kept_gradient(x):
+    v = 2.0
+    g = wengert.grad(lambda a: a * a * v)
+    v = 3.0
+    return g(x)
+
+
+def test_a_closure_whose_gradient_runs_after_a_read_value_changes_is_refused():
+    with pytest.raises(wengert.WengertError, match="assigns again after defining it") as e:
+        wengert.grad(_kept_gradient)(0.5)
+    assert e.value.loc is not None and e.value.loc.filename == __file__

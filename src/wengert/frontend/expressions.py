@@ -67,8 +67,16 @@ def _changed_names(before: dict[str, n.Value], envs: list[dict[str, n.Value]]) -
             or x in before]
 
 
-def _calls_at_once(fn: n.Value, low: Any) -> bool:
-    """Whether ``fn`` calls a function argument only while it runs (``sorted(key=...)``)."""
+#: Derivative operators that call their function while they run (``jvp(f, xs, ts)``; a
+#: ``vjp``'s pullback uses what ``f`` computed then), and those whose result calls it
+#: (``grad(f)``: while that result runs, at once when it is called where it is made).
+_RUNS_AT_ONCE = frozenset({"jvp", "vjp", "hvp"})
+_RUNS_WHEN_CALLED = frozenset({"grad", "value_and_grad", "jacfwd", "jacrev", "hessian"})
+
+
+def _calls_at_once(fn: n.Value, low: Any, result_called: bool = False) -> bool:
+    """Whether ``fn`` calls a function argument only while it runs (``sorted(key=...)``,
+    ``wengert.jvp``), or, ``result_called`` (``grad(f)(x)``), while what it returns runs."""
     import functools
 
     op = low._definer(fn)
@@ -76,6 +84,9 @@ def _calls_at_once(fn: n.Value, low: Any) -> bool:
         return op.name == "sort"
     if not isinstance(op, n.Const):
         return False
+    kind = getattr(op.value, "__wengert_operator__", None)
+    if kind in _RUNS_AT_ONCE or result_called and kind in _RUNS_WHEN_CALLED:
+        return True
     try:
         return op.value in (sorted, min, max, functools.reduce)
     except TypeError:
@@ -225,10 +236,12 @@ class ExpressionLowering:
                 len(e.args[0].generators) == 1 and e.func.id not in self.env and \
                 self.resolver.resolve(e.func.id)[1] in (any, all):
             return self.short_circuit(e, e.func.id)
+        result_called, self.result_called = self.result_called, False
         self.called_at_once = isinstance(e.func, ast.Lambda)
+        self.result_called = isinstance(e.func, ast.Call)  # (``grad(f)(x)``)
         fn = self.expr(e.func)
-        self.called_at_once = False
-        immediate = _calls_at_once(fn, self)
+        self.called_at_once = self.result_called = False
+        immediate = _calls_at_once(fn, self, result_called)
         args: list[n.Value] = []
         starred: list[int] = []
         for a in e.args:

@@ -232,6 +232,8 @@ class FunctionLowering(ExpressionLowering):
         self._rebound_by_loop: set[str] = set()
         #: Set while lowering a callee or argument that is called before anything else runs.
         self.called_at_once = False
+        #: Whether the call being lowered has its result called at once (``grad(f)(x)``).
+        self.result_called = False
 
     # -- helpers ------------------------------------------------------------------------------
 

@@ -30,6 +30,18 @@ def _layout(layout: Any) -> tuple[Any, ...]:
     return tuple(None if t is None else (None,) * len(t) for t in layout)
 
 
+def _holder(x: Any) -> Any:
+    """:func:`_skeleton` of ``x`` keeping what an attribute's adjoint needs of it: a named
+    tuple's class (its fields are items), a plain object as an empty
+    :class:`~wengert.runtime.Attrs` (its adjoint's form)."""
+    if isinstance(x, tuple) and hasattr(type(x), "_fields"):
+        return x._replace(**dict.fromkeys(x._fields))
+    if hasattr(x, "__dict__") and not isinstance(x, (type, numpy.ndarray)) and \
+            not callable(x):
+        return runtime.Attrs()
+    return _skeleton(x)
+
+
 def _past_batch(t: Any, x: Any, index: Any) -> Any:
     """``index`` into the tangent ``t`` of the array ``x``, past ``t``'s leading batch axes."""
     if t is None:
@@ -212,7 +224,8 @@ deflinear(runtime.batch_value, lambda v, t, x, index: runtime.batch_front(ans_ba
 mark_pure(_take, _add_at, _stack, _items, _pack, _unpack, _join, _ungroup, _append,
           runtime.batch_front, runtime.batch_value)
 # A zero adjoint materialised in generated code is a constant.
-nondifferentiable(tangents.zeros_like, runtime.last_writes, _skeleton, _const, _layout, _past_batch)
+nondifferentiable(tangents.zeros_like, runtime.last_writes, _skeleton, _const, _layout, _past_batch,
+                  _holder)
 
 
 # Sample points of the rules above, checked by tests/rules/test_form.py.

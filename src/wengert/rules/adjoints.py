@@ -37,6 +37,7 @@ from wengert.rules.adjoint_parts import (
     _add_at,
     _append,
     _const,
+    _holder,
     _items,
     _join,
     _layout,
@@ -286,6 +287,18 @@ deflinear(runtime.getitem_tangent, lambda t, x, index: (
     _add_at(None, x, index, ans_bar) if isinstance(x, numpy.ndarray)
     else runtime.getitem_adjoint(None, x, index, ans_bar)),
           keep={"x": _skeleton, "index": _const}, zeros=True)
+# The other tangent helpers forward code calls, linear in the tangent: a sequence's tangent
+# item by item, its items' tangents (unpacked, iterated), an attribute's.
+deflinear(runtime.seq_tangent, lambda t, x: ans_bar, keep={"x": _skeleton}, zeros=True)
+deflinear(runtime.float_list_tangent, lambda t, x: ans_bar, keep={"x": _skeleton},
+          zeros=True)
+deflinear(runtime.unpack_tangent, lambda t, x, n, star: _pack(ans_bar, x, star),
+          keep={"x": _skeleton, "n": _const, "star": _const}, zeros=True)
+deflinear(runtime.getattr_tangent, lambda t, x, name: (
+    (runtime.getattr_tangent(ans_bar, x, name) if name == "T" else
+     ans_bar if name == "real" else None) if isinstance(x, numpy.ndarray)
+    else None if ans_bar is None else runtime.getattr_adjoint(t, x, name, ans_bar)),
+          keep={"t": _skeleton, "x": _holder, "name": _const}, zeros=True)
 deflinear(runtime.split_adjoint, lambda g, lens: _join(ans_bar, lens, isinstance(g, tuple)),
           keep={"g": _skeleton, "lens": _const}, zeros=True)
 deflinear(runtime.key_adjoint, lambda g, key: (
@@ -374,6 +387,16 @@ for _shared, _owned in ((runtime.getitem_adjoint, runtime.getitem_adjoint_owned)
                         (runtime.setattr_adjoint, runtime.setattr_adjoint_owned)):
     defrules(_owned, lookup(_shared).vjp, lookup(_shared).jvp)
 
+@defpython(runtime.iter_tangent)
+def iter_tangent_(it, t, real=False):
+    # (a loop over a sequence in forward code differentiated again: its items' tangents)
+    if real:
+        runtime.real_items(it, t)
+    if isinstance(it, (list, tuple, dict, numpy.ndarray)):
+        return zip(it, _items(t, it, len(it)))
+    return zip(it, runtime.zero_items() if t is None else t)
+
+
 @defpython(runtime.nested_entry_adjoint_owned)
 def nested_entry_adjoint_owned_(prev, x, i, row, j, g):
     # What the fused helper computes, in the form differentiated again (it appears only in
@@ -449,6 +472,9 @@ mark_pure(
 
     runtime.as_tuple, runtime.regroup, runtime.like_structure,
 )
+# Zero item tangents made real containers (in place): their values are zeros.
+nondifferentiable(runtime.real_items, pure=False)
+nondifferentiable(runtime.zero_items)
 # It raises when a user object's ``append`` is met where a list's was expected: keep it.
 nondifferentiable(runtime.check_list, pure=False)
 # A copy of an argument's structure, read by ``finish_adjoint`` only for its shape.
@@ -545,6 +571,14 @@ cases(runtime.display_item_adjoint, (_V4.copy(), 1, _V4), ([0.1, 0.2], 0, [0.1, 
 cases(runtime.item_tangent, (_V4.copy(), 1, _V4), ([0.1, 0.2], 0, None))
 cases(runtime.getitem_tangent, (_V4 * 0.5, _V4, 1), (_M32 * 0.5, _M32, (2, 1)),
       (_M32 * 0.25, _M32, slice(0, 2)), ([0.1, 0.2, 0.3], [1.0, 2.0, 3.0], -1))
+cases(runtime.iter_tangent, (_V4, _V4 * 0.5), ([1.0, 2.0, 3.0], [0.1, 0.2, 0.3]),
+      ((1.0, 2.0), None))
+cases(runtime.seq_tangent, ([0.1, None, 0.3], [1.0, 2.0, 3.0]), ((0.5, 0.25), (1.0, 2.0)))
+cases(runtime.float_list_tangent, ([0.1, 0.2, 0.3], [1.0, 2.0, 3.0]))
+cases(runtime.unpack_tangent, (_V4 * 0.5, _V4, 4, None), ([0.1, 0.2, 0.3], [1.0, 2.0, 3.0], 2, 1),
+      ((0.1, 0.2), (1.0, 2.0), 2, None), (_M32 * 0.5, _M32, 3, None))
+cases(runtime.getattr_tangent, (runtime.Attrs(w=0.1, b=0.2), runtime.Attrs(w=1.0, b=2.0), "w"),
+      (_M32 * 0.5, _M32, "T"))
 cases(runtime.split_adjoint, ([0.1, 0.2, 0.3, 0.4], (None, 2, None)))
 cases(runtime.key_adjoint, ({"a": 0.1, "b": 0.2}, "b"))
 cases(runtime.subdict_adjoint, ({"a": 0.1, "b": 0.2, "c": 0.3}, {"a": 1, "c": 2}))

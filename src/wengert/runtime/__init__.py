@@ -78,12 +78,14 @@ from wengert.runtime.forward import (  # noqa: F401
     nonzero_tangent,
     own_tangent,
     pop_entry_tangent,
+    real_items,
     real_tangent,
     seq_tangent,
     setattr_tangent,
     setitem_tangent,
     tangent_copy,
     unpack_tangent,
+    zero_items,
 )
 from wengert.runtime.owned import (  # noqa: F401
     _SOLE,

@@ -394,15 +394,10 @@ def unpack_tangent(t: Any, x: Any, n: int, star: int | None) -> list[Any]:
     return [*items[:star], items[star:star + k], *items[star + k:]]
 
 
-def iter_tangent(it: Any, t: Any, real: bool = False) -> Any:
-    """Pairs ``(item, item tangent)`` for ``for item in it`` given the tangent ``t`` of ``it``.
-
-    ``real``: the loop may write into its items, so zero item tangents of a list are made
-    real containers first (and stored in ``t``, which aliases of the list share).
-    """
-    import itertools
-
-    if real and type(t) is list and type(it) is list:
+def real_items(it: Any, t: Any) -> None:
+    """Make the zero item tangents of the list ``it`` real containers, stored in its
+    tangent ``t`` (which aliases of the list share), for a loop that writes into its items."""
+    if type(t) is list and type(it) is list:
         # One tangent per object, shared by every place holding it (``[row] * n``): a write
         # through one place changes what the others hold.
         made: dict[int, Any] = {}
@@ -416,6 +411,24 @@ def iter_tangent(it: Any, t: Any, real: bool = False) -> Any:
                     c = made[id(x)] = real_tangent(None, x)
                 t[j] = c
 
+
+def zero_items() -> Any:
+    """Zero tangents (``None``) for the items of an iterator however many it yields."""
+    import itertools
+
+    return itertools.repeat(None)
+
+
+def iter_tangent(it: Any, t: Any, real: bool = False) -> Any:
+    """Pairs ``(item, item tangent)`` for ``for item in it`` given the tangent ``t`` of ``it``.
+
+    ``real``: the loop may write into its items, so zero item tangents of a list are made
+    real containers first (and stored in ``t``, which aliases of the list share).
+    """
+    import itertools
+
+    if real:
+        real_items(it, t)
     if t is None or isinstance(it, dict):
         return zip(it, itertools.repeat(None))
     if hasattr(it, "shape") and hasattr(t, "shape"):

@@ -23,7 +23,7 @@ import numpy
 
 from wengert import runtime
 from wengert.analysis.types import FUNCTION_VALUES, Constant, infer_types
-from wengert.diagnostics import NonDifferentiableError
+from wengert.diagnostics import NonDifferentiableError, ReverseModeRefusal
 from wengert.ir import nodes as n
 from wengert.ir.builder import Builder
 from wengert.ir.clone import Cloner, clone_function, substitute
@@ -168,6 +168,19 @@ def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
         argnums = _argnums(site, consts, defs)
         target = site.args[0] if site.args else None
         with_value = _operator(linker, consts[site.fn.id]) == "value_and_grad"
+        calls = uses.get(site.result.id, [])
+        direct = bool(calls) and all(
+            isinstance(c, n.Call) and c.fn.id == site.result.id and not c.kwargs and
+            not c.starred and site.result not in c.args for c in calls)
+        if target is not None and target.id in consts and direct and argnums is not None \
+                and _expand_global_grad(fn, site, consts[target.id], argnums, calls, ptype,
+                                        linker, mapping, with_value):
+            # ``grad(h)(x)`` of a global called here: its gradient's IR, inlined as for a
+            # function defined here (code made for a derivative taken again -- a ``jvp`` of
+            # a function taking this gradient -- has no call of a derived function left).
+            _region_of(fn, site).ops.remove(site)
+            count += len(calls)
+            continue
         if target is not None and target.id in consts:
             if argnums is None:
                 raise NonDifferentiableError(
@@ -185,10 +198,6 @@ def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
             count += 1
             continue
         mk = defs.get(target.id) if target is not None else None
-        calls = uses.get(site.result.id, [])
-        direct = bool(calls) and all(
-            isinstance(c, n.Call) and c.fn.id == site.result.id and not c.kwargs and
-            not c.starred and site.result not in c.args for c in calls)
         if isinstance(mk, n.MakeFunction) and not direct and not final:
             continue  # (passed on: called here once the helper taking it is inlined)
         if not isinstance(mk, n.MakeFunction) or not direct:
@@ -234,6 +243,47 @@ def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
             _region_of(fn, mk).ops.remove(mk)  # else a closure over actives stays behind
     replace_uses(fn, mapping)
     return count
+
+
+def _expand_global_grad(fn: n.Function, site: n.Call, target: Any, argnums: Any,
+                        calls: list[n.Op], ptype: Callable[[n.Value], Any], linker: Linker,
+                        mapping: dict[int, n.Value], with_value: bool) -> bool:
+    """Each call of ``grad(target, argnums)`` (``site``, ``target`` a global function) as
+    the IR of its gradient at the call's arguments (``with_value``: paired with the
+    function's value); ``False``, changing nothing, where the function has no such IR."""
+    nargs = {len(c.args) for c in calls}  # type: ignore[attr-defined]
+    if len(nargs) != 1:
+        return False
+    nparams = nargs.pop()
+    base = linker.function_ir(linker.fixed_arity(target, nparams))
+    if base is None or len(base.body.args) != nparams or base.signature.vararg or \
+            base.signature.kwarg or base.signature.kwonly:
+        return False
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    if not all(-nparams <= a < nparams for a in nums):
+        return False
+    wrt = tuple(a % nparams for a in nums)
+    made = []
+    for call in calls:
+        args = list(call.args)  # type: ignore[attr-defined]
+        try:
+            gir = linker.gradient_ir(base, wrt, single, [ptype(a) for a in args])
+        except ReverseModeRefusal:
+            return False  # (the function ``grad`` makes answers by forward mode)
+        body, result = _instantiate(gir, args)
+        if with_value:
+            value = n.Call(site.args[0], args, [], [n.Value()], loc=call.loc)
+            pair = n.Build("tuple", [value.result, result], [n.Value()], loc=call.loc)
+            body += [value, pair]
+            result = pair.result
+        made.append((call, body, result))
+    for call, body, result in made:
+        region = _region_of(fn, call)
+        k = region.ops.index(call)
+        region.ops[k:k + 1] = body
+        mapping[call.result.id] = result
+    return True
 
 
 def _pair_with_values(fn: n.Function, site: n.Call, grad_fn: n.Value, target: n.Value,
