@@ -127,6 +127,13 @@ def _match_lambda(cands: list[ast.Lambda], code: types.CodeType) -> list[ast.Lam
 
 
 @functools.lru_cache(maxsize=512)
+def in_wengert(filename: str) -> bool:
+    """Whether ``filename`` is one of wengert's own modules (a run-time helper of generated
+    code, met when that code is differentiated again): errors there are the user's call's."""
+    here = os.path.dirname(os.path.realpath(__file__))
+    return os.path.realpath(filename).startswith(here + os.sep)
+
+
 def in_standard_library(filename: str) -> bool:
     """Whether ``filename`` is a module of Python's standard library (not an installed
     package): code there is not the user's to change, so errors in it are reported at the

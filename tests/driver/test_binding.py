@@ -241,19 +241,38 @@ def _moved(x0, steps):
     return p.x
 
 
+class _Shift:
+    def __init__(self, a):
+        self.a = a
+
+    def __call__(self, x):
+        return x + self.a * x * x
+
+
+def _stepped(x0, steps):
+    fs = [_Shift(0.1), math.sin]
+    for k in range(steps):
+        x0 = fs[k % 2](x0)
+    return x0
+
+
 def test_forward_mode_answers_grad_of_one_float_unless_it_dispatches_per_call():
     from wengert.driver.binding import forward_gradient
     from wengert.driver.pipeline import function_of
 
     fn, _, _ = function_of(_fraction, 2)
     assert forward_gradient(fn, (0.7, 5), (0,), {})[1]
-    # Forward mode builds these objects through the run-time dispatcher, step by step;
-    # reverse mode has them specialised: it answers.
+    # (a dataclass's objects are built by forward mode itself, their tangents by field)
     fn, _, _ = function_of(_moved, 2)
-    assert not forward_gradient(fn, (0.7, 5), (0,), {})[1]
+    assert forward_gradient(fn, (0.7, 5), (0,), {})[1]
     assert forward_gradient(fn, (0.7, 5), (0, 1), {}) is None  # (not one float)
-    _, pullback = wengert.vjp(_moved, 0.7, 5)
-    assert wengert.grad(_moved)(0.7, 5) == pytest.approx(pullback(1.0)[0], rel=1e-14)
+    # Forward mode calls these callees through the run-time dispatcher, step by step:
+    # reverse mode answers.
+    fn, _, _ = function_of(_stepped, 2)
+    assert not forward_gradient(fn, (0.7, 5), (0,), {})[1]
+    for f in (_moved, _stepped):
+        _, pullback = wengert.vjp(f, 0.7, 5)
+        assert wengert.grad(f)(0.7, 5) == pytest.approx(pullback(1.0)[0], rel=1e-14)
 
 
 def _entries(x):

@@ -23,7 +23,7 @@ from wengert.diagnostics import (
 from wengert.driver.binding import call_jvp, call_vjp
 from wengert.driver.pipeline import function_of, receiver_class, written_params
 from wengert.frontend.source import is_generated
-from wengert.locate import in_standard_library
+from wengert.locate import in_standard_library, in_wengert
 from wengert.objects import hashable, namedtuple_method
 from wengert.rules import python_defs, registry
 
@@ -44,6 +44,11 @@ def _at_site(site: Any, derive: Any, *args: Any) -> Any:
             raise type(e)(e.message, site, e.hint, (
                 *e.notes, f"in the standard library's {e.loc.filename}:{e.loc.lineno}")
             ) from None
+        if in_wengert(e.loc.filename):
+            # (a helper of the code a derivative taken here generates, differentiated again)
+            raise type(e)(e.message, site, e.hint, (
+                *e.notes, "in a helper of the code wengert generates for a derivative taken "
+                          "here, which is differentiated again")) from None
         raise
 
 

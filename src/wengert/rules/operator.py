@@ -605,18 +605,13 @@ cases(runtime.nonzero_tangent, (0.5, 1.0), (_A23, _A23 * 2.0))
 
 
 # The helpers of generated forward code that keep a new object's tangent its own, for a JVP
-# differentiated again: a copy is the identity in the tangent, and ``own_tangent`` is
-# defined by it.
+# differentiated again: a copy is the identity in the tangent, and so is ``own_tangent``
+# (a copy of ``t`` or ``t`` itself; its tangent a copy, which is never another's). A rule,
+# not a definition inlined: the object it returns is then one, not one of two a later
+# write into it could not tell apart in reverse mode.
 deflinear(runtime.tangent_copy, lambda t: ans_bar, tangent=lambda t: runtime.tangent_copy(t))
 cases(runtime.tangent_copy, (0.5,), (_A23,), ([0.5, 1.5],))
-
-
-@defpython(runtime.own_tangent)
-def own_tangent_(t, *inputs):
-    for i in inputs:
-        if t is i:
-            return runtime.tangent_copy(t)
-    return t
-
+deflinear(runtime.own_tangent, lambda t, *inputs: ans_bar,
+          tangent=lambda t, *inputs: runtime.tangent_copy(t))
 
 cases(runtime.own_tangent, (_A23, _A23), (0.5, 1.5, 0.5))

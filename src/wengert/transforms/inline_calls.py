@@ -92,10 +92,11 @@ def inline_calls(fn: n.Function, callee_ir: Callable[[Any], n.Function | None]) 
                 if size <= limit and size <= budget:
                     body = _instantiate(ir, bound, consts)
                     if ir is not None and mk is None and (str(getattr(
-                            target, "__module__", "")).startswith("wengert.rules.") or
+                            target, "__module__", "")).startswith("wengert.") or
                             _standard_library(target)):
-                        # A library function's definition stands for the call the user
-                        # wrote: its code is at the user's line (``# grad of:`` comments,
+                        # A library function's definition (or a helper of generated code,
+                        # differentiated again) stands for the call the user wrote: its
+                        # code is at the user's line (``# grad of:`` comments,
                         # errors, tracebacks), not at a line of wengert's or of the
                         # standard library's (``p._replace(x=a)`` refused inside
                         # ``collections``: the user's call is what to change).

@@ -27,6 +27,7 @@ for that, and the runtime helpers count array axes from the right.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import operator
 import types
@@ -488,6 +489,26 @@ class JVP(Transform, ForwardContainers, ForwardControlFlow):
                 "functools.partial() binding a value that is being differentiated, kept as a "
                 "value, is not supported", op.loc,
                 hint="call the function with the value directly")
+        init = cls.__init__
+        if type(cls).__call__ is type.__call__ and cls.__new__ is object.__new__ and \
+                not op.starred and all(k is not None for k, _ in op.kwargs) and \
+                dataclasses.is_dataclass(cls) and not hasattr(cls, "__post_init__") and \
+                getattr(getattr(init, "__code__", None), "co_filename", "") == "<string>":
+            # A dataclass's generated ``__init__`` stores each argument in its field: the
+            # new object's tangent holds each argument's under its field's name (a rule's
+            # call, so that code taking this JVP inside is differentiated again).
+            names = [f.name for f in dataclasses.fields(cls) if f.init]
+            if len(op.args) <= len(names):
+                b.emit(op)
+                given = [*zip(names, op.args), *op.kwargs]
+                active = [(k, a) for k, a in given if self.active(a)]
+                if active:
+                    t = b.call(runtime.fields_adjoint, op.result,
+                               b.const(tuple(k for k, _ in active)),
+                               *[self.arg_dot(a, b) for _, a in active],
+                               hint=dot_hint(op.result))
+                    self.set_tan(op.result, t)
+                return None
         return DECLINED  # constructed by the dispatcher (runtime Attrs tangents)
 
     def call_rule(self, op: n.Call, rule: registry.Rule, b: Builder,
