@@ -290,6 +290,11 @@ deflinear(runtime.getitem_tangent, lambda t, x, index: (
 # The other tangent helpers forward code calls, linear in the tangent: a sequence's tangent
 # item by item, its items' tangents (unpacked, iterated), an attribute's.
 deflinear(runtime.seq_tangent, lambda t, x: ans_bar, keep={"x": _skeleton}, zeros=True)
+# A tangent made a real container (zeros where it was ``None``): the identity in ``t``; its
+# own tangent made real in turn, since writes may fill it in place.
+deflinear(runtime.real_tangent, lambda t, x, *batched: ans_bar,
+          keep={"x": _skeleton}, zeros=True,
+          tangent=lambda t, x, *batched: runtime.real_tangent(t, x))
 deflinear(runtime.float_list_tangent, lambda t, x: ans_bar, keep={"x": _skeleton},
           zeros=True)
 deflinear(runtime.unpack_tangent, lambda t, x, n, star: _pack(ans_bar, x, star),
@@ -573,6 +578,8 @@ cases(runtime.getitem_tangent, (_V4 * 0.5, _V4, 1), (_M32 * 0.5, _M32, (2, 1)),
       (_M32 * 0.25, _M32, slice(0, 2)), ([0.1, 0.2, 0.3], [1.0, 2.0, 3.0], -1))
 cases(runtime.iter_tangent, (_V4, _V4 * 0.5), ([1.0, 2.0, 3.0], [0.1, 0.2, 0.3]),
       ((1.0, 2.0), None))
+cases(runtime.real_tangent, ([0.1, None, 0.3], [1.0, 2.0, 3.0]), (_V4 * 0.5, _V4),
+      ((0.5, 0.25), (1.0, 2.0)))
 cases(runtime.seq_tangent, ([0.1, None, 0.3], [1.0, 2.0, 3.0]), ((0.5, 0.25), (1.0, 2.0)))
 cases(runtime.float_list_tangent, ([0.1, 0.2, 0.3], [1.0, 2.0, 3.0]))
 cases(runtime.unpack_tangent, (_V4 * 0.5, _V4, 4, None), ([0.1, 0.2, 0.3], [1.0, 2.0, 3.0], 2, 1),
