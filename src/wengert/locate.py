@@ -134,6 +134,7 @@ def in_wengert(filename: str) -> bool:
     return os.path.realpath(filename).startswith(here + os.sep)
 
 
+@functools.lru_cache(maxsize=512)
 def in_standard_library(filename: str) -> bool:
     """Whether ``filename`` is a module of Python's standard library (not an installed
     package): code there is not the user's to change, so errors in it are reported at the
@@ -142,3 +143,14 @@ def in_standard_library(filename: str) -> bool:
     path = os.path.realpath(filename)
     return path.startswith(os.path.realpath(paths["stdlib"]) + os.sep) and \
         not path.startswith(os.path.realpath(paths["purelib"]) + os.sep)
+
+
+@functools.lru_cache(maxsize=512)
+def in_installed_library(filename: str) -> bool:
+    """Whether ``filename`` is a module of an installed package (``site-packages``: SciPy's
+    wrappers, say), not wengert's: its code is not the user's to change, so errors in it
+    are reported at the user's call."""
+    paths = sysconfig.get_paths()
+    path = os.path.realpath(filename)
+    return any(path.startswith(os.path.realpath(paths[k]) + os.sep)
+               for k in ("purelib", "platlib")) and not in_wengert(filename)

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import numpy
 import pytest
+import scipy.special  # noqa: F401  (a test extra: its rules are among those checked)
 
 import wengert
 import wengert.rules  # noqa: F401  (registers the rules)
@@ -20,6 +21,10 @@ from wengert.rules import registry
 from wengert.rules.form import Keywords, cases, defderiv, deflinear
 from wengert.tangents import is_differentiable
 from wengert.testing import check_grads, check_rule
+
+# The rules of the optional libraries the tests install (SciPy), declared as a user's code
+# importing them would have them declared.
+registry.load_optional()
 
 CASES = [(rule.fn, args) for rule in registry.all_rules() for args in rule.cases
          if rule.vjp is not None or rule.jvp is not None]
@@ -30,7 +35,9 @@ PY_CASES = [(rule.fn, args) for rule in registry.all_rules() if rule.python is n
 
 
 def _name(fn) -> str:
-    return getattr(fn, "__qualname__", None) or type(fn).__name__
+    # (a ufunc has a ``__name__`` and no ``__qualname__``)
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or \
+        type(fn).__name__
 
 
 def _calling(fn, args):

@@ -1,5 +1,5 @@
-"""The analyses of one function while passes rewrite it, each made when asked and kept
-while the function stays as it was.
+"""The analyses of one function while passes rewrite it (its types, its activity), each made
+when asked and kept while the function stays as it was.
 
 The prepare passes and the transforms ask a function's types again and again (each pass
 reads them, most passes change nothing): :class:`Analyses` answers from what it found last
@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from wengert.analysis.activity import Activity, activity
+from wengert.analysis.effects.arrays import SCALAR_TYPES
 from wengert.analysis.types import Types, infer_types
 from wengert.ir import nodes as n
 from wengert.ir.uses import fingerprint
@@ -30,6 +32,8 @@ class Analyses:
         self.callee = callee
         self.writes = writes
         self._types: dict[tuple[bool, bool], tuple[tuple[object, ...], Types]] = {}
+        self._activity: dict[tuple[tuple[int, ...], tuple[int, ...]],
+                             tuple[tuple[object, ...], Activity]] = {}
         #: How often types were inferred, and found unchanged (for tests and profiles).
         self.inferred = 0
         self.reused = 0
@@ -48,4 +52,19 @@ class Analyses:
                             callee=self.callee if callee else None,
                             writes=self.writes if writes else None)
         self._types[key] = (now, found)
+        return found
+
+    def activity(self, wrt: Sequence[int], outputs: Sequence[int] = ()) -> Activity:
+        """Which values of ``fn`` now vary with its parameters ``wrt`` and reach its result
+        (or the objects of the parameters ``outputs``), its types (with the callees' writes)
+        saying which values are scalars no call can write into."""
+        key = (tuple(wrt), tuple(outputs))
+        now = fingerprint(self.fn)
+        got = self._activity.get(key)
+        if got is not None and got[0] == now:
+            return got[1]
+        types = self.types(writes=True)
+        found = activity(self.fn, wrt, outputs,
+                         scalar=lambda v: types.of(v) in SCALAR_TYPES)
+        self._activity[key] = (now, found)
         return found

@@ -23,7 +23,7 @@ from wengert.diagnostics import (
 from wengert.driver.binding import call_jvp, call_vjp
 from wengert.driver.pipeline import function_of, receiver_class, written_params
 from wengert.frontend.source import is_generated
-from wengert.locate import in_standard_library, in_wengert
+from wengert.locate import in_installed_library, in_standard_library, in_wengert
 from wengert.objects import hashable, namedtuple_method
 from wengert.rules import python_defs, registry
 
@@ -49,6 +49,16 @@ def _at_site(site: Any, derive: Any, *args: Any) -> Any:
             raise type(e)(e.message, site, e.hint, (
                 *e.notes, "in a helper of the code wengert generates for a derivative taken "
                           "here, which is differentiated again")) from None
+        if in_installed_library(e.loc.filename):
+            # An installed library's function without a rule, its Python code lowered in its
+            # place: that code is not the user's to change, their call (or a rule) is.
+            name = describe(args[0]) if args else "this function"
+            raise type(e)(
+                f"{name} has no derivative rule, and its library's code, differentiated in "
+                f"its place, is not supported: {e.message}", site,
+                f"register one with @wengert.derivative(of={name}) returning (value, "
+                "pullback), or call functions wengert has rules for",
+                (*e.notes, f"in {e.loc.filename}:{e.loc.lineno}")) from None
         raise
 
 

@@ -46,7 +46,7 @@ from typing import Any
 
 from wengert import runtime
 from wengert.locate import find_node, parse_file
-from wengert.rules import shapes
+from wengert.rules import registry, shapes
 from wengert.rules.registry import _entry, defjvp, defvjp, lookup, mark_pure
 
 __all__ = ["ans_bar", "cases", "defderiv", "deflinear", "defrule"]
@@ -437,7 +437,7 @@ def _declare(fn: Any, form: str | None, pure: bool, caller: dict[str, Any],
     entry.form = form
     if pure:
         mark_pure(fn)
-    if _DEFERRED:
+    if _DEFERRED or registry.loading_optional:
         entry.pending = functools.partial(build, caller)
     else:
         build(caller)

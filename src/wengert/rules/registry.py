@@ -19,6 +19,8 @@ returned by name; that is the shape the inliner recognises.
 
 from __future__ import annotations
 
+import importlib
+import sys
 import threading
 import types
 from collections.abc import Callable
@@ -157,9 +159,40 @@ def _entry(fn: Any) -> Rule:
     return rule
 
 
+#: The rule families of optional libraries, by the library's top-level module: imported
+#: (their rules declared) when a rule is first looked for after the user's code imported
+#: the library, so that ``import wengert`` imports none of them.
+_OPTIONAL: dict[str, tuple[str, ...]] = {
+    "scipy": ("wengert.rules.scipy_special", "wengert.rules.scipy_stats")}
+
+
+#: Set while an optional family is imported: its rules, like wengert's own, are built when
+#: first read (``form._declare``).
+loading_optional = False
+
+
+def load_optional() -> bool:
+    """Declare the rules of the optional libraries imported by now; whether any were."""
+    global loading_optional
+    found = [lib for lib in _OPTIONAL if lib in sys.modules]
+    with _BUILD:
+        for lib in found:
+            for name in _OPTIONAL.pop(lib, ()):
+                loading_optional = True
+                try:
+                    importlib.import_module(name)
+                finally:
+                    loading_optional = False
+    return bool(found)
+
+
 def lookup(fn: Any) -> Rule | None:
     """The rule registered for ``fn``, or ``None``."""
-    return _RULES.get(_key(fn))
+    k = _key(fn)
+    rule = _RULES.get(k)
+    if rule is None and _OPTIONAL and load_optional():
+        rule = _RULES.get(k)
+    return rule
 
 
 def defvjp(fn: Any, *, user: bool = False) -> Callable[[Callable], Callable]:

@@ -31,9 +31,8 @@ from typing import Any, Protocol
 import numpy
 
 from wengert import runtime
-from wengert.analysis.activity import Activity, activity
+from wengert.analysis.activity import Activity
 from wengert.analysis.effects.arrays import IMMUTABLE as _IMMUTABLE
-from wengert.analysis.effects.arrays import SCALAR_TYPES
 from wengert.analysis.effects.vocabulary import DIFFERENTIABLE_INPLACE
 from wengert.analysis.types import (
     FLOAT_OR_FLOAT64,
@@ -231,8 +230,7 @@ class Transform:
         self.types = self.analyses.types(writes=True)
         # Objects passed in may be written to: what lands in them is an output as well.
         mutable = [i for i in self.wrt if self.types.of(fn.body.args[i]) not in IMMUTABLE]
-        self.act = activity(fn, self.wrt, mutable,
-                            scalar=lambda v: self.types.of(v) in SCALAR_TYPES)
+        self.act = self.analyses.activity(self.wrt, mutable)
 
     def index_loops(self) -> bool:
         """Rewrite loops of the function, once types and activity are known, into a form
