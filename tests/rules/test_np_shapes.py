@@ -187,6 +187,15 @@ def test_adding_and_removing_axes():
     _check(lambda x: np.sum(np.atleast_2d(x[0], x)[0] * np.atleast_1d(x[1])), V)
 
 
+def test_new_axes_on_a_numpy_scalar():
+    # (a full sum is a NumPy scalar, indexed as a 0-d array: ``s[np.newaxis]``, ``s[()]``)
+    x = np.array([0.5, 1.5, -0.25])
+    check_grads(lambda a: np.sum(np.sum(a * a)[np.newaxis] * a), (x,), order=2,
+                modes=("rev", "fwd"))
+    check_grads(lambda a: np.sum(np.sum(a)[None, None] * 2.0) + np.sum(a * a)[()], (x,),
+                order=2, modes=("rev", "fwd"))
+
+
 def test_broadcasting():
     _check(lambda x: np.sin(np.broadcast_to(x, (4, 2, 3))).sum(axis=0), M)
     _check(lambda x, y: np.sin(np.broadcast_arrays(x, y)[0]) * np.broadcast_arrays(x, y)[1],

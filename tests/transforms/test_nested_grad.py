@@ -454,3 +454,30 @@ def test_forward_code_writing_into_a_dict_taken_inside():
     with pytest.raises(wengert.WengertError) as e:
         check_grads(jacobian_of_a_dict_written_into, (0.8,), order=2, modes=("rev",))
     assert e.value.loc is not None and e.value.loc.filename == __file__
+
+
+def _exp_energy(z):
+    return np.exp(z)  # (a NumPy float for a float: the step's values are NumPy floats)
+
+
+def _two_steps(df, x):
+    for _ in range(2):
+        x = x - 0.1 * df(x)
+    return x
+
+
+def descended_by_a_numpy_gradient(w):
+    return _two_steps(wengert.grad(_exp_energy), w) ** 2
+
+
+def descended_with_a_numpy_float_passed(w):
+    x = np.float64(w) * 1.0
+    return _two_steps(wengert.grad(lambda z: np.sin(z) * z), x) ** 2
+
+
+@pytest.mark.parametrize("f", [descended_by_a_numpy_gradient,
+                               descended_with_a_numpy_float_passed])
+def test_a_gradient_called_at_run_time_on_numpy_floats_adds_up(f):
+    # (a dispatched call's argument that is a NumPy float: the adjoint it had before the
+    # call was dropped, the callee not seeding it and the dispatcher taking it as seeded)
+    check_grads(f, (0.806,), order=2, modes=("rev", "fwd"), rtol=1e-5)

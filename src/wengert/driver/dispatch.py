@@ -26,6 +26,7 @@ from wengert.frontend.source import is_generated
 from wengert.locate import in_installed_library, in_standard_library, in_wengert
 from wengert.objects import hashable, namedtuple_method
 from wengert.rules import python_defs, registry
+from wengert.transforms.base import FLOATS
 
 
 def _at_site(site: Any, derive: Any, *args: Any) -> Any:
@@ -176,7 +177,9 @@ def dispatch_vjp(f: Any, args: tuple, kwargs: dict, obj: Any, site: Any = None,
     for where in plan:
         if where is not None and where[0] == "one":
             j = where[1]
-            if type(values[j]) not in (float, int, bool):
+            # (as the derived pullback decides it: a NumPy float is a number too, whose
+            # adjoint coming in is not seeded by the callee but added here)
+            if type(values[j]) not in (*FLOATS, int, bool):
                 if j >= nb:
                     seeded.add(1 + j - nb)
                 elif has_obj and j == 0:

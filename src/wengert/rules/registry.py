@@ -163,7 +163,8 @@ def _entry(fn: Any) -> Rule:
 #: (their rules declared) when a rule is first looked for after the user's code imported
 #: the library, so that ``import wengert`` imports none of them.
 _OPTIONAL: dict[str, tuple[str, ...]] = {
-    "scipy": ("wengert.rules.scipy_special", "wengert.rules.scipy_stats")}
+    "scipy": ("wengert.rules.scipy_special", "wengert.rules.scipy_stats",
+              "wengert.rules.scipy_linalg")}
 
 
 #: Set while an optional family is imported: its rules, like wengert's own, are built when
@@ -245,6 +246,18 @@ def defpython(fn: Any, keywords: tuple[str, ...] = ()) -> Callable[[Callable], C
         return definition
 
     return register
+
+
+def library_copy(fn: Any, qualname: str) -> Any:
+    """A copy of the library function ``fn`` named ``qualname``, for a Python definition that
+    hands what it does not follow to the library's own code: the definition replaces ``fn``
+    itself, and the copy is what a refusal of that code names (``scipy.stats.weibull_min.
+    logpdf``)."""
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
+                              fn.__closure__)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    copy.__qualname__ = qualname
+    return copy
 
 
 def takes_keywords(rule: Rule, names: Any) -> bool:

@@ -25,7 +25,6 @@ shape is a :class:`~wengert.diagnostics.NonDifferentiableError`; ``x``, ``loc`` 
 from __future__ import annotations
 
 import math
-import types
 from typing import Any
 
 import numpy as np
@@ -55,7 +54,7 @@ from scipy.stats._multivariate import (
 
 from wengert.diagnostics import NonDifferentiableError, running_loc
 from wengert.rules.form import cases, defderiv, kw
-from wengert.rules.registry import defpython, mark_check, nondifferentiable
+from wengert.rules.registry import defpython, library_copy, mark_check, nondifferentiable
 
 _LOG_2PI = math.log(2.0 * math.pi)
 _LOG_SQRT_2PI = 0.5 * _LOG_2PI
@@ -114,12 +113,9 @@ def _library(dist: Any, method: str) -> Any:
     key = (type(dist), method)
     f = _LIBRARY.get(key)
     if f is None:
-        g = getattr(type(dist), method)
-        f = types.FunctionType(g.__code__, g.__globals__, g.__name__, g.__defaults__,
-                               g.__closure__)
-        f.__kwdefaults__ = g.__kwdefaults__
-        f.__qualname__ = f"scipy.stats.{getattr(dist, 'name', type(dist).__name__)}.{method}"
-        _LIBRARY[key] = f
+        f = _LIBRARY[key] = library_copy(
+            getattr(type(dist), method),
+            f"scipy.stats.{getattr(dist, 'name', type(dist).__name__)}.{method}")
     return f
 
 

@@ -256,8 +256,8 @@ def skeleton(x: Any) -> Any:
     ``None``; an empty list for an iterator, whose adjoint is a list)."""
     if x is None:
         return None
-    if isinstance(x, numpy.ndarray):
-        return numpy.broadcast_to(numpy.zeros((), dtype=x.dtype), x.shape)
+    if isinstance(x, (numpy.ndarray, numpy.generic)):  # (a NumPy scalar: a 0-d array)
+        return numpy.broadcast_to(numpy.zeros((), dtype=x.dtype), numpy.shape(x))
     if isinstance(x, dict):
         return dict.fromkeys(x)
     if isinstance(x, tuple):

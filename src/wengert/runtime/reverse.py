@@ -195,6 +195,13 @@ def getitem_adjoint(prev: Any, x: Any, index: Any, g: Any, size: int | None = No
         else:
             numpy.add.at(out, index, g)
         return out
+    if isinstance(x, numpy.generic):
+        # A NumPy scalar indexed as a 0-d array (``s[np.newaxis]``, ``s[()]``): its adjoint
+        # is a scalar too.
+        out = numpy.zeros((), dtype=_real(x)) if prev is None else \
+            numpy.array(prev, dtype=_real(prev))
+        out[index] += g
+        return out[()]
     if isinstance(x, dict):
         out = {} if prev is None else dict(prev)
         out[index] = add_adjoint(out.get(index), g)
