@@ -481,3 +481,29 @@ def test_a_gradient_called_at_run_time_on_numpy_floats_adds_up(f):
     # (a dispatched call's argument that is a NumPy float: the adjoint it had before the
     # call was dropped, the callee not seeding it and the dispatcher taking it as seeded)
     check_grads(f, (0.806,), order=2, modes=("rev", "fwd"), rtol=1e-5)
+
+
+def gradient_of_a_def_calling_a_def(w):
+    def inner(z):
+        return math.sin(z * w)
+
+    def outer(z):
+        return inner(z) * inner(2.0 * z)
+    return wengert.grad(outer)(0.3 + w)
+
+
+def gradient_of_a_lambda_calling_lambdas(w):
+    c = 0.5 * w + 0.2
+    scale = lambda z: math.exp(0.3 * z) * w ** 3  # noqa: E731
+    twice = lambda z: scale(z) * scale(z * c)  # noqa: E731
+    g = lambda z: twice(z) + scale(z)  # noqa: E731
+    dg = wengert.grad(g)
+    return dg(0.4 * w) + w
+
+
+@pytest.mark.parametrize("f", [gradient_of_a_def_calling_a_def,
+                               gradient_of_a_lambda_calling_lambdas])
+def test_a_function_calling_local_functions_over_differentiated_values(f):
+    # (the local functions it calls are defined in the lifted function too, their values
+    # its parameters: before, they were parameters, "passed on instead of being called")
+    check_grads(f, (0.8,), order=2, modes=("rev", "fwd"), rtol=1e-5)

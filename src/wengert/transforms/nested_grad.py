@@ -218,12 +218,12 @@ def expand_nested_grads(fn: n.Function, arg_types: Sequence[type | None],
         if not all(-nparams <= a < nparams for a in nums):
             raise NonDifferentiableError(f"argnums {argnums} is out of range", site.loc)
         wrt = tuple(a % nparams for a in nums)
-        free = [v for v in free_uses(mk.func.body) if v.id not in consts]
+        local, free = _closure(mk, consts, defs)
         for call in calls:
             if len(call.args) != nparams:
                 raise NonDifferentiableError(
                     f"this gradient takes {nparams} argument(s)", call.loc)
-            lifted = _lift(mk, free, consts)
+            lifted = _lift(mk, free, consts, local)
             ptypes = [ptype(a) for a in (*call.args, *free)]
             gir = linker.gradient_ir(lifted, wrt, single, ptypes)
             body, result = _instantiate(gir, [*call.args, *free])
@@ -451,8 +451,8 @@ def _target_ir(target: n.Value, nargs: int, defs: dict[int, n.Op], consts: dict[
             all(d is None for d in mk.kw_defaults) and len(mk.func.body.args) == nargs \
             and not (mk.func.signature.vararg or mk.func.signature.kwarg or
                      mk.func.signature.kwonly):
-        free = [v for v in free_uses(mk.func.body) if v.id not in consts]
-        return _lift(mk, free, consts), free
+        local, free = _closure(mk, consts, defs)
+        return _lift(mk, free, consts, local), free
     return None
 
 
@@ -531,8 +531,8 @@ def _expand_vjp(fn: n.Function, site: n.Call, defs: dict[int, n.Op],
             all(d is None for d in mk.kw_defaults) and len(mk.func.body.args) == len(args) \
             and not (mk.func.signature.vararg or mk.func.signature.kwarg or
                      mk.func.signature.kwonly):
-        free = [v for v in free_uses(mk.func.body) if v.id not in consts]
-        lifted = _lift(mk, free, consts)
+        local, free = _closure(mk, consts, defs)
+        lifted = _lift(mk, free, consts, local)
     else:
         raise refuse
     outs: list[n.Value] = []
@@ -614,11 +614,43 @@ def _argnums(site: n.Call, consts: dict[int, Any], defs: dict[int, n.Op]) -> Any
     return None
 
 
-def _lift(mk: n.MakeFunction, free: list[n.Value], consts: dict[int, Any]) -> n.Function:
+def _closure(mk: n.MakeFunction, consts: dict[int, Any], defs: dict[int, n.Op]
+             ) -> tuple[list[n.MakeFunction], list[n.Value]]:
+    """What lifting ``mk`` takes with it: the functions defined in the enclosing function
+    that it calls (``inner`` of ``def outer(z): return inner(z) * w``, however deep), each
+    before those calling it, to be defined in the lifted function too; and the values it and
+    they read from outside (not constants), to become its parameters. A function passed in
+    as a parameter would be one closing over values the inner derivative must not see as
+    constants; defined inside, they are read as the lifted function's own."""
+    local: list[n.MakeFunction] = []
+    free: list[n.Value] = []
+    seen: set[int] = set()
+
+    def visit(op: n.MakeFunction) -> None:
+        for v in [*op.operands(), *free_uses(op.func.body)]:
+            if v.id in consts or v.id in seen:
+                continue
+            seen.add(v.id)
+            d = defs.get(v.id)
+            if isinstance(d, n.MakeFunction) and d is not mk and d is not op:
+                visit(d)
+                local.append(d)
+            else:
+                free.append(v)
+
+    visit(mk)
+    return local, free
+
+
+def _lift(mk: n.MakeFunction, free: list[n.Value], consts: dict[int, Any],
+          local: Sequence[n.MakeFunction] = ()) -> n.Function:
     """``mk``'s function with the values it reads from outside as trailing parameters
-    (constants are copied in instead)."""
+    (constants are copied in instead), the functions ``local`` it calls defined first in
+    it (:func:`_closure`)."""
     cl = Cloner()
+    made = [cl.op(op) for op in local]
     lifted = cl.function(mk.func)
+    lifted.body.ops[:0] = made
     extra = [cl.fresh(v) for v in free]
     substitute(lifted.body, {v.id: e for v, e in zip(free, extra)})
     copied = []
